@@ -1,0 +1,488 @@
+/**
+ * The generated MaintenancePlan CRD: current with the zod schemas, complete, and structural.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { MaintenancePlanSpecSchema, MaintenancePlanStatusSchema, parseSpec } from '../../src/api/plan.js';
+import {
+  applyDefaults,
+  buildCrd,
+  CRD_PATH,
+  renderCrdYaml,
+  toStructural,
+  type JSONSchemaProps,
+} from '../../scripts/gen-crd.js';
+
+/** What the test compares per field path, read from either side. */
+interface FieldInfo {
+  type: string;
+  description: string | undefined;
+  enum: unknown[] | undefined;
+  default: unknown;
+  required: boolean;
+  minimum: number | undefined;
+  maximum: number | undefined;
+}
+
+type AnyZod = z.ZodType & { _zod: { def: Record<string, unknown> & { type: string } } };
+
+function child(path: string, name: string): string {
+  return path ? `${path}.${name}` : name;
+}
+
+/** Bound from zod, ignoring the implicit safe-integer range of `.int()`. */
+function bound(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && Math.abs(value) !== Number.MAX_SAFE_INTEGER
+    ? value
+    : undefined;
+}
+
+/** Walks a zod schema directly (not through its JSON Schema), recording every field path. */
+function walkZod(schema: AnyZod, path: string, out: Map<string, FieldInfo>, required = true): void {
+  let s = schema;
+  let description: string | undefined = s.description;
+  let dflt: unknown;
+  let isRequired = required;
+  for (;;) {
+    const def = s._zod.def;
+    if (def.type === 'optional') {
+      isRequired = false;
+    } else if (def.type === 'default') {
+      isRequired = false;
+      dflt = def.defaultValue;
+    } else {
+      break;
+    }
+    s = def.innerType as AnyZod;
+    description ??= s.description;
+  }
+  const def = s._zod.def;
+  const info: FieldInfo = {
+    type: def.type,
+    description,
+    enum: undefined,
+    default: dflt,
+    required: isRequired,
+    minimum: undefined,
+    maximum: undefined,
+  };
+  out.set(path, info);
+  switch (def.type) {
+    case 'object': {
+      const shape = (s as unknown as z.ZodObject).shape as Record<string, AnyZod>;
+      for (const [name, sub] of Object.entries(shape)) walkZod(sub, child(path, name), out);
+      break;
+    }
+    case 'array': {
+      for (const check of (def.checks as Array<{ _zod: { def: Record<string, unknown> } }> | undefined) ??
+        []) {
+        const c = check._zod.def;
+        if (c.check === 'min_length') info.minimum = bound(c.minimum);
+        if (c.check === 'max_length') info.maximum = bound(c.maximum);
+      }
+      walkZod(def.element as AnyZod, `${path}[]`, out);
+      break;
+    }
+    case 'record':
+      info.type = 'object';
+      walkZod(def.valueType as AnyZod, `${path}{}`, out);
+      break;
+    case 'enum':
+      info.type = 'string';
+      info.enum = (s as unknown as z.ZodEnum).options;
+      break;
+    case 'number': {
+      const n = s as unknown as z.ZodNumber;
+      info.type = n.isInt ? 'integer' : 'number';
+      info.minimum = bound(n.minValue);
+      info.maximum = bound(n.maxValue);
+      break;
+    }
+    case 'string': {
+      const str = s as unknown as z.ZodString;
+      info.minimum = bound(str.minLength);
+      info.maximum = bound(str.maxLength);
+      break;
+    }
+    case 'boolean':
+      break;
+    default:
+      assert.fail(`${path}: zod type ${def.type} not handled by this test`);
+  }
+}
+
+/** Walks the CRD schema, recording every field path in the same notation as {@link walkZod}. */
+function walkCrd(node: JSONSchemaProps, path: string, out: Map<string, FieldInfo>, required = true): void {
+  const lengthLike = node.type === 'string' ? 'Length' : node.type === 'array' ? 'Items' : '';
+  const rec = node as Record<string, unknown>;
+  out.set(path, {
+    type: node.type ?? '?',
+    description: node.description,
+    enum: node.enum,
+    default: node.default,
+    required,
+    minimum: lengthLike ? (rec[`min${lengthLike}`] as number | undefined) : node.minimum,
+    maximum: lengthLike ? (rec[`max${lengthLike}`] as number | undefined) : node.maximum,
+  });
+  for (const [name, sub] of Object.entries(node.properties ?? {})) {
+    walkCrd(sub, child(path, name), out, node.required?.includes(name) ?? false);
+  }
+  if (node.items) walkCrd(node.items, `${path}[]`, out);
+  if (node.additionalProperties) walkCrd(node.additionalProperties, `${path}{}`, out);
+}
+
+const crd = buildCrd();
+const version = crd.spec.versions[0]!;
+const root = version.schema.openAPIV3Schema;
+const specSchema = root.properties!.spec!;
+const statusSchema = root.properties!.status!;
+
+function fields(): { zod: Map<string, FieldInfo>; crd: Map<string, FieldInfo> } {
+  const zod = new Map<string, FieldInfo>();
+  walkZod(MaintenancePlanSpecSchema as unknown as AnyZod, 'spec', zod);
+  walkZod(MaintenancePlanStatusSchema as unknown as AnyZod, 'status', zod);
+  const fromCrd = new Map<string, FieldInfo>();
+  walkCrd(specSchema, 'spec', fromCrd);
+  walkCrd(statusSchema, 'status', fromCrd);
+  return { zod, crd: fromCrd };
+}
+
+describe('CRD file', () => {
+  it('the committed YAML is exactly what `npm run gen:crd` produces now', async () => {
+    const committed = readFileSync(CRD_PATH, 'utf8');
+    assert.equal(committed, await renderCrdYaml(), `${CRD_PATH} is stale: run \`npm run gen:crd\``);
+    assert.deepEqual(parse(committed), buildCrd());
+    assert.match(committed, /^# GENERATED .*DO NOT EDIT/);
+  });
+
+  it('names the resource from the constants of src/api/plan.ts', () => {
+    assert.equal(crd.metadata.name, 'maintenanceplans.maintenance.drainflow.dev');
+    assert.equal(crd.spec.scope, 'Cluster');
+    assert.deepEqual(crd.spec.names, {
+      kind: 'MaintenancePlan',
+      listKind: 'MaintenancePlanList',
+      plural: 'maintenanceplans',
+      singular: 'maintenanceplan',
+      shortNames: ['mp'],
+    });
+    assert.equal(crd.spec.versions.length, 1);
+    assert.equal(version.name, 'v1alpha1');
+    assert.ok(version.served && version.storage);
+    assert.deepEqual(version.subresources, { status: {} });
+    assert.deepEqual(root.required, ['spec']);
+  });
+
+  it('has printer columns that point at declared fields of the right type', () => {
+    assert.deepEqual(
+      version.additionalPrinterColumns.map((c) => [c.name, c.type, c.jsonPath]),
+      [
+        ['Phase', 'string', '.status.phase'],
+        ['Reason', 'string', '.status.reason'],
+        ['Drained', 'integer', '.status.nodesDrained'],
+        ['Nodes', 'integer', '.status.nodesTotal'],
+        ['Evicted', 'integer', '.status.evictionProgress.evicted'],
+        ['Pods', 'integer', '.status.evictionProgress.total'],
+        ['Age', 'date', '.metadata.creationTimestamp'],
+      ],
+    );
+    const { crd: declared } = fields();
+    for (const col of version.additionalPrinterColumns) {
+      if (col.jsonPath.startsWith('.metadata.')) continue;
+      const field = declared.get(col.jsonPath.slice(1));
+      assert.ok(field, `${col.name}: ${col.jsonPath} is not declared`);
+      assert.equal(field.type, col.type, `${col.name}: type of ${col.jsonPath}`);
+    }
+  });
+
+  it('carries the CEL rules and list types', () => {
+    assert.deepEqual(
+      specSchema['x-kubernetes-validations']?.map((v) => v.message),
+      ['spec.nodeNames or spec.nodeSelector is required'],
+    );
+    const backoff = specSchema.properties!.eviction!.properties!.retryBackoff!;
+    assert.match(backoff['x-kubernetes-validations']![0]!.rule, /self\.initialSeconds <= self\.maxSeconds/);
+    const conditions = statusSchema.properties!.conditions!;
+    assert.equal(conditions['x-kubernetes-list-type'], 'map');
+    assert.deepEqual(conditions['x-kubernetes-list-map-keys'], ['type']);
+  });
+});
+
+describe('CRD schema matches the zod schemas', () => {
+  const { zod, crd: fromCrd } = fields();
+
+  it('declares every zod field of spec and status, and nothing else', () => {
+    const zodPaths = [...zod.keys()].sort();
+    const crdPaths = [...fromCrd.keys()].sort();
+    assert.deepEqual(
+      crdPaths.filter((p) => !zod.has(p)),
+      [],
+      'in the CRD but not in zod',
+    );
+    assert.deepEqual(
+      zodPaths.filter((p) => !fromCrd.has(p)),
+      [],
+      'in zod but not in the CRD (Kubernetes would prune them)',
+    );
+    assert.ok(zod.has('spec.eviction.retryBackoff.maxSeconds') && zod.has('status.nodes[].blockedBy[].pod'));
+  });
+
+  for (const [path, z] of zod) {
+    it(`${path}: type, description, required, enum, bounds and default agree`, () => {
+      const k = fromCrd.get(path);
+      assert.ok(k, `${path} missing from the CRD`);
+      assert.equal(k.type, z.type, 'type');
+      assert.equal(k.description, z.description, 'description');
+      assert.equal(k.required, z.required, 'required');
+      assert.deepEqual(k.enum, z.enum, 'enum');
+      assert.equal(k.minimum, z.minimum, 'minimum');
+      assert.equal(k.maximum, z.maximum, 'maximum');
+      if (z.type === 'object' && z.default !== undefined) {
+        // Object defaults are {} in the CRD and filled in by their fields' defaults (see gen-crd.ts).
+        assert.deepEqual(k.default, {}, 'object default');
+        const node = path
+          .split('.')
+          .slice(1)
+          .reduce((n, name) => n.properties![name]!, specSchema);
+        assert.deepEqual(applyDefaults(node, {}), z.default, "fields' defaults build zod's default");
+      } else {
+        assert.deepEqual(k.default, z.default, 'default');
+      }
+    });
+  }
+
+  it('every property has a description (kubectl explain)', () => {
+    for (const [path, info] of fromCrd) {
+      if (path.endsWith('[]') || path.endsWith('{}')) continue;
+      assert.ok(info.description, `${path} has no description`);
+    }
+  });
+
+  const specs: Array<[string, unknown]> = [
+    ['minimal', { nodeNames: ['a'] }],
+    ['selector', { nodeSelector: { matchLabels: { pool: 'x' } } }],
+    ['partial eviction', { nodeNames: ['a'], eviction: { retryBackoff: { maxSeconds: 60 } } }],
+    [
+      'partial eviction 2',
+      { nodeNames: ['a'], eviction: { gracePeriodSeconds: 0 }, podSelection: { force: true } },
+    ],
+    ['all set', { nodeNames: ['a'], maxUnavailableNodes: 2, paused: true, uncordon: 'Never' }],
+  ];
+  for (const [name, input] of specs) {
+    it(`Kubernetes defaulting equals zod's parse (${name})`, () => {
+      assert.deepEqual(applyDefaults(specSchema, input), parseSpec(input));
+    });
+  }
+});
+
+/** Keys Kubernetes accepts in a JSONSchemaProps (apiextensions/v1), minus the forbidden ones. */
+const ALLOWED_KEYS = new Set([
+  'description',
+  'type',
+  'format',
+  'title',
+  'default',
+  'enum',
+  'nullable',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'multipleOf',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'items',
+  'allOf',
+  'oneOf',
+  'anyOf',
+  'not',
+  'properties',
+  'additionalProperties',
+  'example',
+  'externalDocs',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-list-type',
+  'x-kubernetes-map-type',
+  'x-kubernetes-validations',
+]);
+
+/** Keys that may not appear inside anyOf/oneOf/allOf/not (structural schema rule 3). */
+const NOT_IN_JUNCTORS = ['type', 'description', 'default', 'additionalProperties', 'nullable', 'title'];
+
+function checkStructural(node: JSONSchemaProps, path: string, inJunctor: boolean, problems: string[]): void {
+  const rec = node as Record<string, unknown>;
+  for (const key of Object.keys(rec)) {
+    if (!ALLOWED_KEYS.has(key)) problems.push(`${path}: keyword ${key} is not allowed`);
+  }
+  if (inJunctor) {
+    for (const key of NOT_IN_JUNCTORS) if (key in rec) problems.push(`${path}: ${key} inside a junctor`);
+  } else if (
+    !node.type &&
+    !node['x-kubernetes-int-or-string'] &&
+    !node['x-kubernetes-preserve-unknown-fields']
+  ) {
+    problems.push(`${path}: no type`);
+  }
+  if ('additionalProperties' in rec) {
+    if (typeof rec.additionalProperties !== 'object')
+      problems.push(`${path}: additionalProperties must be a schema`);
+    if (node.properties) problems.push(`${path}: properties and additionalProperties together`);
+  }
+  if ((rec.uniqueItems as boolean | undefined) === true) problems.push(`${path}: uniqueItems: true`);
+  if (node.type === 'array' && !node.items) problems.push(`${path}: array without items`);
+  if (node.type !== 'object' && (node.properties || node.additionalProperties)) {
+    problems.push(`${path}: properties on a non-object`);
+  }
+  for (const name of node.required ?? []) {
+    if (!node.properties?.[name]) problems.push(`${path}: required ${name} is not a property`);
+  }
+  if (node['x-kubernetes-list-type'] === 'map') {
+    const item = node.items;
+    if (item?.type !== 'object') problems.push(`${path}: list-type map needs object items`);
+    for (const key of node['x-kubernetes-list-map-keys'] ?? []) {
+      const prop = item?.properties?.[key];
+      if (!prop) problems.push(`${path}: list-map key ${key} is not a property`);
+      else if (!item?.required?.includes(key) && prop.default === undefined) {
+        problems.push(`${path}: list-map key ${key} must be required or defaulted`);
+      }
+    }
+    if (!node['x-kubernetes-list-map-keys']?.length) problems.push(`${path}: list-type map without keys`);
+  }
+  if (node.default !== undefined) {
+    const filled = node.type === 'object' ? applyDefaults(node, node.default) : node.default;
+    for (const p of validate(node, filled, `${path} default`)) problems.push(p);
+  }
+  for (const [name, sub] of Object.entries(node.properties ?? {}))
+    checkStructural(sub, child(path, name), false, problems);
+  if (node.items) checkStructural(node.items, `${path}[]`, false, problems);
+  if (typeof node.additionalProperties === 'object') {
+    checkStructural(node.additionalProperties, `${path}{}`, false, problems);
+  }
+  for (const junctor of ['allOf', 'anyOf', 'oneOf'] as const) {
+    const list = rec[junctor] as JSONSchemaProps[] | undefined;
+    list?.forEach((sub, i) => checkStructural(sub, `${path}.${junctor}[${i}]`, true, problems));
+  }
+  if (rec.not) checkStructural(rec.not as JSONSchemaProps, `${path}.not`, true, problems);
+}
+
+/** A small OpenAPI validator, enough to check that defaults are valid values of their schema. */
+function validate(node: JSONSchemaProps, value: unknown, path: string): string[] {
+  const problems: string[] = [];
+  const t = node.type;
+  const actual = Array.isArray(value)
+    ? 'array'
+    : Number.isInteger(value)
+      ? 'integer'
+      : value === null
+        ? 'null'
+        : typeof value;
+  if (t && !(t === actual || (t === 'number' && actual === 'integer'))) {
+    return [`${path}: ${JSON.stringify(value)} is not ${t}`];
+  }
+  if (node.enum && !node.enum.includes(value)) problems.push(`${path}: ${JSON.stringify(value)} not in enum`);
+  if (typeof value === 'number') {
+    if (node.minimum !== undefined && value < node.minimum) problems.push(`${path}: below minimum`);
+    if (node.maximum !== undefined && value > node.maximum) problems.push(`${path}: above maximum`);
+  }
+  if (typeof value === 'string') {
+    if (node.minLength !== undefined && value.length < node.minLength) problems.push(`${path}: too short`);
+    if (node.maxLength !== undefined && value.length > node.maxLength) problems.push(`${path}: too long`);
+  }
+  if (Array.isArray(value)) {
+    if (node.maxItems !== undefined && value.length > node.maxItems) problems.push(`${path}: too many items`);
+    value.forEach((v, i) => problems.push(...validate(node.items!, v, `${path}[${i}]`)));
+  }
+  if (actual === 'object') {
+    const obj = value as Record<string, unknown>;
+    for (const name of node.required ?? []) if (!(name in obj)) problems.push(`${path}.${name}: required`);
+    for (const [name, v] of Object.entries(obj)) {
+      const sub = node.properties?.[name] ?? node.additionalProperties;
+      if (!sub) problems.push(`${path}.${name}: not declared`);
+      else problems.push(...validate(sub, v, `${path}.${name}`));
+    }
+  }
+  return problems;
+}
+
+describe('CRD schema is structural', () => {
+  it('every node is typed and uses only what Kubernetes allows', () => {
+    const problems: string[] = [];
+    checkStructural(root, '', false, problems);
+    assert.deepEqual(problems, []);
+  });
+
+  it('has no JSON-Schema-only keywords anywhere', () => {
+    const text = JSON.stringify(crd);
+    for (const banned of ['"$schema"', '"$ref"', '"definitions"', '"$defs"', '"propertyNames"', '"const"']) {
+      assert.ok(!text.includes(banned), `${banned} found`);
+    }
+    assert.ok(!text.includes('"additionalProperties":false'), 'additionalProperties: false found');
+    assert.ok(!text.includes(String(Number.MAX_SAFE_INTEGER)), "zod's safe-integer bound leaked");
+  });
+
+  it('metadata is left to the API server', () => {
+    assert.deepEqual(root.properties!.metadata, { type: 'object' });
+  });
+
+  it('the structural checker itself catches violations', () => {
+    const problems: string[] = [];
+    checkStructural(
+      {
+        type: 'object',
+        properties: { a: { description: 'x' } as JSONSchemaProps, b: { type: 'integer', default: 'x' } },
+        additionalProperties: { type: 'string' },
+        anyOf: [{ type: 'string' } as JSONSchemaProps],
+      } as JSONSchemaProps,
+      '',
+      false,
+      problems,
+    );
+    assert.deepEqual(problems, [
+      ': properties and additionalProperties together',
+      'a: no type',
+      'b default: "x" is not integer',
+      '.anyOf[0]: type inside a junctor',
+    ]);
+  });
+});
+
+describe('generator refuses what a structural schema cannot express', () => {
+  const convert = (schema: z.ZodType) =>
+    toStructural(
+      z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input' }) as Record<string, unknown>,
+      'x',
+    );
+  const cases: Array<[string, z.ZodType, RegExp]> = [
+    [
+      'a union',
+      z.object({ a: z.union([z.string(), z.number()]).describe('a') }),
+      /x\.a: JSON Schema keyword "anyOf"/,
+    ],
+    ['a missing description', z.object({ a: z.string() }), /x\.a: property has no \.describe\(\) text/],
+    [
+      "an object default its fields' defaults do not rebuild",
+      z.object({
+        o: z
+          .object({ n: z.number().int().default(1).describe('n') })
+          .default({ n: 2 })
+          .describe('o'),
+      }),
+      /x\.o: zod default \{"n":2\} differs from its fields' defaults \{"n":1\}/,
+    ],
+    ['a free-form object', z.object({ a: z.looseObject({}).describe('a') }), /x\.a: free-form objects/],
+  ];
+  for (const [name, schema, message] of cases) {
+    it(name, () => assert.throws(() => convert(schema), message));
+  }
+});
