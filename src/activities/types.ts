@@ -1,0 +1,157 @@
+/**
+ * The contract between the drain workflows and the activities: argument and result shapes of every
+ * activity. Pure types only, so workflow code may import this module.
+ *
+ * Conventions: pods are named `namespace/name` ("pod keys"); PodDisruptionBudgets likewise
+ * ("PDB keys"); all durations are in seconds unless the name ends in `Ms`; times are RFC 3339.
+ */
+import type { MaintenancePlanStatus, PodSelection, LabelSelector } from '../api/plan.js';
+
+/** Identifies the plan an activity works for (node claims and status writes are keyed by it). */
+export interface PlanRef {
+  /** metadata.name of the MaintenancePlan. */
+  name: string;
+  /** metadata.uid of the MaintenancePlan: a re-created plan of the same name is another plan. */
+  uid: string;
+}
+
+/** Result of {@link DrainActivities.resolveNodes}. */
+export interface ResolvedNodes {
+  /** Existing nodes to drain, sorted by name, without duplicates. */
+  nodes: string[];
+  /** Names from spec.nodeNames that do not exist. */
+  missing: string[];
+}
+
+/** Result of {@link DrainActivities.cordonNode}. */
+export type CordonResult =
+  | {
+      outcome: 'Cordoned';
+      /** Whether the node was already unschedulable before this plan first cordoned it. */
+      wasUnschedulable: boolean;
+    }
+  | {
+      outcome: 'HeldByOtherPlan';
+      /** Name of the plan holding the node. */
+      heldBy: string;
+    }
+  | { outcome: 'NodeNotFound' };
+
+/** One pod of a node, classified with kubectl drain's rules. */
+export interface PodItem {
+  /** `namespace/name`. */
+  key: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  /** Evict: to be evicted; Skip: left alone; Wait: terminating, waited for; Block: cannot be evicted. */
+  action: 'Evict' | 'Skip' | 'Wait' | 'Block';
+  /** CamelCase reason of the decision (e.g. DaemonSetPod, NoController, EmptyDirData, Terminating). */
+  reason: string;
+  message: string;
+  /** Keys of the PodDisruptionBudgets whose selector matches the pod (0, 1 or more). */
+  pdbs: string[];
+}
+
+/** A PodDisruptionBudget as observed by {@link DrainActivities.listNodePods}. */
+export interface PdbObservation {
+  /** `namespace/name`. */
+  key: string;
+  /** status.disruptionsAllowed, or 0 when status.observedGeneration < metadata.generation. */
+  disruptionsAllowed: number;
+}
+
+/** Result of {@link DrainActivities.listNodePods}. */
+export interface NodePods {
+  /** Every pod bound to the node, sorted by key. */
+  pods: PodItem[];
+  /** Every PDB matching at least one pod of `pods`, sorted by key. */
+  pdbs: PdbObservation[];
+}
+
+/**
+ * What one Eviction API call answered (DESIGN §4, STACK.md §7), classified by status code and
+ * Status cause, never by message text.
+ */
+export type EvictResult =
+  /** 201/200: the pod was evicted (it now terminates within its grace period). */
+  | { outcome: 'Evicted' }
+  /** 404, or the pod now has another UID: the pod is already gone, which counts as success. */
+  | { outcome: 'Gone' }
+  /**
+   * 429. `cause` DisruptionBudget: a PDB allows no disruption now (no Retry-After) or is not yet
+   * processed (Retry-After 10). `cause` Throttled: API Priority and Fairness or max-in-flight.
+   */
+  | {
+      outcome: 'TooManyRequests';
+      cause: 'DisruptionBudget' | 'Throttled';
+      /** The server's Retry-After in seconds, when it sent one. */
+      retryAfterSeconds?: number;
+      /** The PDB named by the DisruptionBudget cause, as `namespace/name`, when known. */
+      pdb?: string;
+      message: string;
+    }
+  /**
+   * An answer that waiting never fixes: 500 for a pod covered by several PDBs
+   * (reason MultiplePodDisruptionBudgets), 403 (e.g. disruptionsAllowed negative), other 4xx.
+   */
+  | { outcome: 'Failed'; code: number; reason: string; message: string };
+
+/** Result of {@link DrainActivities.checkPod}. */
+export type PodState = 'Gone' | 'Terminating' | 'Present';
+
+/** Input of {@link DrainActivities.evictPod}. */
+export interface EvictInput {
+  namespace: string;
+  name: string;
+  /** Only this incarnation is evicted (DeleteOptions.preconditions.uid). */
+  uid: string;
+  /** DeleteOptions.gracePeriodSeconds; absent means the pod's own. */
+  gracePeriodSeconds?: number;
+}
+
+/** The activities the workflows call. Implemented by `createActivities` in ./index.ts. */
+export interface DrainActivities {
+  /**
+   * Resolves spec.nodeNames and spec.nodeSelector to existing node names (union).
+   * Retryable on transient API errors.
+   */
+  resolveNodes(input: { nodeNames?: string[]; nodeSelector?: LabelSelector }): Promise<ResolvedNodes>;
+  /**
+   * Claims the node for the plan (annotation `maintenance.drainflow.dev/held-by`) and cordons it
+   * (spec.unschedulable=true), recording whether it was unschedulable before. Idempotent: a node
+   * already claimed by this plan returns the recorded `wasUnschedulable`.
+   */
+  cordonNode(input: { plan: PlanRef; node: string }): Promise<CordonResult>;
+  /**
+   * Hands a node back: uncordons it unless it was unschedulable before the plan, and removes the
+   * claim. Does nothing to a node not claimed by this plan. `uncordon: false` only removes the claim.
+   * @returns whether the node was uncordoned.
+   */
+  releaseNode(input: { plan: PlanRef; node: string; uncordon: boolean }): Promise<{ uncordoned: boolean }>;
+  /** Lists the pods bound to the node, classified, with the PDBs covering them. */
+  listNodePods(input: { node: string; selection: PodSelection }): Promise<NodePods>;
+  /** Sends one Eviction API call. Throws (retryable) only on transport errors and 5xx other than the multiple-PDB 500. */
+  evictPod(input: EvictInput): Promise<EvictResult>;
+  /** Reads the pod by name and compares UIDs. */
+  checkPod(input: { namespace: string; name: string; uid: string }): Promise<PodState>;
+  /**
+   * Waits (watching, heartbeating) until the pod with this UID no longer exists, at most
+   * `timeoutSeconds`. @returns whether it is gone.
+   */
+  waitPodGone(input: { namespace: string; name: string; uid: string; timeoutSeconds: number }): Promise<{ gone: boolean }>;
+  /**
+   * Waits (watching, heartbeating) until the PDB allows a disruption (status.disruptionsAllowed > 0
+   * and status.observedGeneration >= metadata.generation), at most `timeoutSeconds`.
+   * @returns the last observed disruptionsAllowed (0 on timeout) and whether the PDB still exists.
+   */
+  waitDisruptionAllowed(input: { pdb: string; timeoutSeconds: number }): Promise<{ disruptionsAllowed: number; exists: boolean }>;
+  /**
+   * Writes the plan's status through the status subresource, unless it already equals `status`
+   * (deep comparison). Retries conflicts. A plan that no longer exists (or has another UID) is not
+   * an error: returns `{ written: false, exists: false }`.
+   */
+  publishStatus(input: { plan: PlanRef; status: MaintenancePlanStatus }): Promise<{ written: boolean; exists: boolean }>;
+  /** Records a Kubernetes Event on the plan (type Normal or Warning, CamelCase reason). Best effort. */
+  recordEvent(input: { plan: PlanRef; type: 'Normal' | 'Warning'; reason: string; message: string }): Promise<void>;
+}

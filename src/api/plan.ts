@@ -1,0 +1,306 @@
+/**
+ * The MaintenancePlan API (`maintenance.drainflow.dev/v1alpha1`, cluster-scoped, short name `mp`).
+ *
+ * These zod schemas are the single source of truth: the TypeScript types are inferred from them and
+ * the CRD's OpenAPI v3 schema in `deploy/crds/` is generated from them (`npm run gen:crd`; a test
+ * checks the committed YAML is current). Every `.describe()` text becomes the `kubectl explain` text.
+ *
+ * Units: every `*Seconds` field is in seconds; every time in status is an RFC 3339 string.
+ */
+import { z } from 'zod';
+
+export const GROUP = 'maintenance.drainflow.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'MaintenancePlan';
+export const PLURAL = 'maintenanceplans';
+export const SINGULAR = 'maintenanceplan';
+export const SHORT_NAMES = ['mp'];
+/** Finalizer the operator puts on every plan so deletion hands the nodes back first. */
+export const FINALIZER = `${GROUP}/cleanup`;
+/** Annotation on a Node naming the plan that cordoned it (`<plan name>`); the claim of DESIGN §4. */
+export const NODE_CLAIM_ANNOTATION = `${GROUP}/held-by`;
+/** Annotation on a Node recording whether it was unschedulable before the plan cordoned it. */
+export const NODE_WAS_UNSCHEDULABLE_ANNOTATION = `${GROUP}/was-unschedulable`;
+
+/** metav1.LabelSelectorRequirement. */
+export const LabelSelectorRequirementSchema = z
+  .object({
+    key: z.string().min(1).describe('The label key that the selector applies to.'),
+    operator: z
+      .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
+      .describe("A key's relationship to a set of values: In, NotIn, Exists or DoesNotExist."),
+    values: z
+      .array(z.string())
+      .optional()
+      .describe('Values for In and NotIn; must be empty for Exists and DoesNotExist.'),
+  })
+  .strict();
+
+/** metav1.LabelSelector: matchLabels AND matchExpressions. */
+export const LabelSelectorSchema = z
+  .object({
+    matchLabels: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('Map of {key,value} pairs; every pair must match.'),
+    matchExpressions: z
+      .array(LabelSelectorRequirementSchema)
+      .optional()
+      .describe('List of label selector requirements; all must match.'),
+  })
+  .strict();
+export type LabelSelector = z.infer<typeof LabelSelectorSchema>;
+
+export const UncordonPolicySchema = z
+  .enum(['OnRelease', 'OnDelete', 'Never'])
+  .describe(
+    'When drained nodes are handed back (uncordoned): OnRelease when spec.release becomes true, OnDelete when the plan is deleted, Never. A node that was unschedulable before the plan is never uncordoned by it.',
+  );
+export type UncordonPolicy = z.infer<typeof UncordonPolicySchema>;
+
+export const RetryBackoffSchema = z
+  .object({
+    initialSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(3600)
+      .default(5)
+      .describe('First wait, in seconds, after a 429 without Retry-After or a transient error.'),
+    maxSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(3600)
+      .default(120)
+      .describe('Upper bound, in seconds, of the exponential backoff.'),
+  })
+  .strict();
+export type RetryBackoff = z.infer<typeof RetryBackoffSchema>;
+
+/**
+ * Default in-flight evictions per node. Four keeps one node's drain from hogging the API server's
+ * mutating budget while still overlapping pod grace periods; see bench/README.md.
+ */
+export const DEFAULT_MAX_CONCURRENT_PER_NODE = 4;
+
+export const EvictionSchema = z
+  .object({
+    callTimeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(300)
+      .default(10)
+      .describe(
+        'Timeout, in seconds, of one Eviction API call (the activity start-to-close timeout). A timed-out call may still have taken effect: the pod is checked before it is evicted again.',
+      ),
+    maxConcurrentPerNode: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(DEFAULT_MAX_CONCURRENT_PER_NODE)
+      .describe('Eviction calls in flight at once on one node.'),
+    gracePeriodSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("Grace period, in seconds, passed in DeleteOptions; absent means the pod's own."),
+    retryBackoff: RetryBackoffSchema.default({ initialSeconds: 5, maxSeconds: 120 }).describe(
+      'Backoff for 429s without a Retry-After header and for transient errors.',
+    ),
+  })
+  .strict();
+export type EvictionSpec = z.infer<typeof EvictionSchema>;
+
+export const PodSelectionSchema = z
+  .object({
+    ignoreDaemonSets: z
+      .boolean()
+      .default(true)
+      .describe('Skip DaemonSet-managed pods (kubectl drain --ignore-daemonsets); when false they block.'),
+    deleteEmptyDirData: z
+      .boolean()
+      .default(false)
+      .describe('Evict pods using emptyDir volumes (their data is lost); when false they block.'),
+    force: z
+      .boolean()
+      .default(false)
+      .describe('Evict pods that no controller manages (they are not re-created); when false they block.'),
+    podSelector: LabelSelectorSchema.optional().describe('Only pods matching this selector are evicted.'),
+  })
+  .strict();
+export type PodSelection = z.infer<typeof PodSelectionSchema>;
+
+export const MaintenancePlanSpecSchema = z
+  .object({
+    nodeNames: z.array(z.string().min(1).max(253)).max(5000).optional().describe('Names of the nodes to drain.'),
+    nodeSelector: LabelSelectorSchema.optional().describe(
+      'Label selector of the nodes to drain; resolved once at start, the result recorded in status.nodes.',
+    ),
+    maxUnavailableNodes: z
+      .number()
+      .int()
+      .min(1)
+      .default(1)
+      .describe('Nodes drained at the same time.'),
+    drainTimeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .default(3600)
+      .describe(
+        'Whole-plan deadline in seconds from the start; when it passes the plan stops evicting and ends Blocked with reason DeadlineExceeded.',
+      ),
+    eviction: EvictionSchema.default({
+      callTimeoutSeconds: 10,
+      maxConcurrentPerNode: DEFAULT_MAX_CONCURRENT_PER_NODE,
+      retryBackoff: { initialSeconds: 5, maxSeconds: 120 },
+    }).describe('How pods are evicted.'),
+    podSelection: PodSelectionSchema.default({
+      ignoreDaemonSets: true,
+      deleteEmptyDirData: false,
+      force: false,
+    }).describe("Which pods are evicted, with kubectl drain's rules."),
+    paused: z.boolean().default(false).describe('Pause: no new evictions while true (in-flight calls finish).'),
+    abort: z
+      .boolean()
+      .default(false)
+      .describe('Abort: stop evicting, hand back the nodes this plan cordoned (per uncordon), end Aborted.'),
+    release: z
+      .boolean()
+      .default(false)
+      .describe('Maintenance is over: with uncordon OnRelease the drained nodes are uncordoned.'),
+    uncordon: UncordonPolicySchema.default('OnDelete'),
+  })
+  .strict()
+  .describe('What to drain and how: the nodes, the deadline, eviction pacing and the pause/abort/release signals.');
+export type MaintenancePlanSpec = z.infer<typeof MaintenancePlanSpecSchema>;
+/** The spec as a user writes it (defaults not yet applied). */
+export type MaintenancePlanSpecInput = z.input<typeof MaintenancePlanSpecSchema>;
+
+export const PlanPhaseSchema = z
+  .enum(['Pending', 'Running', 'Paused', 'Blocked', 'Drained', 'Completed', 'Aborted', 'Failed'])
+  .describe('Where the plan is: Pending, Running, Paused, Blocked, Drained, Completed, Aborted or Failed.');
+export type PlanPhase = z.infer<typeof PlanPhaseSchema>;
+
+export const NodePhaseSchema = z
+  .enum(['Pending', 'Waiting', 'Cordoned', 'Draining', 'Paused', 'Blocked', 'Drained', 'Released', 'Aborted', 'Failed'])
+  .describe('Where one node is: Pending, Waiting (held by another plan), Cordoned, Draining, Paused, Blocked, Drained, Released, Aborted or Failed.');
+export type NodePhase = z.infer<typeof NodePhaseSchema>;
+
+/** metav1.Condition. `reason` is CamelCase (Kubernetes API conventions). */
+export const ConditionSchema = z
+  .object({
+    type: z.string().describe('Condition type: Progressing, Drained, Blocked or Paused.'),
+    status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
+    observedGeneration: z.number().int().optional().describe('metadata.generation this condition was set for.'),
+    lastTransitionTime: z.string().describe('RFC 3339 time the status last changed.'),
+    reason: z.string().describe('CamelCase reason for the last transition.'),
+    message: z.string().describe('Human-readable details.'),
+  })
+  .strict();
+export type Condition = z.infer<typeof ConditionSchema>;
+
+export const BlockerSchema = z
+  .object({
+    pod: z.string().describe('The blocking pod as namespace/name.'),
+    pdb: z.string().optional().describe('The PodDisruptionBudget as namespace/name, when one blocks.'),
+    reason: z.string().describe('CamelCase reason, e.g. DisruptionBudget, NoController, EmptyDirData.'),
+    message: z.string().describe('Human-readable details.'),
+    since: z.string().optional().describe('RFC 3339 time this blocker was first seen.'),
+    attempts: z.number().int().optional().describe('Eviction calls sent for this pod so far.'),
+  })
+  .strict();
+export type Blocker = z.infer<typeof BlockerSchema>;
+
+export const NodeStatusSchema = z
+  .object({
+    name: z.string().describe('Node name.'),
+    phase: NodePhaseSchema,
+    podsTotal: z.number().int().describe('Pods to evict from this node.'),
+    podsEvicted: z.number().int().describe('Pods evicted and gone.'),
+    blockedBy: z
+      .array(BlockerSchema)
+      .optional()
+      .describe('What keeps the node from being drained, sorted by pod, capped.'),
+  })
+  .strict();
+export type NodeStatus = z.infer<typeof NodeStatusSchema>;
+
+export const EvictionProgressSchema = z
+  .object({
+    total: z.number().int().describe('Pods to evict over all nodes.'),
+    evicted: z.number().int().describe('Pods evicted and gone.'),
+    pending: z.number().int().describe('Pods not yet evicted.'),
+    failed: z.number().int().describe('Pods that cannot be evicted (blockers that waiting never fixes).'),
+    attempts: z.number().int().describe('Eviction API calls sent.'),
+    tooManyRequests: z.number().int().describe('Eviction API calls answered 429.'),
+    nextActionAt: z
+      .string()
+      .optional()
+      .describe('RFC 3339 time of the next eviction attempt while cooling down; absent otherwise.'),
+    lastError: z.string().optional().describe('The last eviction error message.'),
+  })
+  .strict();
+export type EvictionProgress = z.infer<typeof EvictionProgressSchema>;
+
+export const WorkflowRefSchema = z
+  .object({
+    namespace: z.string().describe('Temporal namespace.'),
+    workflowId: z.string().describe('Temporal workflow ID.'),
+    runId: z.string().optional().describe('Temporal run ID of the first run.'),
+    url: z.string().optional().describe('URL of the run in the Temporal UI.'),
+  })
+  .strict();
+export type WorkflowRef = z.infer<typeof WorkflowRefSchema>;
+
+export const MaintenancePlanStatusSchema = z
+  .object({
+    phase: PlanPhaseSchema.optional(),
+    reason: z.string().optional().describe('CamelCase reason for the phase.'),
+    message: z.string().optional().describe('Human-readable details of the phase.'),
+    observedGeneration: z.number().int().optional().describe('metadata.generation the status reflects.'),
+    conditions: z.array(ConditionSchema).optional().describe('Progressing, Drained, Blocked and Paused.'),
+    workflow: WorkflowRefSchema.optional().describe('The Temporal workflow running this plan.'),
+    startedAt: z.string().optional().describe('RFC 3339 time the drain started.'),
+    deadline: z.string().optional().describe('RFC 3339 time the plan stops evicting (startedAt + drainTimeoutSeconds).'),
+    completedAt: z.string().optional().describe('RFC 3339 time the plan reached a final phase.'),
+    nodesTotal: z.number().int().optional().describe('Nodes in the plan.'),
+    nodesDrained: z.number().int().optional().describe('Nodes drained.'),
+    nodes: z.array(NodeStatusSchema).optional().describe('Per-node progress, in plan order.'),
+    evictionProgress: EvictionProgressSchema.optional().describe('Eviction counters over the whole plan.'),
+  })
+  .strict()
+  .describe('Observed state of the plan, written by the operator from its Temporal workflow.');
+export type MaintenancePlanStatus = z.infer<typeof MaintenancePlanStatusSchema>;
+
+/** A MaintenancePlan as read from the API server (spec already defaulted by the CRD schema). */
+export interface MaintenancePlan {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: {
+    name: string;
+    uid: string;
+    generation?: number;
+    resourceVersion?: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec: MaintenancePlanSpec;
+  status?: MaintenancePlanStatus;
+}
+
+/**
+ * Parses a user-written spec and applies the defaults of DESIGN §3.
+ * @throws z.ZodError naming the bad field.
+ */
+export function parseSpec(input: unknown): MaintenancePlanSpec {
+  return MaintenancePlanSpecSchema.parse(input);
+}

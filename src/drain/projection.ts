@@ -1,0 +1,161 @@
+/**
+ * The status projection: from the plan workflow's state to `MaintenancePlan.status` (DESIGN §3).
+ * Pure and deterministic: the caller passes the time. The same function answers the `progress`
+ * query, so the query and the written status always agree.
+ */
+import type {
+  Blocker,
+  Condition,
+  EvictionProgress,
+  MaintenancePlanStatus,
+  NodeStatus,
+  PlanPhase,
+  WorkflowRef,
+} from '../api/plan.js';
+import { setCondition, sortAndCapBlockers } from './conditions.js';
+
+/** Per-node state the plan workflow keeps (what the node workflow last reported). */
+export interface NodeState {
+  name: string;
+  phase: NodeStatus['phase'];
+  reason?: string;
+  message?: string;
+  podsTotal: number;
+  podsEvicted: number;
+  podsFailed: number;
+  blockedBy: Blocker[];
+  attempts: number;
+  tooManyRequests: number;
+  /** ms since epoch. */
+  nextActionAtMs?: number;
+  lastError?: string;
+}
+
+/** What the plan workflow knows, as input to {@link projectStatus}. */
+export interface PlanState {
+  phase: PlanPhase;
+  reason: string;
+  message: string;
+  /** metadata.generation the workflow last acted on. */
+  observedGeneration: number;
+  workflow?: WorkflowRef;
+  /** ms since epoch. */
+  startedAtMs?: number;
+  /** ms since epoch. */
+  deadlineMs?: number;
+  /** ms since epoch, set in a final phase. */
+  completedAtMs?: number;
+  /** Nodes in plan order. */
+  nodes: NodeState[];
+  /** Conditions as last projected (kept so lastTransitionTime survives unchanged statuses). */
+  conditions: Condition[];
+}
+
+/** Phases after which nothing more is evicted (the workflow may still wait to hand nodes back). */
+export const FINAL_PHASES: ReadonlySet<PlanPhase> = new Set(['Drained', 'Completed', 'Aborted', 'Failed', 'Blocked']);
+
+const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+/**
+ * Computes the conditions for a plan phase (metav1.Condition semantics: lastTransitionTime moves
+ * only when a condition's status changes).
+ * - Progressing: True while Pending/Running (reason = the plan reason), False otherwise.
+ * - Drained: True in Drained/Completed.
+ * - Blocked: True in Blocked, or while Running with a node blocked/waiting.
+ * - Paused: True in Paused.
+ */
+export function planConditions(state: PlanState, nowMs: number): Condition[] {
+  const now = new Date(nowMs).toISOString();
+  const gen = state.observedGeneration;
+  const { phase, reason, message } = state;
+  const active = phase === 'Pending' || phase === 'Running' || phase === 'Paused';
+  const waiting = state.nodes.find((n) => n.phase === 'Waiting' || n.phase === 'Blocked');
+  let c = state.conditions;
+  c = setCondition(
+    c,
+    active
+      ? { type: 'Progressing', status: 'True', reason: phase === 'Paused' ? 'Paused' : 'Draining', message, observedGeneration: gen }
+      : { type: 'Progressing', status: 'False', reason, message, observedGeneration: gen },
+    now,
+  );
+  c = setCondition(
+    c,
+    phase === 'Drained' || phase === 'Completed'
+      ? { type: 'Drained', status: 'True', reason: 'AllPodsEvicted', message: 'every node of the plan is drained', observedGeneration: gen }
+      : { type: 'Drained', status: 'False', reason: phase === 'Aborted' ? 'Aborted' : 'NotDrained', message: 'not every node is drained', observedGeneration: gen },
+    now,
+  );
+  c = setCondition(
+    c,
+    phase === 'Blocked'
+      ? { type: 'Blocked', status: 'True', reason, message, observedGeneration: gen }
+      : active && waiting
+        ? {
+            type: 'Blocked',
+            status: 'True',
+            reason: waiting.reason ?? 'NodeBlocked',
+            message: `node ${waiting.name}: ${waiting.message ?? waiting.phase}`,
+            observedGeneration: gen,
+          }
+        : { type: 'Blocked', status: 'False', reason: 'NotBlocked', message: 'nothing blocks the plan', observedGeneration: gen },
+    now,
+  );
+  c = setCondition(
+    c,
+    phase === 'Paused'
+      ? { type: 'Paused', status: 'True', reason: 'PausedByUser', message: 'no new evictions until resumed', observedGeneration: gen }
+      : { type: 'Paused', status: 'False', reason: 'NotPaused', message: 'the plan is not paused', observedGeneration: gen },
+    now,
+  );
+  return c;
+}
+
+/**
+ * Projects the plan state into `status`. Per-node blockers are sorted and capped (20 per node) so
+ * the status does not churn; `nextActionAt` is the earliest cooldown end over all nodes, absent
+ * when nothing cools down. Conditions must have been computed with {@link planConditions} and
+ * stored in `state.conditions`.
+ */
+export function projectStatus(state: PlanState): MaintenancePlanStatus {
+  const nodes: NodeStatus[] = state.nodes.map((n) => {
+    const { blockers } = sortAndCapBlockers(n.blockedBy);
+    return {
+      name: n.name,
+      phase: n.phase,
+      podsTotal: n.podsTotal,
+      podsEvicted: n.podsEvicted,
+      ...(blockers.length ? { blockedBy: blockers } : {}),
+    };
+  });
+  const sum = (f: (n: NodeState) => number) => state.nodes.reduce((a, n) => a + f(n), 0);
+  const nexts = state.nodes.map((n) => n.nextActionAtMs).filter((t): t is number => t !== undefined);
+  const lastError = [...state.nodes].reverse().find((n) => n.lastError)?.lastError;
+  const total = sum((n) => n.podsTotal);
+  const evicted = sum((n) => n.podsEvicted);
+  const failed = sum((n) => n.podsFailed);
+  const progress: EvictionProgress = {
+    total,
+    evicted,
+    pending: Math.max(0, total - evicted - failed),
+    failed,
+    attempts: sum((n) => n.attempts),
+    tooManyRequests: sum((n) => n.tooManyRequests),
+    ...(nexts.length && !FINAL_PHASES.has(state.phase) ? { nextActionAt: iso(Math.min(...nexts))! } : {}),
+    ...(lastError ? { lastError } : {}),
+  };
+  return {
+    phase: state.phase,
+    reason: state.reason,
+    message: state.message,
+    observedGeneration: state.observedGeneration,
+    conditions: state.conditions,
+    ...(state.workflow ? { workflow: state.workflow } : {}),
+    ...(state.startedAtMs !== undefined ? { startedAt: iso(state.startedAtMs)! } : {}),
+    ...(state.deadlineMs !== undefined ? { deadline: iso(state.deadlineMs)! } : {}),
+    ...(state.completedAtMs !== undefined ? { completedAt: iso(state.completedAtMs)! } : {}),
+    nodesTotal: state.nodes.length,
+    nodesDrained: state.nodes.filter((n) => n.phase === 'Drained' || n.phase === 'Released').length,
+    nodes,
+    evictionProgress: progress,
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * Messages of the drain workflows — signals, queries, updates, search attributes, IDs and the task
+ * queue — in one module shared by the workflows, the operator, the CLI and the tests.
+ * Pure: safe to import from workflow code.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { MaintenancePlanStatus, MaintenancePlanSpec, PlanPhase, Blocker, NodePhase } from '../api/plan.js';
+import type { PlanRef } from '../activities/types.js';
+
+/** Default task queue of the drain workers. */
+export const DEFAULT_TASK_QUEUE = 'drainflow';
+
+/**
+ * Workflow ID of a plan's drain workflow: `maintenanceplan-<name>-<uid>`. Starting a workflow with
+ * this ID twice is a no-op (the operator uses WorkflowIdReusePolicy REJECT_DUPLICATE, so a finished
+ * plan is never re-run).
+ */
+export function planWorkflowId(plan: PlanRef): string {
+  return `maintenanceplan-${plan.name}-${plan.uid}`;
+}
+
+/** Workflow ID of the child workflow draining one node of a plan. */
+export function nodeWorkflowId(parentWorkflowId: string, node: string): string {
+  return `${parentWorkflowId}-node-${node}`;
+}
+
+/** URL of a workflow run in the Temporal UI (`<ui>/namespaces/<ns>/workflows/<id>/<run>/history`). */
+export function temporalUiUrl(uiBase: string, namespace: string, workflowId: string, runId?: string): string {
+  const base = uiBase.replace(/\/+$/, '');
+  const run = runId ? `/${encodeURIComponent(runId)}` : '';
+  return `${base}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}${run}/history`;
+}
+
+/** Search attribute: the plan name (Keyword). Registered by `npm run stack -- up`. */
+export const SA_PLAN = defineSearchAttributeKey('DrainflowPlan', SearchAttributeType.KEYWORD);
+/** Search attribute: the plan's node names (KeywordList), to find "every drain that touched node X". */
+export const SA_NODES = defineSearchAttributeKey('DrainflowNodes', SearchAttributeType.KEYWORD_LIST);
+/** Search attribute: the plan's phase (Keyword), upserted on every change. */
+export const SA_PHASE = defineSearchAttributeKey('DrainflowPhase', SearchAttributeType.KEYWORD);
+
+/** Optional payload of the control signals: the plan generation that asked for it. */
+export interface ControlArgs {
+  /** metadata.generation of the plan whose spec change caused the signal (relayed by the operator). */
+  generation?: number;
+}
+
+/** Stop starting new evictions (in-flight calls finish; every timer keeps running). */
+export const pauseSignal = defineSignal<[ControlArgs?]>('pause');
+/** Continue after pause. */
+export const resumeSignal = defineSignal<[ControlArgs?]>('resume');
+/** Stop evicting, hand back the nodes this plan cordoned (per spec.uncordon), end Aborted. */
+export const abortSignal = defineSignal<[ControlArgs?]>('abort');
+/** Maintenance is over: with uncordon OnRelease the nodes are uncordoned and the plan Completed. */
+export const releaseSignal = defineSignal<[ControlArgs?]>('release');
+/** The plan's status as the workflow sees it (same shape as MaintenancePlan.status). */
+export const progressQuery = defineQuery<MaintenancePlanStatus>('progress');
+
+/** Action of {@link controlUpdate}. */
+export type ControlAction = 'pause' | 'resume' | 'abort' | 'release';
+/**
+ * Same as the signals, but returns the status after the workflow applied the action. Rejected
+ * (validator) for an unknown action.
+ */
+export const controlUpdate = defineUpdate<MaintenancePlanStatus, [{ action: ControlAction } & ControlArgs]>('control');
+
+/** Input of the plan workflow. */
+export interface DrainPlanInput {
+  plan: PlanRef & { generation: number };
+  /** The plan's spec with defaults applied. */
+  spec: MaintenancePlanSpec;
+  /** Base URL of the Temporal UI, for status.workflow.url (e.g. http://127.0.0.1:8233). */
+  temporalUiUrl?: string;
+}
+
+/** Final result of the plan workflow. */
+export interface DrainPlanResult {
+  phase: PlanPhase;
+  reason: string;
+  message: string;
+}
+
+/** Input of the per-node child workflow. */
+export interface DrainNodeInput {
+  plan: PlanRef;
+  node: string;
+  spec: MaintenancePlanSpec;
+  /** Absolute plan deadline, ms since epoch. */
+  deadlineMs: number;
+  /** Workflow ID of the plan workflow, which receives {@link nodeProgressSignal}. */
+  parentWorkflowId: string;
+  /** Whether the plan is paused when the child starts. */
+  paused: boolean;
+}
+
+/** Progress of one node, sent by the node workflow to the plan workflow after each change. */
+export interface NodeProgress {
+  node: string;
+  phase: NodePhase;
+  /** CamelCase reason of the node phase (e.g. NodeHeldByOtherPlan, DeadlineExceeded). */
+  reason?: string;
+  message?: string;
+  podsTotal: number;
+  podsEvicted: number;
+  /** Pods that waiting will not evict (Block decisions, Failed evictions). */
+  podsFailed: number;
+  blockedBy: Blocker[];
+  /** Eviction API calls sent. */
+  attempts: number;
+  /** Eviction API calls answered 429. */
+  tooManyRequests: number;
+  /** ms since epoch of the next eviction attempt while cooling down. */
+  nextActionAtMs?: number;
+  lastError?: string;
+  /** Whether this plan cordoned the node (false when it was unschedulable before). */
+  cordonedByPlan?: boolean;
+  /** Whether this plan holds the claim on the node. */
+  claimed?: boolean;
+}
+
+/** Child → parent: a node's progress changed. */
+export const nodeProgressSignal = defineSignal<[NodeProgress]>('nodeProgress');
+/** Parent → child: pause, resume or abort the node's drain. */
+export const nodeControlSignal = defineSignal<[{ action: 'pause' | 'resume' | 'abort' }]>('nodeControl');
