@@ -1,0 +1,343 @@
+/**
+ * The generated MaintenancePlan CRD against a real kube-apiserver (the local stack of scripts/stack):
+ * it is accepted as structural, `kubectl explain` shows the zod descriptions, invalid plans are refused by
+ * `kubectl apply` with readable messages, valid ones are defaulted exactly like zod's parseSpec, and the
+ * status subresource and printer columns work.
+ *
+ * Needs KUBECONFIG: `npm run stack -- up && eval "$(npm run --silent stack -- env)"`.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parse, stringify } from 'yaml';
+import {
+  API_VERSION,
+  KIND,
+  MaintenancePlanStatusSchema,
+  parseSpec,
+  type MaintenancePlanStatus,
+} from '../../src/api/plan.js';
+import { CRD_PATH, type CustomResourceDefinition } from '../../scripts/gen-crd.js';
+
+const CRD_NAME = 'maintenanceplans.maintenance.drainflow.dev';
+const LABEL = 'drainflow.dev/test=e2e-crd';
+const RUN = `${process.pid.toString(36)}${Date.now().toString(36)}`;
+
+/** kubectl: $KUBECTL, $DRAINFLOW_KUBECTL (from `stack.sh env`), the stack's cached build, or PATH. */
+function findKubectl(): string {
+  const fromEnv = process.env.KUBECTL ?? process.env.DRAINFLOW_KUBECTL;
+  if (fromEnv) return fromEnv;
+  const cache = process.env.DRAINFLOW_CACHE ?? join(homedir(), '.cache', 'drainflow');
+  if (existsSync(cache)) {
+    for (const dir of readdirSync(cache)
+      .filter((d) => d.startsWith('k8s-'))
+      .sort()
+      .reverse()) {
+      const bin = join(cache, dir, 'bin', 'kubectl');
+      if (existsSync(bin)) return bin;
+    }
+  }
+  return 'kubectl';
+}
+
+const KUBECTL = findKubectl();
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs kubectl with KUBECONFIG from the environment; never throws on a non-zero exit. */
+function kubectl(args: string[], input?: string): Result {
+  try {
+    const stdout = execFileSync(KUBECTL, args, {
+      input,
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: 60_000,
+      env: process.env,
+    });
+    return { code: 0, stdout, stderr: '' };
+  } catch (err) {
+    const e = err as { status?: number | null; stdout?: string; stderr?: string; message: string };
+    if (e.status === undefined || e.status === null) {
+      throw new Error(`kubectl ${args.join(' ')}: ${e.message}`, { cause: err });
+    }
+    return { code: e.status, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/** Like {@link kubectl} but fails the test on a non-zero exit, showing kubectl's stderr. */
+function kubectlOk(args: string[], input?: string): string {
+  const r = kubectl(args, input);
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed:\n${r.stderr}`);
+  return r.stdout;
+}
+
+/** Polls fn until it returns without throwing, or rethrows its last error after timeoutMs. */
+async function eventually<T>(fn: () => T, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return fn();
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+function plan(name: string, spec: unknown): string {
+  return stringify({
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name: `${name}-${RUN}`, labels: { 'drainflow.dev/test': 'e2e-crd' } },
+    ...(spec === undefined ? {} : { spec }),
+  });
+}
+
+describe('MaintenancePlan CRD on a real API server', () => {
+  before(() => {
+    const kubeconfig = process.env.KUBECONFIG;
+    assert.ok(
+      kubeconfig,
+      'KUBECONFIG is not set. Start the local stack and load its environment first:\n' +
+        '  npm run stack -- up && eval "$(npm run --silent stack -- env)"',
+    );
+    assert.ok(
+      existsSync(kubeconfig),
+      `KUBECONFIG=${kubeconfig} does not exist: is the stack up (npm run stack -- up)?`,
+    );
+    const version = kubectl(['version', '-o', 'json']);
+    assert.equal(
+      version.code,
+      0,
+      `the API server in ${kubeconfig} does not answer (${KUBECTL}):\n${version.stderr}`,
+    );
+  });
+
+  after(() => {
+    if (process.env.KUBECONFIG) {
+      kubectl(['delete', 'maintenanceplans', '-l', LABEL, '--wait=false', '--ignore-not-found']);
+    }
+  });
+
+  it('applies, becomes Established, and is accepted as structural with nothing pruned', async () => {
+    kubectlOk([
+      'apply',
+      '--server-side',
+      '--force-conflicts',
+      '--field-manager=drainflow-e2e',
+      '-f',
+      CRD_PATH,
+    ]);
+    kubectlOk(['wait', '--for=condition=Established', `crd/${CRD_NAME}`, '--timeout=60s']);
+    const live = JSON.parse(kubectlOk(['get', 'crd', CRD_NAME, '-o', 'json'])) as {
+      spec: { versions: Array<{ schema: unknown; additionalPrinterColumns: unknown }> };
+      status: { conditions: Array<{ type: string; status: string; message: string }> };
+    };
+    const bad = live.status.conditions.filter(
+      (c) => ['NonStructuralSchema', 'NamingConflict'].includes(c.type) && c.status === 'True',
+    );
+    assert.deepEqual(bad, []);
+    // Compared with the file applied (the unit test compares the file with the generator).
+    const expected = (parse(readFileSync(CRD_PATH, 'utf8')) as CustomResourceDefinition).spec.versions[0]!;
+    assert.deepEqual(live.spec.versions[0]!.schema, expected.schema, 'the API server changed the schema');
+    assert.deepEqual(live.spec.versions[0]!.additionalPrinterColumns, expected.additionalPrinterColumns);
+    // The resource is served (discovery can lag the Established condition by a moment).
+    await eventually(() => kubectlOk(['get', 'mp', '-l', LABEL]));
+  });
+
+  it('kubectl explain shows the zod descriptions', async () => {
+    const out = await eventually(() => kubectlOk(['explain', 'maintenanceplan.spec.eviction']));
+    const squash = (s: string) => s.replace(/\s+/g, ' ');
+    for (const text of [
+      'How pods are evicted.',
+      'Timeout, in seconds, of one Eviction API call',
+      'Eviction calls in flight at once on one node.',
+      "Grace period, in seconds, passed in DeleteOptions; absent means the pod's own.",
+      'Backoff for 429s without a Retry-After header and for transient errors.',
+    ]) {
+      assert.ok(squash(out).includes(text), `explain lacks "${text}":\n${out}`);
+    }
+    const backoff = kubectlOk(['explain', 'maintenanceplan.spec.eviction.retryBackoff.initialSeconds']);
+    assert.match(squash(backoff), /First wait, in seconds, after a 429 without Retry-After/);
+    const status = kubectlOk(['explain', 'maintenanceplan.status.evictionProgress.nextActionAt']);
+    assert.match(squash(status), /while cooling down; absent otherwise/);
+  });
+
+  const invalid: Array<[string, unknown, RegExp]> = [
+    ['no spec', undefined, /spec: Required value/],
+    ['no nodes', {}, /spec\.nodeNames or spec\.nodeSelector is required/],
+    ['empty nodeNames', { nodeNames: [] }, /spec\.nodeNames or spec\.nodeSelector is required/],
+    [
+      'negative drainTimeoutSeconds',
+      { nodeNames: ['a'], drainTimeoutSeconds: -5 },
+      /spec\.drainTimeoutSeconds: Invalid value: -5: spec\.drainTimeoutSeconds in body should be greater than or equal to 1/,
+    ],
+    [
+      'string where an int belongs',
+      { nodeNames: ['a'], maxUnavailableNodes: 'two' },
+      /spec\.maxUnavailableNodes: Invalid value: "string": spec\.maxUnavailableNodes in body must be of type integer/,
+    ],
+    [
+      'initialSeconds > maxSeconds',
+      { nodeNames: ['a'], eviction: { retryBackoff: { initialSeconds: 300, maxSeconds: 10 } } },
+      /spec\.eviction\.retryBackoff\.initialSeconds must be less than or equal to maxSeconds/,
+    ],
+    [
+      'initialSeconds above the defaulted maxSeconds',
+      { nodeNames: ['a'], eviction: { retryBackoff: { initialSeconds: 300 } } },
+      /spec\.eviction\.retryBackoff\.initialSeconds must be less than or equal to maxSeconds/,
+    ],
+    [
+      'callTimeoutSeconds above its maximum',
+      { nodeNames: ['a'], eviction: { callTimeoutSeconds: 301 } },
+      /spec\.eviction\.callTimeoutSeconds: Invalid value: 301: .*should be less than or equal to 300/,
+    ],
+    [
+      'unknown uncordon policy',
+      { nodeNames: ['a'], uncordon: 'Sometimes' },
+      /spec\.uncordon: Unsupported value: "Sometimes": supported values: "OnRelease", "OnDelete", "Never"/,
+    ],
+    ['unknown field', { nodeNames: ['a'], nodename: 'a' }, /unknown field "spec\.nodename"/],
+  ];
+  for (const [name, spec, message] of invalid) {
+    it(`kubectl apply refuses a plan with ${name}, readably`, () => {
+      const id = name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
+      const r = kubectl(['apply', '-f', '-'], plan(`bad-${id}`, spec));
+      assert.notEqual(r.code, 0, `accepted:\n${r.stdout}`);
+      assert.match(r.stderr, message);
+      const get = kubectl(['get', 'mp', `bad-${id}-${RUN}`, '--ignore-not-found', '-o', 'name']);
+      assert.equal(get.stdout.trim(), '', 'the refused plan exists');
+    });
+  }
+
+  it('defaults a minimal plan exactly like zod parseSpec, visible in kubectl get -o yaml', () => {
+    const name = `minimal-${RUN}`;
+    kubectlOk(['apply', '-f', '-'], plan('minimal', { nodeNames: ['a'] }));
+    const live = JSON.parse(kubectlOk(['get', 'mp', name, '-o', 'json'])) as { spec: unknown };
+    assert.deepEqual(live.spec, parseSpec({ nodeNames: ['a'] }));
+    assert.deepEqual(live.spec, {
+      nodeNames: ['a'],
+      maxUnavailableNodes: 1,
+      drainTimeoutSeconds: 3600,
+      eviction: {
+        callTimeoutSeconds: 10,
+        maxConcurrentPerNode: 4,
+        retryBackoff: { initialSeconds: 5, maxSeconds: 120 },
+      },
+      podSelection: { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false },
+      paused: false,
+      abort: false,
+      release: false,
+      uncordon: 'OnDelete',
+    });
+    const yamlOut = kubectlOk(['get', 'mp', name, '-o', 'yaml']);
+    assert.match(yamlOut, /maxConcurrentPerNode: 4/);
+    assert.match(yamlOut, /uncordon: OnDelete/);
+  });
+
+  it('defaults a partially written plan like zod too', () => {
+    const spec = {
+      nodeSelector: { matchLabels: { pool: 'blue' } },
+      eviction: { gracePeriodSeconds: 0, retryBackoff: { maxSeconds: 60 } },
+      podSelection: { force: true },
+    };
+    kubectlOk(['apply', '-f', '-'], plan('partial', spec));
+    const live = JSON.parse(kubectlOk(['get', 'mp', `partial-${RUN}`, '-o', 'json'])) as { spec: unknown };
+    assert.deepEqual(live.spec, parseSpec(spec));
+  });
+
+  it('stores a full status through the status subresource and shows the printer columns', () => {
+    const name = `status-${RUN}`;
+    kubectlOk(['apply', '-f', '-'], plan('status', { nodeNames: ['a', 'b'] }));
+    const status: MaintenancePlanStatus = MaintenancePlanStatusSchema.parse({
+      phase: 'Blocked',
+      reason: 'DisruptionBudget',
+      message: 'pod default/web-0 is protected by default/web',
+      observedGeneration: 1,
+      conditions: [
+        {
+          type: 'Blocked',
+          status: 'True',
+          observedGeneration: 1,
+          lastTransitionTime: '2025-01-01T00:00:00Z',
+          reason: 'DisruptionBudget',
+          message: 'waiting for default/web',
+        },
+      ],
+      workflow: { namespace: 'default', workflowId: 'plan-x', runId: 'r1', url: 'http://127.0.0.1:8233/x' },
+      startedAt: '2025-01-01T00:00:00Z',
+      deadline: '2025-01-01T01:00:00Z',
+      nodesTotal: 2,
+      nodesDrained: 1,
+      nodes: [
+        { name: 'a', phase: 'Drained', podsTotal: 3, podsEvicted: 3 },
+        {
+          name: 'b',
+          phase: 'Blocked',
+          podsTotal: 4,
+          podsEvicted: 2,
+          blockedBy: [
+            {
+              pod: 'default/web-0',
+              pdb: 'default/web',
+              reason: 'DisruptionBudget',
+              message: 'budget exhausted',
+              since: '2025-01-01T00:10:00Z',
+              attempts: 3,
+            },
+          ],
+        },
+      ],
+      evictionProgress: {
+        total: 7,
+        evicted: 5,
+        pending: 2,
+        failed: 0,
+        attempts: 9,
+        tooManyRequests: 4,
+        nextActionAt: '2025-01-01T00:11:00Z',
+        lastError: 'Too Many Requests',
+      },
+    });
+    kubectlOk([
+      'patch',
+      'mp',
+      name,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status }),
+    ]);
+    const live = JSON.parse(kubectlOk(['get', 'mp', name, '-o', 'json'])) as { status: unknown };
+    assert.deepEqual(live.status, status, 'part of the status was pruned or changed');
+
+    const table = kubectlOk(['get', 'mp', name]);
+    const [header, row] = table
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/));
+    assert.deepEqual(header, ['NAME', 'PHASE', 'REASON', 'DRAINED', 'NODES', 'EVICTED', 'PODS', 'AGE']);
+    assert.deepEqual(row?.slice(0, 7), [name, 'Blocked', 'DisruptionBudget', '1', '2', '5', '7']);
+
+    const dup = kubectl([
+      'patch',
+      'mp',
+      name,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        status: { conditions: [status.conditions![0], status.conditions![0]] },
+      }),
+    ]);
+    assert.notEqual(dup.code, 0, 'two conditions of one type were accepted');
+    assert.match(dup.stderr, /status\.conditions\[1\]: Duplicate value/);
+  });
+});
