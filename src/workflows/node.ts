@@ -215,7 +215,15 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
     pod.blockedSinceMs ??= Date.now();
   };
 
+  /** Spends (n=1) or gives back (n=-1) one disruption of the pod's PDB in this drain's view. */
+  const spend = (pod: PodTrack, n: number) => {
+    const pdb = pod.pdbs.length === 1 ? pdbs.get(pod.pdbs[0]!) : undefined;
+    if (pdb) pdb.allowed = Math.max(0, pdb.allowed - n);
+  };
+
   const applyResult = (pod: PodTrack, res: EvictResult) => {
+    // Only an eviction that took effect spent a disruption; a 429 resets the PDB below.
+    if (res.outcome === 'Gone' || res.outcome === 'Failed') spend(pod, -1);
     if (res.outcome === 'Evicted' || res.outcome === 'Gone') {
       pod.lastReason = undefined;
       pod.blockingPdb = undefined;
@@ -282,6 +290,7 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
       if (isCancellation(err)) throw err;
       const timedOut = err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
       lastError = timedOut ? `eviction of ${pod.key} timed out` : `eviction of ${pod.key} failed: ${(err as Error).message}`;
+      spend(pod, -1);
       cooldown(pod, backoffSeconds(pod.attempts, backoff), 'CallFailed', lastError);
     }
     touch();
@@ -301,8 +310,11 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
         pdb.waitRounds = 0;
         pdb.allowed = res.exists ? res.disruptionsAllowed : Number.MAX_SAFE_INTEGER;
       } else {
-        // The bound passed without the budget freeing: let one pod probe with a real eviction
-        // (the PDB status could be stale), then wait longer.
+        // The bound passed without the budget freeing (the timer makes sure it did, even if the
+        // activity returned early): let one pod probe with a real eviction (the PDB status could be
+        // stale), then wait longer.
+        const left = (pdb.waitUntilMs ?? 0) - Date.now();
+        if (left > 0) await sleep(left);
         pdb.waitRounds++;
         pdb.allowed = 1;
       }
@@ -366,6 +378,7 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
         for (const key of step.evict) {
           const pod = pods.get(key)!;
           pod.state = 'Evicting';
+          spend(pod, 1);
           spawn(() => evictOne(pod));
         }
         for (const key of step.waitPdbs) spawn(() => waitPdb(pdbs.get(key)!));

@@ -1,0 +1,240 @@
+/**
+ * Workflow tests in @temporalio/testing's time-skipping environment (the installed
+ * temporal-test-server, no download), with the in-memory cluster of test/helpers/sim-cluster.ts
+ * standing behind the activity contract.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import proto from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
+import {
+  abortSignal,
+  pauseSignal,
+  planWorkflowId,
+  nodeWorkflowId,
+  progressQuery,
+  resumeSignal,
+  releaseSignal,
+  controlUpdate,
+  type DrainPlanInput,
+} from '../../src/workflows/messages.js';
+import { drainPlanWorkflow } from '../../src/workflows/plan.js';
+import { SimCluster } from '../helpers/sim-cluster.js';
+import { timeSkippingEnv } from '../helpers/temporal.js';
+
+let env: TestWorkflowEnvironment;
+let bundle: WorkflowBundle;
+let seq = 0;
+
+before(async () => {
+  env = await timeSkippingEnv();
+  bundle = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
+    logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: console.error },
+  });
+});
+after(async () => {
+  await env?.teardown();
+});
+
+function input(name: string, spec: MaintenancePlanSpecInput): DrainPlanInput {
+  return { plan: { name, uid: `uid-${name}`, generation: 1 }, spec: parseSpec(spec) };
+}
+
+/** Runs `fn` with a worker serving the sim cluster on a fresh task queue. */
+async function withWorker<T>(sim: SimCluster, fn: (taskQueue: string) => Promise<T>): Promise<T> {
+  const taskQueue = `wf-test-${++seq}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: bundle,
+    activities: sim.activities(),
+  });
+  return worker.runUntil(fn(taskQueue));
+}
+
+/**
+ * Waits for `pred`, letting the test server skip time meanwhile (1 s of workflow time per step),
+ * so durable timers in the workflow fire without real waiting.
+ */
+async function waitUntil(pred: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await env.sleep('1s');
+  }
+}
+
+describe('drainPlanWorkflow (time-skipping)', () => {
+  it('evicts behind a PodDisruptionBudget with one call per pod and no 429', async () => {
+    const sim = new SimCluster().addNode('n1').addNode('n2');
+    sim.pdbs.set('app/web', 1);
+    sim.refill.add('app/web');
+    for (let i = 0; i < 6; i++) sim.addPod({ namespace: 'app', name: `web-${i}`, node: 'n1', pdbs: ['app/web'] });
+    sim.addPod({ namespace: 'kube-system', name: 'ds-n1', node: 'n1', action: 'Skip', reason: 'DaemonSetPod' });
+    const res = await withWorker(sim, async (taskQueue) => {
+      const inp = input('pdb', { nodeNames: ['n1'], uncordon: 'OnRelease' });
+      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status');
+      assert.equal(sim.nodes.get('n1')!.unschedulable, true, 'still cordoned until released');
+      await h.signal(releaseSignal);
+      return h.result();
+    });
+    assert.equal(res.phase, 'Completed');
+    assert.equal(sim.evictions().length, 6, 'one eviction call per pod');
+    assert.equal(sim.evictions().filter((c) => (c.result as { outcome: string }).outcome !== 'Evicted').length, 0);
+    // Never more than the PDB allowed: the allowance never went below zero.
+    assert.ok((sim.pdbs.get('app/web') ?? 0) >= 0);
+    assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'uncordoned on release');
+    const drained = sim.statuses.find((s) => s.status.phase === 'Drained')?.status;
+    assert.ok(drained, 'a Drained status was published');
+    assert.equal(drained.evictionProgress?.evicted, 6);
+    assert.equal(drained.evictionProgress?.total, 6);
+    assert.equal(drained.nodes?.[0]?.phase, 'Drained');
+    assert.equal(drained.conditions?.find((c) => c.type === 'Drained')?.status, 'True');
+  });
+
+  it('fires the deadline at exactly drainTimeoutSeconds and names the blocking PDB', async () => {
+    const sim = new SimCluster().addNode('n1');
+    sim.pdbs.set('app/db', 0);
+    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+    const inp = input('deadline', { nodeNames: ['n1'], drainTimeoutSeconds: 300 });
+    const final = await withWorker(sim, async (taskQueue) => {
+      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Running', 'Running status');
+      await env.sleep('310s'); // the server skips time to the deadline
+      await waitUntil(() => sim.lastStatus()?.reason === 'DeadlineExceeded', 'DeadlineExceeded status');
+      const status = sim.lastStatus()!;
+      await h.signal(abortSignal);
+      await h.result();
+      return status;
+    });
+    assert.equal(final.phase, 'Blocked');
+    assert.equal(final.reason, 'DeadlineExceeded');
+    const started = Date.parse(final.startedAt!);
+    assert.equal(Date.parse(final.deadline!) - started, 300_000);
+    const completed = Date.parse(final.completedAt!);
+    assert.ok(completed >= started + 300_000 && completed < started + 302_000, `completed ${completed - started} ms after start`);
+    const blocker = final.nodes?.[0]?.blockedBy?.[0];
+    assert.equal(blocker?.pod, 'app/db-0');
+    assert.equal(blocker?.pdb, 'app/db');
+    assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'abort after the deadline hands the node back (OnDelete)');
+    // PDB-blocked pods are not retried blindly: waits grow 5, 10, 20, 40, 80, 120... seconds.
+    const calls = sim.evictions().length;
+    assert.ok(calls <= 8, `${calls} eviction calls in 300 s (kubectl drain would send ~60)`);
+  });
+
+  it('sends no eviction before a Retry-After of 120 s has passed, whatever signals arrive', async () => {
+    const sim = new SimCluster().addNode('n1');
+    sim.addPod({
+      namespace: 'app',
+      name: 'api-0',
+      node: 'n1',
+      script: [{ outcome: 'TooManyRequests', cause: 'Throttled', retryAfterSeconds: 120, message: 'Too many requests' }],
+    });
+    const inp = input('retry-after', { nodeNames: ['n1'], uncordon: 'OnRelease', release: true });
+    const res = await withWorker(sim, async (taskQueue) => {
+      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      await waitUntil(() => sim.evictions().length === 1, 'first eviction');
+      await waitUntil(() => sim.lastStatus()?.evictionProgress?.nextActionAt !== undefined, 'nextActionAt in status');
+      const next = Date.parse(sim.lastStatus()!.evictionProgress!.nextActionAt!);
+      assert.equal(next - sim.evictions()[0]!.atMs >= 119_000, true, 'nextActionAt is ~120 s after the 429');
+      // Signals and queries in between must not trigger an early eviction.
+      await h.signal(pauseSignal);
+      await h.signal(resumeSignal);
+      await h.query(progressQuery);
+      await h.signal(pauseSignal);
+      await h.signal(resumeSignal);
+      return h.result();
+    });
+    assert.equal(res.phase, 'Completed');
+    const ev = sim.evictions();
+    assert.equal(ev.length, 2);
+    assert.ok(ev[1]!.atMs - ev[0]!.atMs >= 120_000, `second eviction ${ev[1]!.atMs - ev[0]!.atMs} ms after the 429`);
+  });
+
+  it('holds every eviction while paused and continues on resume', async () => {
+    const sim = new SimCluster().addNode('n1');
+    for (let i = 0; i < 3; i++) sim.addPod({ namespace: 'app', name: `p-${i}`, node: 'n1' });
+    const inp = input('pause', { nodeNames: ['n1'], paused: true, uncordon: 'OnRelease', release: true });
+    const res = await withWorker(sim, async (taskQueue) => {
+      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Paused', 'Paused status');
+      await env.sleep('10m'); // time passes; nothing may be evicted
+      assert.equal(sim.evictions().length, 0, 'no eviction while paused');
+      const st = await h.executeUpdate(controlUpdate, { args: [{ action: 'resume' }] });
+      assert.notEqual(st.phase, 'Paused', 'the update returns the new state');
+      return h.result();
+    });
+    assert.equal(res.phase, 'Completed');
+    assert.equal(sim.evictions().length, 3);
+  });
+
+  it('abort stops evicting and uncordons only what the plan cordoned', async () => {
+    const sim = new SimCluster().addNode('n1').addNode('n2', true);
+    sim.pdbs.set('app/db', 0);
+    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+    sim.addPod({ namespace: 'app', name: 'db-1', node: 'n2', pdbs: ['app/db'] });
+    const inp = input('abort', { nodeNames: ['n1', 'n2'], maxUnavailableNodes: 2 });
+    const res = await withWorker(sim, async (taskQueue) => {
+      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      await waitUntil(() => sim.calls.filter((c) => c.name === 'cordonNode').length === 2, 'both nodes cordoned');
+      assert.equal(sim.nodes.get('n1')!.unschedulable, true);
+      await h.signal(abortSignal);
+      return h.result();
+    });
+    assert.equal(res.phase, 'Aborted');
+    assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'n1 uncordoned');
+    assert.equal(sim.nodes.get('n2')!.unschedulable, true, 'n2 was cordoned before the plan and stays so');
+    assert.equal(sim.nodes.get('n1')!.heldBy, undefined, 'claim removed');
+    assert.equal(sim.lastStatus()?.phase, 'Aborted');
+  });
+
+  it('fails with NodeNotFound for an unknown node and cordons nothing', async () => {
+    const sim = new SimCluster().addNode('n1');
+    const inp = input('missing', { nodeNames: ['n1', 'nope'] });
+    const res = await withWorker(sim, (taskQueue) =>
+      env.client.workflow.execute(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] }),
+    );
+    assert.equal(res.phase, 'Failed');
+    assert.equal(res.reason, 'NodeNotFound');
+    assert.match(res.message, /nope/);
+    assert.equal(sim.calls.filter((c) => c.name === 'cordonNode').length, 0);
+  });
+
+  it('reports a pod covered by two PDBs as a blocker without retrying it', async () => {
+    const sim = new SimCluster().addNode('n1');
+    sim.pdbs.set('app/a', 5);
+    sim.pdbs.set('app/b', 5);
+    sim.addPod({ namespace: 'app', name: 'both', node: 'n1', pdbs: ['app/a', 'app/b'] });
+    sim.addPod({ namespace: 'app', name: 'bare', node: 'n1', action: 'Block', reason: 'NoController' });
+    sim.addPod({ namespace: 'app', name: 'ok', node: 'n1' });
+    const inp = input('two-pdbs', { nodeNames: ['n1'] });
+    const res = await withWorker(sim, async (taskQueue) => {
+      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Blocked', 'Blocked status');
+      await h.signal(abortSignal);
+      return h.result();
+    });
+    assert.equal(res.phase, 'Aborted');
+    const blocked = sim.statuses.find((s) => s.status.phase === 'Blocked')!.status;
+    assert.equal(blocked.reason, 'PodsNotEvictable');
+    const reasons = blocked.nodes![0]!.blockedBy!.map((b) => `${b.pod}:${b.reason}`);
+    assert.deepEqual(reasons, ['app/bare:NoController', 'app/both:MultiplePodDisruptionBudgets']);
+    assert.equal(sim.evictions().filter((c) => (c.arg as { name: string }).name === 'both').length, 1, 'no retry of the 500');
+    assert.ok(sim.events.some((e) => e.reason === 'NoController'), 'a Warning event names the blocker');
+    if (process.env.UPDATE_HISTORIES) {
+      const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+      mkdirSync(dir, { recursive: true });
+      const id = planWorkflowId(inp.plan);
+      const plan = await env.client.workflow.getHandle(id).fetchHistory();
+      writeFileSync(`${dir}/${id}.bin`, proto.temporal.api.history.v1.History.encode(plan).finish());
+      const node = await env.client.workflow.getHandle(nodeWorkflowId(id, 'n1')).fetchHistory();
+      writeFileSync(`${dir}/${nodeWorkflowId(id, 'n1')}.bin`, proto.temporal.api.history.v1.History.encode(node).finish());
+    }
+  });
+});

@@ -1,0 +1,36 @@
+/**
+ * Determinism guard: saved histories (binary temporal.api.history.v1.History protobufs, each file
+ * named after its workflow ID, which the workflow code uses) of real runs must replay against the current workflow code.
+ * A change that alters the commands a running workflow issues must be wrapped in `patched()`.
+ * Refresh the fixtures with `UPDATE_HISTORIES=1` only when the change is meant to be incompatible
+ * (and no old run can still be open).
+ */
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import proto from '@temporalio/proto';
+import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
+
+const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+const files = readdirSync(dir).filter((f) => f.endsWith('.bin'));
+let bundle: WorkflowBundle;
+
+before(async () => {
+  bundle = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
+    logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: console.error },
+  });
+});
+
+describe('replay of saved histories', () => {
+  it('has histories to replay', () => {
+    assert.ok(files.length > 0, `no histories in ${dir}`);
+  });
+  for (const file of files) {
+    it(`replays ${file}`, async () => {
+      const history = proto.temporal.api.history.v1.History.decode(readFileSync(`${dir}/${file}`));
+      await Worker.runReplayHistory({ workflowBundle: bundle }, history, file.replace(/\.bin$/, ''));
+    });
+  }
+});
