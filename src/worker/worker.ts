@@ -1,0 +1,69 @@
+/**
+ * The drainflow worker: polls the task queue and runs the drain workflows and the Kubernetes
+ * activities. Scale out by running more workers on the same task queue.
+ */
+import { fileURLToPath } from 'node:url';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Worker, type NativeConnection } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createActivities } from '../activities/index.js';
+import type { DrainActivities } from '../activities/types.js';
+import type { DrainflowMetrics } from '../shared/http.js';
+
+/** Path of the workflow entry module bundled by the worker. */
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/**
+ * Wraps the activities so the worker's metrics count eviction outcomes and 429s. Behaviour is
+ * unchanged: results and errors pass through.
+ */
+export function instrumentActivities(acts: DrainActivities, metrics: DrainflowMetrics): DrainActivities {
+  const evictPod = acts.evictPod;
+  return {
+    ...acts,
+    evictPod: async (input) => {
+      try {
+        const res = await evictPod(input);
+        metrics.evictions.inc({ outcome: res.outcome });
+        if (res.outcome === 'TooManyRequests') metrics.tooManyRequests.inc({ cause: res.cause });
+        return res;
+      } catch (err) {
+        metrics.evictions.inc({ outcome: 'Error' });
+        throw err;
+      }
+    },
+  };
+}
+
+/** Options of {@link createWorker}. */
+export interface WorkerDeps {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  metrics: DrainflowMetrics;
+  identity: string;
+}
+
+/**
+ * Creates (does not run) the worker: bundles the workflows (a few seconds) and registers the
+ * activities. Run it with `worker.run()`; `worker.shutdown()` stops polling and lets running
+ * activities finish (graceful shutdown, as on SIGTERM).
+ */
+export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  const activities = instrumentActivities(
+    createActivities({ kubeConfig: deps.kubeConfig, logger: deps.logger.child({ part: 'activities' }) }),
+    deps.metrics,
+  );
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue,
+    workflowsPath: WORKFLOWS_PATH,
+    activities,
+    identity: deps.identity,
+    shutdownGraceTime: '20s',
+    bundlerOptions: { ignoreModules: [] },
+  });
+}
