@@ -2,6 +2,7 @@
  * The drainflow worker: polls the task queue and runs the drain workflows and the Kubernetes
  * activities. Scale out by running more workers on the same task queue.
  */
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Worker, type NativeConnection } from '@temporalio/worker';
@@ -10,8 +11,15 @@ import { createActivities } from '../activities/index.js';
 import type { DrainActivities } from '../activities/types.js';
 import type { DrainflowMetrics } from '../shared/http.js';
 
-/** Path of the workflow entry module bundled by the worker. */
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/**
+ * Path of the workflow entry module bundled by the worker: the TypeScript source when running from a
+ * checkout (tsx), the compiled `index.js` when running from `dist/` (the container image), where
+ * no `.ts` file exists.
+ */
+const WORKFLOWS_TS = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+export const WORKFLOWS_PATH = existsSync(WORKFLOWS_TS)
+  ? WORKFLOWS_TS
+  : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 
 /**
  * Wraps the activities so the worker's metrics count eviction outcomes and 429s. Behaviour is
