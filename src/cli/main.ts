@@ -4,6 +4,9 @@
  */
 import { Command, Option } from 'commander';
 import { run } from './run.js';
+import { CliError, control, status, watch, type CliContext } from './plans.js';
+import { renderPlan } from './render.js';
+import { demo } from './demo.js';
 
 const program = new Command();
 program.name('drainflow').description('Durable, PodDisruptionBudget-aware node drains on Temporal').showHelpAfterError();
@@ -27,7 +30,67 @@ program
     await run(opts);
   });
 
+/** Connection flags shared by the plan commands. */
+function withConnection(cmd: Command): Command {
+  return cmd
+    .option('--kubeconfig <path>', 'kubeconfig file (default $KUBECONFIG or ~/.kube/config)')
+    .option('--temporal-address <host:port>', 'Temporal frontend (default $TEMPORAL_ADDRESS or 127.0.0.1:7233)')
+    .option('--temporal-namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)');
+}
+function context(opts: { kubeconfig?: string; temporalAddress?: string; temporalNamespace?: string }): CliContext {
+  const kubeconfig = opts.kubeconfig ?? process.env.KUBECONFIG;
+  return {
+    ...(kubeconfig ? { kubeconfig } : {}),
+    temporalAddress: opts.temporalAddress ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    temporalNamespace: opts.temporalNamespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
+  };
+}
+
+withConnection(program.command('status <plan>').description("show a plan's progress (live from its workflow when running)")).action(
+  async (name: string, opts) => {
+    const { plan, live } = await status(context(opts), name);
+    console.log(renderPlan({ metadata: plan.metadata, status: live ?? plan.status }, Date.now()));
+  },
+);
+for (const [action, help] of [
+  ['pause', 'stop new evictions (in-flight calls finish; timers keep running)'],
+  ['resume', 'continue a paused plan'],
+  ['abort', 'stop evicting and hand back the nodes this plan cordoned (per spec.uncordon)'],
+  ['release', 'maintenance is over: with uncordon OnRelease the nodes are uncordoned'],
+] as const) {
+  withConnection(program.command(`${action} <plan>`).description(help)).action(async (name: string, opts) => {
+    const st = await control(context(opts), name, action);
+    console.log(`${action}: plan ${name} is now ${st.phase}${st.reason ? ` (${st.reason})` : ''}`);
+  });
+}
+withConnection(program.command('watch <plan>').description('show the drain live until the plan reaches a final phase'))
+  .option('--follow', 'keep watching after a final phase')
+  .action(async (name: string, opts) => {
+    await watch(context(opts), name, { follow: Boolean(opts.follow) });
+  });
+
+program
+  .command('demo')
+  .description('bring up the local stack, start drainflow, drain a realistic workload and show it live')
+  .option('--nodes <n>', 'kwok nodes in the demo pool', '4')
+  .option('--drain <n>', 'nodes to drain', '2')
+  .option('--pods-per-node <n>', 'pods per node (about)', '6')
+  .addOption(new Option('--pdb <tightness>', 'PodDisruptionBudget tightness').choices(['none', 'loose', 'tight']).default('tight'))
+  .option('--timeout <seconds>', 'plan drainTimeoutSeconds', '300')
+  .option('--keep', 'keep the workload, the plan and drainflow running at the end')
+  .action(async (opts) => {
+    process.exitCode = await demo({
+      nodes: Number(opts.nodes),
+      drain: Number(opts.drain),
+      podsPerNode: Number(opts.podsPerNode),
+      pdb: opts.pdb,
+      timeoutSeconds: Number(opts.timeout),
+      keep: Boolean(opts.keep),
+    });
+  });
+
 program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(`drainflow: ${err instanceof Error ? err.message : String(err)}`);
+  const msg = err instanceof CliError || err instanceof Error ? err.message : String(err);
+  console.error(`drainflow: ${msg}`);
   process.exit(1);
 });

@@ -85,7 +85,8 @@ export interface NextStep {
  * - A pod is eligible when Pending and its cooldown has ended (`notBeforeMs <= nowMs`).
  * - At most `maxInFlight` eviction calls are in flight.
  * - A pod covered by exactly one PDB is evicted only while that PDB has `allowed > 0`; each start
- *   spends one. With none left, one waiter is requested for the PDB. A pod covered by several PDBs
+ *   spends one. With none left, one waiter is requested for the PDB (not while an eviction behind
+ *   it is in flight: its answer comes first). A pod covered by several PDBs
  *   is sent as is: the API server answers 500, reported as a permanent blocker (eviction.go).
  */
 export function planNextStep(
@@ -99,6 +100,9 @@ export function planNextStep(
   const budget = new Map<string, number>();
   for (const [key, pdb] of pdbs) budget.set(key, pdb.allowed);
   let wakeAtMs: number | undefined;
+  // A PDB with an eviction in flight is not waited for yet: the call's answer updates our view,
+  // and a wait started now could read the budget before that call spent it.
+  const busy = new Set(pods.filter((p) => p.state === 'Evicting').flatMap((p) => p.pdbs));
   const sorted = [...pods].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   for (const pod of sorted) {
     if (pod.state !== 'Pending') continue;
@@ -112,10 +116,11 @@ export function planNextStep(
       const left = budget.get(key) ?? 0;
       if (left <= 0) {
         const pdb = pdbs.get(key);
-        if (!pdb?.waiting) waitPdbs.add(key);
+        if (!pdb?.waiting && !busy.has(key)) waitPdbs.add(key);
         continue;
       }
       budget.set(key, left - 1);
+      busy.add(key);
     }
     evict.push(pod.key);
     inFlight++;

@@ -19,6 +19,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -33,6 +34,8 @@ import { nodeControlSignal, nodeProgressSignal, type DrainNodeInput, type NodePr
 
 /** Longest single wait on a terminating pod before looking again, seconds. */
 const POD_GONE_WAIT_SECONDS = 300;
+/** Minimum time between two progress signals to the plan workflow, ms. */
+const PROGRESS_INTERVAL_MS = 1000;
 /** How often a node held by another plan is tried again, seconds. */
 const CLAIM_RETRY_SECONDS = 5;
 /** Re-list passes after the pods found first are handled (catches pods that landed before the cordon took effect). */
@@ -126,7 +129,8 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
     };
   };
 
-  // Coalesced progress reports: every change marks dirty; one report per workflow task at most.
+  // Coalesced progress reports: every change marks dirty; at most one report per
+  // PROGRESS_INTERVAL_MS (the final one goes out at once), which bounds the plan workflow's history.
   const parent = getExternalWorkflowHandle(input.parentWorkflowId);
   const reporter = (async () => {
     for (;;) {
@@ -134,6 +138,8 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
       if (!dirty) return;
       dirty = false;
       await parent.signal(nodeProgressSignal, progress());
+      // patched: runs started before the throttle existed replay without its timer.
+      if (!finished && patched('progress-throttle')) await condition(() => finished, PROGRESS_INTERVAL_MS);
     }
   })();
   const touch = () => {

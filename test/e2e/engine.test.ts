@@ -48,7 +48,7 @@ function kubectl(...args: string[]): string {
 describe('drain engine on the real stack', () => {
   let c: Clients;
   let ns: string;
-  let nodes: string[] = [];
+  const nodes: string[] = [];
   let worker: Worker;
   let running: Promise<void>;
   let nativeConnection: NativeConnection;

@@ -185,6 +185,11 @@ export class SimCluster {
         return { gone: true };
       },
       waitDisruptionAllowed: async ({ pdb }) => {
+        // Like the real activity's watch: return as soon as the budget frees (polled here for up
+        // to 2 s of real time; the workflow's own timer enforces the bound in skipped time).
+        for (let i = 0; i < 200 && (this.pdbs.get(pdb) ?? 0) <= 0 && this.pdbs.has(pdb); i++) {
+          await new Promise((r) => setTimeout(r, 10));
+        }
         const allowed = this.pdbs.get(pdb);
         const res = { disruptionsAllowed: Math.max(0, allowed ?? 0), exists: allowed !== undefined };
         this.record('waitDisruptionAllowed', { pdb }, res);

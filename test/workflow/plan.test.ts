@@ -85,7 +85,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       return h.result();
     });
     assert.equal(res.phase, 'Completed');
-    assert.equal(sim.evictions().length, 6, 'one eviction call per pod');
+    assert.equal(sim.evictions().length, 6, `one eviction call per pod: ${JSON.stringify(sim.calls.filter((c) => c.name !== 'publishStatus').map((c) => [c.name, c.atMs % 100000, (c.arg as { name?: string }).name ?? (c.arg as { pdb?: string }).pdb ?? (c.arg as { key?: string }).key, (c.result as { outcome?: string; disruptionsAllowed?: number })?.outcome ?? (c.result as { disruptionsAllowed?: number })?.disruptionsAllowed]))}`);
     assert.equal(sim.evictions().filter((c) => (c.result as { outcome: string }).outcome !== 'Evicted').length, 0);
     // Never more than the PDB allowed: the allowance never went below zero.
     assert.ok((sim.pdbs.get('app/web') ?? 0) >= 0);

@@ -1,0 +1,45 @@
+/**
+ * Plain-text rendering of a plan for the terminal (`drainflow watch`, `status`, the demo): per node
+ * pods evicted/total with a progress bar, what blocks and why, and the cooldown countdown.
+ * Pure: the caller passes the time (ms since epoch).
+ */
+import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
+
+/** A text progress bar `[#####-----]` of `width` cells. */
+export function bar(done: number, total: number, width = 20): string {
+  const filled = total > 0 ? Math.round((Math.min(done, total) / total) * width) : width;
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
+}
+
+/** Seconds from `nowMs` until an RFC 3339 time, rounded up, at least 0. */
+export function secondsUntil(iso: string, nowMs: number): number {
+  return Math.max(0, Math.ceil((Date.parse(iso) - nowMs) / 1000));
+}
+
+/** Renders the plan's status as lines of text. */
+export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, nowMs: number): string {
+  const s: MaintenancePlanStatus = plan.status ?? {};
+  const p = s.evictionProgress;
+  const lines: string[] = [];
+  lines.push(`MaintenancePlan ${plan.metadata.name}: ${s.phase ?? 'Pending'}${s.reason ? ` (${s.reason})` : ''}`);
+  if (s.message) lines.push(`  ${s.message}`);
+  if (p) {
+    lines.push(
+      `  pods ${bar(p.evicted, p.total)} ${p.evicted}/${p.total} evicted, ${p.failed} blocked; ` +
+        `${p.attempts} eviction call(s), ${p.tooManyRequests} answered 429`,
+    );
+    if (p.nextActionAt) lines.push(`  cooling down: next eviction in ${secondsUntil(p.nextActionAt, nowMs)} s`);
+  }
+  if (s.deadline && s.phase !== 'Drained' && s.phase !== 'Completed') {
+    lines.push(`  deadline in ${secondsUntil(s.deadline, nowMs)} s (${s.deadline})`);
+  }
+  for (const n of s.nodes ?? []) {
+    lines.push(`  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted, n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}`);
+    for (const b of n.blockedBy ?? []) {
+      const tries = b.attempts ? `, ${b.attempts} call(s)` : '';
+      lines.push(`      blocked by ${b.pod}${b.pdb ? ` (PodDisruptionBudget ${b.pdb})` : ''}: ${b.reason}${tries} — ${b.message}`);
+    }
+  }
+  if (s.workflow?.url) lines.push(`  Temporal UI: ${s.workflow.url}`);
+  return lines.join('\n');
+}
