@@ -22,6 +22,12 @@ export const WORKFLOWS_PATH = existsSync(WORKFLOWS_TS)
   : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 
 /**
+ * A workflow bundle prebuilt at image build time (`dist/workflow-bundle.js`, see Dockerfile). When
+ * present the worker uses it instead of bundling at start (saves seconds and ~100 MB of peak RSS).
+ */
+const PREBUILT_BUNDLE = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+
+/**
  * Wraps the activities so the worker's metrics count eviction outcomes and 429s. Behaviour is
  * unchanged: results and errors pass through.
  */
@@ -68,10 +74,11 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    workflowsPath: WORKFLOWS_PATH,
+    ...(existsSync(PREBUILT_BUNDLE) && !existsSync(WORKFLOWS_TS)
+      ? { workflowBundle: { codePath: PREBUILT_BUNDLE } }
+      : { workflowsPath: WORKFLOWS_PATH }),
     activities,
     identity: deps.identity,
     shutdownGraceTime: '20s',
-    bundlerOptions: { ignoreModules: [] },
   });
 }
