@@ -1,0 +1,342 @@
+/**
+ * Medians, ratios, the Markdown report (bench/RESULTS.md) and the chart (bench/results.png: wall time
+ * and 429s per scenario, drainflow next to kubectl drain).
+ */
+import { writeFileSync } from 'node:fs';
+import type { Scenario } from '../scenarios.js';
+import type { RunResult, Tool } from './runs.js';
+import { median, round } from './util.js';
+
+/** The figures summarised per tool (median over the successful runs). */
+export const FIGURES: {
+  key: string;
+  label: string;
+  get: (r: RunResult) => number | undefined;
+  digits: number;
+}[] = [
+  { key: 'wallSeconds', label: 'wall time, s', get: (r) => r.wallSeconds, digits: 2 },
+  { key: 'podsGoneSeconds', label: 'last pod gone, s', get: (r) => r.podsGoneSeconds, digits: 2 },
+  { key: 'evictedPods', label: 'pods evicted', get: (r) => r.evictedPods, digits: 0 },
+  { key: 'evictions', label: 'eviction calls', get: (r) => r.api?.evictions.total, digits: 0 },
+  { key: 'evictions201', label: '… answered 201', get: (r) => r.api?.evictions.c201, digits: 0 },
+  { key: 'evictions429', label: '… answered 429', get: (r) => r.api?.evictions.c429, digits: 0 },
+  { key: 'evictionsOther', label: '… other answers', get: (r) => r.api?.evictions.other, digits: 0 },
+  {
+    key: 'toolAttempts',
+    label: 'eviction calls the tool reports',
+    get: (r) => r.toolCounts?.attempts,
+    digits: 0,
+  },
+  { key: 'tool429', label: '429s the tool reports', get: (r) => r.toolCounts?.tooManyRequests, digits: 0 },
+  {
+    key: 'evictionLatencyMs',
+    label: 'API server time per eviction call, ms (mean)',
+    get: (r) => r.api?.evictionLatencyMs,
+    digits: 0,
+  },
+  {
+    key: 'evictionsPerPod',
+    label: 'eviction calls per evicted pod',
+    get: (r) => r.evictionsPerPod,
+    digits: 2,
+  },
+  { key: 'c429PerPod', label: '429s per evicted pod', get: (r) => r.c429PerPod, digits: 3 },
+  { key: 'historyEvents', label: 'Temporal history events', get: (r) => r.history?.events, digits: 0 },
+  {
+    key: 'historyEventsPerPod',
+    label: 'history events per evicted pod',
+    get: (r) => r.historyEventsPerPod,
+    digits: 1,
+  },
+  { key: 'statusWrites', label: 'status writes per plan', get: (r) => r.statusWrites, digits: 0 },
+  { key: 'peakRssMb', label: 'peak RSS, MiB', get: (r) => r.process?.peakRssMb, digits: 0 },
+  { key: 'cpuSeconds', label: 'CPU, s', get: (r) => r.process?.cpuSeconds, digits: 2 },
+];
+
+export type Summary = Record<string, { drainflow?: number; kubectl?: number; ratio?: number }>;
+
+/** Medians per tool over the runs that succeeded, and drainflow/kubectl. */
+export function summarise(runs: RunResult[]): Summary {
+  const out: Summary = {};
+  const ok = (t: Tool) => runs.filter((r) => r.tool === t && r.ok);
+  for (const f of FIGURES) {
+    const df = median(ok('drainflow').map(f.get));
+    const kc = median(ok('kubectl').map(f.get));
+    const ratio = df !== undefined && kc !== undefined && kc !== 0 ? round(df / kc, 3) : undefined;
+    out[f.key] = {
+      ...(df !== undefined ? { drainflow: round(df, 3) } : {}),
+      ...(kc !== undefined ? { kubectl: round(kc, 3) } : {}),
+      ...(ratio !== undefined ? { ratio } : {}),
+    };
+  }
+  return out;
+}
+
+export interface ScenarioResults {
+  scenario: Scenario;
+  date: string;
+  repeat: number;
+  tools: Tool[];
+  runs: RunResult[];
+  summary: Summary;
+}
+
+export interface SweepResults {
+  scenario: string;
+  date: string;
+  repeat: number;
+  values: { maxConcurrentPerNode: number; runs: RunResult[]; summary: Summary }[];
+}
+
+export interface ResultsFile {
+  generatedAt: string;
+  machine: { nproc: number; memoryGiB: number; cpu: string; kernel: string };
+  versions: Record<string, string>;
+  scenarios: Record<string, ScenarioResults>;
+  sweep?: SweepResults;
+}
+
+const fmt = (x: number | undefined, digits: number) => (x === undefined ? '–' : x.toFixed(digits));
+
+/** Verdicts against the targets of issue 6, with the reason when missed. */
+function verdicts(name: string, res: ScenarioResults): string[] {
+  const s = res.summary;
+  const out: string[] = [];
+  const failed = res.runs.filter((r) => !r.ok);
+  if (failed.length > 0) {
+    out.push(
+      `**${failed.length} run(s) failed**: ${failed.map((r) => `${r.tool} #${r.rep}: ${r.error ?? 'unknown'}`).join('; ')}`,
+    );
+  }
+  const ratio = (k: string) => s[k]?.ratio;
+  if (name === 'free') {
+    const r = ratio('wallSeconds');
+    out.push(
+      `Target: drainflow wall time within 1.2× of kubectl drain — ${r === undefined ? 'not measured' : `${r.toFixed(2)}× → ${r <= 1.2 ? 'met' : '**missed**'}`}.`,
+    );
+  }
+  if (name === 'tight') {
+    const r = ratio('wallSeconds');
+    const q = s.c429PerPod;
+    out.push(
+      `Target: drainflow wall time at most kubectl's — ${r === undefined ? 'not measured' : `${r.toFixed(2)}× → ${r <= 1 ? 'met' : '**missed**'}`}.`,
+    );
+    if (q?.drainflow !== undefined && q.kubectl !== undefined) {
+      const ok = q.drainflow <= q.kubectl / 4;
+      out.push(
+        `Target: 429s per evicted pod at most a quarter of kubectl's — ${q.drainflow.toFixed(3)} vs ${q.kubectl.toFixed(3)} → ${ok ? 'met' : '**missed**'}.`,
+      );
+    }
+  }
+  if (name === 'fleet' || name === 'scale') {
+    const df = res.runs.filter((r) => r.tool === 'drainflow');
+    out.push(
+      `drainflow runs completed (plan Drained, targets empty): ${df.filter((r) => r.ok).length}/${df.length}.`,
+    );
+    const peaks = df.flatMap((r) =>
+      Object.entries(r.process?.parts ?? {}).map(([role, p]) => `${role} ${p.peakRssMb.toFixed(0)} MiB`),
+    );
+    if (peaks.length > 0) {
+      const max = Math.max(
+        ...df.flatMap((r) => Object.values(r.process?.parts ?? {}).map((p) => p.peakRssMb)),
+      );
+      out.push(
+        `Target: peak RSS of operator and worker under 300 MiB — ${peaks.join(', ')} → ${max < 300 ? 'met' : '**missed**'}.`,
+      );
+    }
+  }
+  return out;
+}
+
+function table(summary: Summary, tools: Tool[]): string[] {
+  const both = tools.includes('drainflow') && tools.includes('kubectl');
+  const head = both
+    ? '| figure (median) | drainflow | kubectl drain | drainflow / kubectl |'
+    : `| figure (median) | ${tools.join(' | ')} |`;
+  const sep = both ? '| --- | ---: | ---: | ---: |' : `| --- |${tools.map(() => ' ---: |').join('')}`;
+  const rows = [head, sep];
+  for (const f of FIGURES) {
+    const v = summary[f.key];
+    if (!v || (v.drainflow === undefined && v.kubectl === undefined)) continue;
+    if (both)
+      rows.push(
+        `| ${f.label} | ${fmt(v.drainflow, f.digits)} | ${fmt(v.kubectl, f.digits)} | ${v.ratio === undefined ? '–' : `${v.ratio.toFixed(2)}×`} |`,
+      );
+    else rows.push(`| ${f.label} | ${tools.map((t) => fmt(v[t], f.digits)).join(' | ')} |`);
+  }
+  return rows;
+}
+
+function runsTable(runs: RunResult[]): string[] {
+  const rows = [
+    '| run | tool | ok | wall s | evictions (201/429/other) | pods | history events | status writes | peak RSS MiB | CPU s |',
+    '| ---: | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const r of runs) {
+    const e = r.api?.evictions;
+    rows.push(
+      `| ${r.rep} | ${r.tool}${r.maxConcurrentPerNode !== undefined && r.maxConcurrentPerNode !== 4 ? ` (c=${r.maxConcurrentPerNode})` : ''} | ${r.ok ? 'yes' : 'no'} | ${fmt(r.wallSeconds, 2)} | ` +
+        `${e ? `${e.total} (${e.c201}/${e.c429}/${e.other})` : '–'} | ${r.evictedPods ?? '–'} | ${r.history?.events ?? '–'} | ` +
+        `${r.tool === 'drainflow' ? (r.statusWrites ?? '–') : '–'} | ${fmt(r.process?.peakRssMb, 0)} | ${fmt(r.process?.cpuSeconds, 2)} |`,
+    );
+  }
+  return rows;
+}
+
+/** Writes RESULTS.md. */
+export function writeMarkdown(file: string, res: ResultsFile, extraNotes: string[] = []): void {
+  const L: string[] = [];
+  L.push('# drainflow benchmark results', '');
+  L.push(
+    `Generated by \`npm run bench\` on ${res.generatedAt.slice(0, 10)} (see bench/README.md for how each figure is measured and what would make it unfair).`,
+    '',
+  );
+  L.push(
+    `Machine: ${res.machine.nproc} CPU(s) (${res.machine.cpu}), ${res.machine.memoryGiB} GiB memory, Linux ${res.machine.kernel}. ` +
+      `Versions: ${Object.entries(res.versions)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}.`,
+    '',
+  );
+  L.push(
+    'Every run builds the same workload on fresh kwok nodes of the local stack (real kube-apiserver, kube-controller-manager and scheduler); ' +
+      'pods have terminationGracePeriodSeconds 2 and become Ready 3 s after scheduling. drainflow runs as a child process of the bench ' +
+      "(`node bin/drainflow.js run`, operator and worker in one process unless noted) with its own task queue; kubectl is the stack's own " +
+      "(`kubectl drain NODE --ignore-daemonsets --delete-emptydir-data --timeout=…`, one process per node, as many at once as the plan's maxUnavailableNodes). " +
+      'Runs alternate drainflow, kubectl, drainflow, kubectl, …; figures are medians over the successful runs.',
+    '',
+  );
+  L.push('![wall time and 429s per scenario](results.png)', '');
+  for (const [name, r] of Object.entries(res.scenarios)) {
+    L.push(`## ${name}: ${r.scenario.description}`, '');
+    L.push(
+      `${r.repeat} repetition(s) on ${r.date.slice(0, 10)}; tools: ${r.tools.join(', ')}; maxUnavailableNodes ${r.scenario.maxUnavailableNodes}; ` +
+        `${r.scenario.targets * r.scenario.deployments * r.scenario.perTarget} pods on ${r.scenario.targets} target node(s).`,
+      '',
+    );
+    L.push(...table(r.summary, r.tools), '');
+    for (const v of verdicts(name, r)) L.push(`- ${v}`);
+    L.push('');
+    L.push('<details><summary>every run</summary>', '', ...runsTable(r.runs), '');
+    const warnings = r.runs.flatMap((x) => x.warnings.map((w) => `${x.tool} #${x.rep}: ${w}`));
+    if (warnings.length > 0) L.push('Warnings:', '', ...warnings.map((w) => `- ${w}`), '');
+    const df = r.runs.find((x) => x.tool === 'drainflow' && x.history);
+    if (df?.history) {
+      const top = Object.entries(df.history.byType).slice(0, 8);
+      L.push(
+        `History of drainflow run #${df.rep}: ${df.history.workflows} workflows, ${df.history.events} events (plan workflow ${df.history.planEvents}); ` +
+          `most frequent: ${top.map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+        '',
+      );
+    }
+    L.push('</details>', '');
+  }
+  if (res.sweep) {
+    const sw = res.sweep;
+    L.push(`## eviction.maxConcurrentPerNode on \`${sw.scenario}\` (drainflow only)`, '');
+    L.push(`${sw.repeat} repetition(s) per value on ${sw.date.slice(0, 10)}, values interleaved.`, '');
+    L.push(
+      '| maxConcurrentPerNode | wall time, s | eviction calls | 429s | history events per pod | CPU, s | peak RSS, MiB | runs ok |',
+    );
+    L.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const v of sw.values) {
+      const s = v.summary;
+      L.push(
+        `| ${v.maxConcurrentPerNode} | ${fmt(s.wallSeconds?.drainflow, 2)} | ${fmt(s.evictions?.drainflow, 0)} | ${fmt(s.evictions429?.drainflow, 0)} | ` +
+          `${fmt(s.historyEventsPerPod?.drainflow, 1)} | ${fmt(s.cpuSeconds?.drainflow, 2)} | ${fmt(s.peakRssMb?.drainflow, 0)} | ${v.runs.filter((r) => r.ok).length}/${v.runs.length} |`,
+      );
+    }
+    L.push('');
+  }
+  if (extraNotes.length > 0) L.push(...extraNotes, '');
+  writeFileSync(file, L.join('\n'));
+}
+
+/** The chart as SVG: one column per scenario, wall time on top, 429s below, drainflow next to kubectl. */
+export function chartSvg(res: ResultsFile): string {
+  const names = Object.keys(res.scenarios);
+  const colW = 190;
+  const panelH = 170;
+  const top = 60;
+  const left = 20;
+  const W = Math.max(600, left * 2 + Math.max(1, names.length) * colW);
+  const H = top + 2 * (panelH + 50) + 40;
+  const colors: Record<Tool, string> = { drainflow: '#2b6cb0', kubectl: '#dd6b20' };
+  const o: string[] = [];
+  o.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif">`,
+  );
+  o.push(`<rect width="${W}" height="${H}" fill="white"/>`);
+  o.push(
+    `<text x="${W / 2}" y="24" text-anchor="middle" font-size="16" font-weight="bold">drainflow vs kubectl drain (medians)</text>`,
+  );
+  o.push(
+    `<rect x="${W / 2 - 110}" y="36" width="12" height="12" fill="${colors.drainflow}"/><text x="${W / 2 - 94}" y="46" font-size="12">drainflow</text>`,
+  );
+  o.push(
+    `<rect x="${W / 2 + 10}" y="36" width="12" height="12" fill="${colors.kubectl}"/><text x="${W / 2 + 26}" y="46" font-size="12">kubectl drain</text>`,
+  );
+  const panels: { title: string; key: 'wallSeconds' | 'evictions429'; digits: number }[] = [
+    { title: 'wall time, s', key: 'wallSeconds', digits: 1 },
+    { title: 'eviction calls answered 429', key: 'evictions429', digits: 0 },
+  ];
+  panels.forEach((p, pi) => {
+    const y0 = top + pi * (panelH + 50) + 20;
+    names.forEach((name, ci) => {
+      const x0 = left + ci * colW;
+      const v = res.scenarios[name]!.summary[p.key] ?? {};
+      const vals: [Tool, number | undefined][] = [
+        ['drainflow', v.drainflow],
+        ['kubectl', v.kubectl],
+      ];
+      const max = Math.max(1e-9, ...vals.map(([, x]) => x ?? 0));
+      o.push(
+        `<text x="${x0 + colW / 2}" y="${y0 - 4}" text-anchor="middle" font-size="12">${name}: ${p.title}</text>`,
+      );
+      o.push(
+        `<line x1="${x0 + 20}" y1="${y0 + panelH}" x2="${x0 + colW - 20}" y2="${y0 + panelH}" stroke="#444"/>`,
+      );
+      vals.forEach(([tool, x], bi) => {
+        const bw = 50;
+        const bx = x0 + 35 + bi * (bw + 20);
+        if (x === undefined) {
+          o.push(
+            `<text x="${bx + bw / 2}" y="${y0 + panelH - 6}" text-anchor="middle" font-size="11" fill="#888">n/a</text>`,
+          );
+          return;
+        }
+        const h = Math.max(1, ((panelH - 30) * x) / max);
+        o.push(`<rect x="${bx}" y="${y0 + panelH - h}" width="${bw}" height="${h}" fill="${colors[tool]}"/>`);
+        o.push(
+          `<text x="${bx + bw / 2}" y="${y0 + panelH - h - 5}" text-anchor="middle" font-size="11">${x.toFixed(p.digits)}</text>`,
+        );
+      });
+    });
+  });
+  o.push(
+    `<text x="${W / 2}" y="${H - 12}" text-anchor="middle" font-size="10" fill="#555">${res.generatedAt.slice(0, 10)} · ${res.machine.nproc} CPUs · each panel has its own scale</text>`,
+  );
+  o.push('</svg>');
+  return o.join('\n');
+}
+
+/** Writes the chart as PNG (via @resvg/resvg-js), or as SVG next to it when resvg is not installed. */
+export async function writeChart(file: string, res: ResultsFile): Promise<string> {
+  const svg = chartSvg(res);
+  try {
+    const { Resvg } = await import('@resvg/resvg-js');
+    const png = new Resvg(svg, {
+      fitTo: { mode: 'zoom', value: 2 },
+      font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' },
+    })
+      .render()
+      .asPng();
+    writeFileSync(file, png);
+    return file;
+  } catch (err) {
+    const svgFile = file.replace(/\.png$/, '') + '.svg';
+    writeFileSync(svgFile, svg);
+    process.stderr.write(`[bench] PNG not written (${String(err)}); wrote ${svgFile}\n`);
+    return svgFile;
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * One measured run: build the workload, drain the targets with one tool, collect the figures, clean up.
+ * See bench/README.md for what each figure means.
+ */
+import type { Client } from '@temporalio/client';
+import { uniqueName, type Clients } from '../../test/helpers/k8s.js';
+import { podsOnTargets, type Scenario } from '../scenarios.js';
+import { apiFigures, scrapeRequestCounters, type ApiFigures } from './apiserver.js';
+import {
+  DrainflowProcesses,
+  createPlan,
+  deletePlan,
+  historyFigures,
+  terminateIfRunning,
+  waitPlanDone,
+  type HistoryFigures,
+  type ProcFigures,
+} from './drainflow.js';
+import { kubectlDrain, type KubectlNodeResult } from './kubectl.js';
+import { log, round, sleep } from './util.js';
+import { buildWorkload, podsLeftOnTargets, teardown, type Workload } from './workload.js';
+
+export type Tool = 'drainflow' | 'kubectl';
+
+/** Resource figures of the drain process(es): peak RSS (MiB) and CPU seconds during the drain. */
+export interface ProcessFigures {
+  /** Per process: drainflow `operator+worker` (or `operator` and `worker`), or kubectl's max/sum over its processes. */
+  parts: Record<string, { peakRssMb: number; cpuSeconds: number; peakRssStartupMb?: number }>;
+  /** Largest peak RSS of any one process during the drain. */
+  peakRssMb: number;
+  /** CPU seconds of all the tool's processes during the drain. */
+  cpuSeconds: number;
+  /** Whether the peak was reset after start-up (drainflow): false means it includes start-up. */
+  peakReset?: boolean;
+}
+
+export interface RunResult {
+  tool: Tool;
+  rep: number;
+  maxConcurrentPerNode?: number;
+  ok: boolean;
+  error?: string;
+  /** The run measured something else than intended (another operator ran the plan): repeated by the bench. */
+  invalid?: boolean;
+  startedAt: string;
+  podsOnTargets: number;
+  podsPerTarget?: { min: number; max: number };
+  setupSeconds?: number;
+  /** Start (plan created / first kubectl spawned) to done (plan phase Drained seen / last kubectl exited). */
+  wallSeconds?: number;
+  /** Start to the last pod bound to a target disappearing (pod watch of the bench). */
+  podsGoneSeconds?: number;
+  /** Pods deleted from the targets during the run (pod watch). */
+  evictedPods?: number;
+  api?: ApiFigures;
+  evictionsPerPod?: number;
+  c429PerPod?: number;
+  history?: HistoryFigures;
+  historyEventsPerPod?: number;
+  /** Status writes of the plan (one plan per run). */
+  statusWrites?: number;
+  process?: ProcessFigures;
+  /** The tool's own count: drainflow status.evictionProgress, kubectl output lines. */
+  toolCounts?: { attempts: number; tooManyRequests: number };
+  planPhase?: string;
+  kubectlNodes?: KubectlNodeResult[];
+  warnings: string[];
+}
+
+export interface RunOptions {
+  logDir: string;
+  split: boolean;
+  maxConcurrentPerNode?: number;
+}
+
+function derive(r: RunResult): void {
+  const pods = r.evictedPods;
+  if (r.api && pods) {
+    r.evictionsPerPod = round(r.api.evictions.total / pods, 3);
+    r.c429PerPod = round(r.api.evictions.c429 / pods, 3);
+  }
+  if (r.history && pods) r.historyEventsPerPod = round(r.history.events / pods, 1);
+  if (r.api && r.toolCounts && r.api.evictions.total !== r.toolCounts.attempts) {
+    r.warnings.push(
+      `API server counted ${r.api.evictions.total} eviction calls, the tool reports ${r.toolCounts.attempts}: another client may have evicted pods during the run`,
+    );
+  }
+  if (r.evictedPods !== undefined && r.evictedPods !== r.podsOnTargets) {
+    r.warnings.push(
+      `${r.evictedPods} pods left the targets, ${r.podsOnTargets} were there at the start (pods landed on not-yet-cordoned targets?)`,
+    );
+  }
+}
+
+/**
+ * {@link runOnce}, repeated (up to `attempts` times in all) while the result is invalid because another
+ * drainflow operator on the same cluster took the plan; the discarded attempts are counted in the result.
+ */
+export async function runValid(
+  c: Clients,
+  client: Client,
+  s: Scenario,
+  tool: Tool,
+  rep: number,
+  opts: RunOptions,
+  attempts = 3,
+): Promise<RunResult> {
+  let r = await runOnce(c, client, s, tool, rep, opts);
+  for (let i = 1; i < attempts && r.invalid; i++) {
+    log(`${s.name} #${rep} ${tool}: another operator ran the plan; repeating the run`);
+    const again = await runOnce(c, client, s, tool, rep, opts);
+    again.warnings.unshift(
+      `${i} earlier attempt(s) discarded: another drainflow operator on the cluster ran the plan`,
+    );
+    r = again;
+  }
+  return r;
+}
+
+/** Runs one drain of `s` with `tool`. Never throws: failures are recorded in the result. */
+export async function runOnce(
+  c: Clients,
+  client: Client,
+  s: Scenario,
+  tool: Tool,
+  rep: number,
+  opts: RunOptions,
+): Promise<RunResult> {
+  const r: RunResult = {
+    tool,
+    rep,
+    ...(tool === 'drainflow' ? { maxConcurrentPerNode: opts.maxConcurrentPerNode ?? 4 } : {}),
+    ok: false,
+    startedAt: new Date().toISOString(),
+    podsOnTargets: podsOnTargets(s),
+    warnings: [],
+  };
+  let w: Workload | undefined;
+  let procs: DrainflowProcesses | undefined;
+  let planName: string | undefined;
+  let workflowId: string | undefined;
+  try {
+    log(`${s.name} #${rep} ${tool}: building the workload`);
+    w = await buildWorkload(c, s);
+    r.podsPerTarget = w.podsPerTarget;
+    r.setupSeconds = round(w.setupSeconds, 1);
+    log(
+      `${s.name} #${rep} ${tool}: workload ready in ${r.setupSeconds} s (${r.podsOnTargets} pods on ${s.targets} target(s), ${w.podsPerTarget.min}-${w.podsPerTarget.max} per target)`,
+    );
+
+    if (tool === 'drainflow') {
+      procs = await DrainflowProcesses.start(opts.logDir, opts.split);
+      await sleep(2000);
+      const startup = procs.proc();
+      const reset = procs.resetPeaks();
+      const base = procs.proc();
+      const before = await scrapeRequestCounters();
+      w.observer.record(w.targets);
+      planName = uniqueName(`bench-${s.name}`);
+      const spec: Record<string, unknown> = {
+        nodeNames: w.targets,
+        maxUnavailableNodes: s.maxUnavailableNodes,
+        drainTimeoutSeconds: s.timeoutSeconds,
+        podSelection: { ignoreDaemonSets: true, deleteEmptyDirData: true },
+        ...(opts.maxConcurrentPerNode !== undefined
+          ? { eviction: { maxConcurrentPerNode: opts.maxConcurrentPerNode } }
+          : {}),
+      };
+      log(`${s.name} #${rep} drainflow: plan ${planName} (task queue ${procs.taskQueue})`);
+      const t0 = Date.now();
+      await createPlan(c, planName, spec);
+      const { plan, doneAtMs } = await waitPlanDone(c, planName, (s.timeoutSeconds + 120) * 1000, procs);
+      r.wallSeconds = round((doneAtMs - t0) / 1000, 2);
+      r.planPhase = plan.status?.phase;
+      workflowId = plan.status?.workflow?.workflowId;
+      await sleep(2000);
+      const after = await scrapeRequestCounters();
+      const end = procs.proc();
+      r.api = apiFigures(before, after);
+      r.statusWrites = r.api.statusWrites.total;
+      const rec = w.observer.recorded();
+      r.evictedPods = rec.deleted;
+      if (rec.lastDeletedAtMs) r.podsGoneSeconds = round((rec.lastDeletedAtMs - t0) / 1000, 2);
+      const ep = plan.status?.evictionProgress;
+      if (ep) r.toolCounts = { attempts: ep.attempts, tooManyRequests: ep.tooManyRequests };
+      const parts: ProcessFigures['parts'] = {};
+      for (const [role, f] of Object.entries(end)) {
+        const b = base[role] as ProcFigures;
+        parts[role] = {
+          peakRssMb: round(f.peakRssMb, 1)!,
+          cpuSeconds: round(f.cpuSeconds - b.cpuSeconds, 2)!,
+          peakRssStartupMb: round(startup[role]?.peakRssMb, 1)!,
+        };
+      }
+      r.process = {
+        parts,
+        peakRssMb: Math.max(...Object.values(parts).map((p) => p.peakRssMb)),
+        cpuSeconds: round(
+          Object.values(parts).reduce((a, p) => a + p.cpuSeconds, 0),
+          2,
+        )!,
+        peakReset: reset,
+      };
+      if (workflowId) {
+        r.history = await historyFigures(client, workflowId);
+        if (r.history.taskQueue && r.history.taskQueue !== procs.taskQueue) {
+          r.invalid = true;
+          r.warnings.push(
+            `the plan workflow ran on task queue ${r.history.taskQueue}, not the bench's ${procs.taskQueue}: another operator picked the plan up`,
+          );
+        }
+      } else {
+        r.warnings.push('plan status has no workflow reference: history not counted');
+      }
+      r.ok = r.planPhase === 'Drained' && !r.invalid;
+      if (r.invalid) r.error = 'another drainflow operator on the cluster ran the plan';
+      else if (!r.ok)
+        r.error =
+          `plan ended ${r.planPhase}: ${plan.status?.reason ?? ''} ${plan.status?.message ?? ''}`.trim();
+    } else {
+      await sleep(2000);
+      const before = await scrapeRequestCounters();
+      w.observer.record(w.targets);
+      const res = await kubectlDrain(w.targets, s.maxUnavailableNodes, s.timeoutSeconds, opts.logDir);
+      r.wallSeconds = round((res.endMs - res.startMs) / 1000, 2);
+      await sleep(2000);
+      const after = await scrapeRequestCounters();
+      r.api = apiFigures(before, after);
+      r.statusWrites = r.api.statusWrites.total;
+      const rec = w.observer.recorded();
+      r.evictedPods = rec.deleted;
+      if (rec.lastDeletedAtMs) r.podsGoneSeconds = round((rec.lastDeletedAtMs - res.startMs) / 1000, 2);
+      r.toolCounts = {
+        attempts: res.nodes.reduce((a, n) => a + n.attempts, 0),
+        tooManyRequests: res.nodes.reduce((a, n) => a + n.tooManyRequests, 0),
+      };
+      const rss = res.nodes.map((n) => n.peakRssMb ?? 0);
+      const cpu = res.nodes.reduce((a, n) => a + (n.cpuSeconds ?? 0), 0);
+      r.process = {
+        parts: { kubectl: { peakRssMb: round(Math.max(...rss), 1)!, cpuSeconds: round(cpu, 2)! } },
+        peakRssMb: round(Math.max(...rss), 1)!,
+        cpuSeconds: round(cpu, 2)!,
+      };
+      r.kubectlNodes = res.nodes.filter((n) => n.exitCode !== 0);
+      r.ok = res.ok;
+      if (!r.ok) r.error = `kubectl drain failed on ${r.kubectlNodes.map((n) => n.node).join(', ')}`;
+    }
+    const left = podsLeftOnTargets(w);
+    if (left > 0) {
+      r.ok = false;
+      r.error = `${r.error ? `${r.error}; ` : ''}${left} pod(s) still on the targets`;
+    }
+    derive(r);
+    log(
+      `${s.name} #${rep} ${tool}: ${r.ok ? 'ok' : `FAILED (${r.error})`} wall ${r.wallSeconds} s, evictions ${r.api?.evictions.total} ` +
+        `(201: ${r.api?.evictions.c201}, 429: ${r.api?.evictions.c429}, other: ${r.api?.evictions.other}), pods ${r.evictedPods}` +
+        (r.history ? `, history ${r.history.events} events` : '') +
+        (r.process ? `, peak RSS ${r.process.peakRssMb} MiB, CPU ${r.process.cpuSeconds} s` : ''),
+    );
+    for (const warning of r.warnings) log(`  warning: ${warning}`);
+  } catch (err) {
+    r.ok = false;
+    r.error = err instanceof Error ? err.message : String(err);
+    log(`${s.name} #${rep} ${tool}: FAILED: ${r.error}`);
+  } finally {
+    if (planName) {
+      const byOperator = await deletePlan(c, planName).catch(() => false);
+      if (!byOperator)
+        r.warnings.push(
+          'the operator did not remove the deleted plan within 60 s: finalizer stripped by the bench',
+        );
+    }
+    if (workflowId) await terminateIfRunning(client, workflowId);
+    if (procs) await procs.stop();
+    if (w) await teardown(c, w).catch((err: unknown) => log(`teardown failed: ${String(err)}`));
+  }
+  return r;
+}
