@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
 import type { DrainActivities } from '../activities/types.js';
 import type { DrainflowMetrics } from '../shared/http.js';
+import { workflowBundlePath } from './bundle.js';
 
 /**
  * Path of the workflow entry module bundled by the worker: the TypeScript source when running from a
@@ -61,8 +62,8 @@ export interface WorkerDeps {
 }
 
 /**
- * Creates (does not run) the worker: bundles the workflows (a few seconds) and registers the
- * activities. Run it with `worker.run()`; `worker.shutdown()` stops polling and lets running
+ * Creates (does not run) the worker: takes the workflow bundle (prebuilt, cached, or built once in
+ * a child process, see ./bundle.ts) and registers the activities. Run it with `worker.run()`; `worker.shutdown()` stops polling and lets running
  * activities finish (graceful shutdown, as on SIGTERM).
  */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
@@ -74,9 +75,9 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    ...(existsSync(PREBUILT_BUNDLE) && !existsSync(WORKFLOWS_TS)
-      ? { workflowBundle: { codePath: PREBUILT_BUNDLE } }
-      : { workflowsPath: WORKFLOWS_PATH }),
+    workflowBundle: {
+      codePath: existsSync(PREBUILT_BUNDLE) && !existsSync(WORKFLOWS_TS) ? PREBUILT_BUNDLE : workflowBundlePath(WORKFLOWS_PATH),
+    },
     activities,
     identity: deps.identity,
     shutdownGraceTime: '20s',
