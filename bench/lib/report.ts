@@ -164,7 +164,7 @@ function table(summary: Summary, tools: Tool[]): string[] {
       );
     else rows.push(`| ${f.label} | ${tools.map((t) => fmt(v[t], f.digits)).join(' | ')} |`);
   }
-  return rows;
+  return rows.length > 2 ? rows : ['No successful run, so no figures.'];
 }
 
 function runsTable(runs: RunResult[]): string[] {
@@ -278,7 +278,7 @@ export function chartSvg(res: ResultsFile): string {
   );
   const panels: { title: string; key: 'wallSeconds' | 'evictions429'; digits: number }[] = [
     { title: 'wall time, s', key: 'wallSeconds', digits: 1 },
-    { title: 'eviction calls answered 429', key: 'evictions429', digits: 0 },
+    { title: '429 answers', key: 'evictions429', digits: 0 },
   ];
   panels.forEach((p, pi) => {
     const y0 = top + pi * (panelH + 50) + 20;
