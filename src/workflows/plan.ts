@@ -55,6 +55,25 @@ const k8s = proxyActivities<DrainActivities>({
   retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
 });
 
+/**
+ * Temporal limits one search attribute value to 2 KiB by default
+ * (`limit.searchAttributeValueSize`; a larger value fails every workflow task with
+ * BadSearchAttributes). The node list is cut to fit; status.nodes always has all of them.
+ */
+const SEARCH_ATTRIBUTE_VALUE_BYTES = 1900;
+
+/** The longest prefix of `nodes` whose JSON encoding fits {@link SEARCH_ATTRIBUTE_VALUE_BYTES}. */
+export function searchableNodes(nodes: readonly string[]): string[] {
+  const out: string[] = [];
+  let size = 2; // []
+  for (const n of nodes) {
+    size += n.length + 3; // quotes and comma
+    if (size > SEARCH_ATTRIBUTE_VALUE_BYTES) break;
+    out.push(n);
+  }
+  return out;
+}
+
 /** Drains the nodes of one MaintenancePlan. See the module comment. */
 export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPlanResult> {
   const { spec } = input;
@@ -244,7 +263,7 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
     setPhase('Failed', 'NoNodesMatched', msg);
     return close({ phase: 'Failed', reason: 'NoNodesMatched', message: msg });
   }
-  upsertSearchAttributes([{ key: SA_NODES, value: resolved.nodes }]);
+  upsertSearchAttributes([{ key: SA_NODES, value: searchableNodes(resolved.nodes) }]);
   state.nodes = resolved.nodes.map((name) => ({
     name,
     phase: 'Pending',

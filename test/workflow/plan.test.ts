@@ -238,3 +238,23 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     }
   });
 });
+
+describe('plans of many nodes', () => {
+  it('starts a 200-node plan (node list search attribute cut to its size limit)', async () => {
+    const sim = new SimCluster();
+    const names = Array.from({ length: 200 }, (_, i) => `bench-node-with-a-long-name-${String(i).padStart(3, '0')}`);
+    for (const n of names) sim.addNode(n);
+    const inp = input('many-nodes', { nodeNames: names, maxUnavailableNodes: 50, uncordon: 'OnRelease', release: true });
+    const res = await withWorker(sim, async (taskQueue) => {
+      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      const out = await h.result();
+      const desc = await h.describe();
+      const listed = desc.searchAttributes.DrainflowNodes as string[];
+      assert.ok(listed.length > 10 && listed.length < 200, `${listed.length} nodes in the search attribute`);
+      assert.deepEqual(listed, names.slice(0, listed.length));
+      return out;
+    });
+    assert.equal(res.phase, 'Completed');
+    assert.equal(sim.calls.filter((c) => c.name === 'cordonNode').length, 200);
+  });
+});
