@@ -1,0 +1,590 @@
+/**
+ * The plan controller: an informer on MaintenancePlans feeding a per-plan serial queue, and the
+ * reconcile of one plan (DESIGN §2 "operator"). Thin by design — the workflow does the drain and
+ * writes the status; the controller only
+ *
+ * - adds the finalizer and starts the plan's workflow once (workflow ID {@link planWorkflowId},
+ *   reuse policy REJECT_DUPLICATE, so a finished plan is never re-run),
+ * - relays changes of spec.paused / spec.abort / spec.release as signals,
+ * - on deletion aborts a running workflow, waits for it to hand the nodes back, and removes the
+ *   finalizer.
+ *
+ * It acts only when the plan is new to it, when metadata.generation changed (a spec change), or when
+ * deletion started. A status-only update (the workflow's own status writes) leads to no API call and
+ * no Temporal call at all: the generation last handled is kept per plan UID in memory, so after a
+ * (re)start every plan is reconciled once — idempotently: an existing workflow is never started
+ * again, and the flags are re-asserted only when the workflow has not seen the current generation.
+ */
+import {
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesObject,
+  type ObjectCache,
+} from '@kubernetes/client-node';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import type { Logger } from 'pino';
+import { ZodError } from 'zod';
+import { createActivities } from '../activities/index.js';
+import {
+  FINALIZER,
+  parseSpec,
+  type MaintenancePlan,
+  type MaintenancePlanSpec,
+  type PlanPhase,
+} from '../api/plan.js';
+import type { RunConfig } from '../shared/config.js';
+import type { DrainflowMetrics } from '../shared/http.js';
+import {
+  abortSignal,
+  pauseSignal,
+  planWorkflowId,
+  releaseSignal,
+  resumeSignal,
+  type ControlArgs,
+  type DrainPlanInput,
+  type DrainPlanResult,
+} from '../workflows/messages.js';
+import { PLANS_PATH, PlanApi, asPlan } from './plans.js';
+import { KeyedQueue, type HandlerResult } from './queue.js';
+import type { SignalDefinition } from '@temporalio/common';
+
+/** Workflow type the operator starts (by name: the operator does not import workflow code). */
+export const PLAN_WORKFLOW_TYPE = 'drainPlanWorkflow';
+
+/** How long one reconcile waits for an aborted workflow to close on deletion before re-queueing. */
+export const CLEANUP_WAIT_MS = 5 * 60_000;
+
+/** Re-queue delay after the cleanup wait timed out. */
+const CLEANUP_REQUEUE_MS = 5_000;
+
+/** Backoff of informer restarts after errors: 1 s doubling to 30 s. */
+const INFORMER_BASE_BACKOFF_MS = 1000;
+const INFORMER_MAX_BACKOFF_MS = 30_000;
+
+/** Dependencies of {@link PlanController}. */
+export interface ControllerDeps {
+  kubeConfig: KubeConfig;
+  client: Client;
+  config: RunConfig;
+  logger: Logger;
+  metrics: DrainflowMetrics;
+}
+
+/** The spec flags the operator relays as signals. */
+interface Flags {
+  paused: boolean;
+  abort: boolean;
+  release: boolean;
+}
+
+/** What the operator remembers of one plan (by UID), in memory only. */
+interface Memory {
+  name: string;
+  /** metadata.generation last handled successfully. */
+  generation: number;
+  /** Whether the plan's workflow exists (started by us or found). */
+  started: boolean;
+  /** The flags the workflow has been told (its input, then signals). */
+  relayed?: Flags;
+  /** Abort sent for the deletion. */
+  abortSent?: boolean;
+  /** Finalizer removed: nothing left to do for this UID. */
+  cleanedUp?: boolean;
+}
+
+/** The latest state of one plan name, as the informer reported it. */
+interface Latest {
+  obj: MaintenancePlan;
+  deleted: boolean;
+}
+
+type EventType = 'Normal' | 'Warning';
+
+/** Informer + queue + reconcile of MaintenancePlans. Start with {@link start}, stop with {@link stop}. */
+export class PlanController {
+  private readonly log: Logger;
+  private readonly plans: PlanApi;
+  private readonly queue: KeyedQueue;
+  private readonly events: ReturnType<typeof createActivities>;
+  private informer: (Informer<KubernetesObject> & ObjectCache<KubernetesObject>) | undefined;
+  private readonly latest = new Map<string, Latest>();
+  private readonly memory = new Map<string, Memory>();
+  private synced = false;
+  private stopped = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private restartDelayMs = 0;
+  private gaugeScheduled = false;
+
+  constructor(private readonly deps: ControllerDeps) {
+    this.log = deps.logger;
+    this.plans = new PlanApi(deps.kubeConfig);
+    this.queue = new KeyedQueue((key, signal) => this.handle(key, signal), this.log);
+    this.events = createActivities({
+      kubeConfig: deps.kubeConfig,
+      logger: this.log.child({ part: 'events' }),
+    });
+  }
+
+  /** Whether the first list of plans has completed (the cache is synced). */
+  ready(): boolean {
+    return this.synced && !this.stopped;
+  }
+
+  /** Starts the informer (list, then watch from the list's resourceVersion). */
+  async start(): Promise<void> {
+    const informer = makeInformer<KubernetesObject>(this.deps.kubeConfig, PLANS_PATH, async () => {
+      const list = await this.plans.list();
+      if (!this.synced) this.log.info({ plans: list.items.length }, 'plans listed; cache synced');
+      else this.log.info({ plans: list.items.length }, 'plans re-listed');
+      this.synced = true;
+      this.restartDelayMs = 0;
+      return list;
+    });
+    informer.on('add', (obj) => this.onEvent(asPlan(obj), false));
+    informer.on('update', (obj) => this.onEvent(asPlan(obj), false));
+    informer.on('delete', (obj) => this.onEvent(asPlan(obj), true));
+    informer.on('error', (err) => this.onInformerError(err));
+    this.informer = informer;
+    this.log.info({ path: PLANS_PATH }, 'watching MaintenancePlans');
+    await informer.start();
+  }
+
+  /** Stops the informer, aborts long waits, and waits for the running reconciles to return. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    await this.informer?.stop().catch(() => undefined);
+    await this.queue.close();
+    this.log.info('stopped watching MaintenancePlans');
+  }
+
+  // ------------------------------------------------------------------ informer plumbing
+
+  private onEvent(obj: MaintenancePlan, deleted: boolean): void {
+    if (this.stopped) return;
+    const name = obj.metadata?.name;
+    if (!name) return;
+    this.latest.set(name, { obj, deleted });
+    this.restartDelayMs = 0;
+    this.scheduleGauge();
+    this.queue.add(name);
+  }
+
+  private onInformerError(err: unknown): void {
+    if (this.stopped) return;
+    this.restartDelayMs = Math.min(
+      INFORMER_MAX_BACKOFF_MS,
+      this.restartDelayMs ? this.restartDelayMs * 2 : INFORMER_BASE_BACKOFF_MS,
+    );
+    this.log.warn(
+      { err, retryInMs: this.restartDelayMs },
+      'watching MaintenancePlans failed; restarting the informer',
+    );
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.stopped || !this.informer) return;
+      this.informer.start().catch((e: unknown) => this.onInformerError(e));
+    }, this.restartDelayMs);
+  }
+
+  /** drainflow_plans{phase}: recounted from the cache (no API call), at most once per tick. */
+  private scheduleGauge(): void {
+    if (this.gaugeScheduled) return;
+    this.gaugeScheduled = true;
+    setImmediate(() => {
+      this.gaugeScheduled = false;
+      if (!this.informer) return;
+      const counts = new Map<string, number>();
+      for (const p of this.informer.list()) {
+        const phase = asPlan(p).status?.phase ?? 'Pending';
+        counts.set(phase, (counts.get(phase) ?? 0) + 1);
+      }
+      this.deps.metrics.plansByPhase.reset();
+      for (const [phase, n] of counts) this.deps.metrics.plansByPhase.set({ phase }, n);
+    });
+  }
+
+  // ------------------------------------------------------------------ reconcile
+
+  /** One queue run for a plan name: the latest object the informer reported. */
+  private async handle(name: string, signal: AbortSignal): Promise<HandlerResult | void> {
+    const entry = this.latest.get(name);
+    if (!entry) return;
+    if (entry.deleted) {
+      await this.forget(entry.obj.metadata.uid, name); // throws → retried with the tombstone still there
+      if (this.latest.get(name) === entry) this.latest.delete(name);
+      return;
+    }
+    // A plan deleted and re-created under the same name between two runs: finish the old UID first.
+    for (const [uid, mem] of this.memory) {
+      if (mem.name === name && uid !== entry.obj.metadata.uid) await this.forget(uid, name);
+    }
+    return this.reconcile(entry.obj, signal);
+  }
+
+  /**
+   * The plan with this UID is gone. Normally it was cleaned up through the finalizer; if it
+   * disappeared without that (finalizer removed by hand) and its workflow still runs, abort the
+   * workflow so the nodes are handed back rather than held forever.
+   */
+  private async forget(uid: string, name: string): Promise<void> {
+    const mem = this.memory.get(uid);
+    if (mem?.started && !mem.cleanedUp && !mem.abortSent) {
+      const workflowId = planWorkflowId({ name, uid });
+      const log = this.log.child({ plan: name, workflowId });
+      const desc = await this.describe(workflowId);
+      if (desc?.status.name === 'RUNNING') {
+        log.warn('plan deleted without the finalizer cleanup; aborting its workflow to hand the nodes back');
+        await this.sendSignal(log, { name, uid }, workflowId, abortSignal, 'cleanup', {});
+      }
+    }
+    this.memory.delete(uid);
+  }
+
+  private async reconcile(plan: MaintenancePlan, signal: AbortSignal): Promise<HandlerResult | void> {
+    const { name, uid } = plan.metadata;
+    const generation = plan.metadata.generation ?? 0;
+    const workflowId = planWorkflowId({ name, uid });
+    const log = this.log.child({ plan: name, workflowId });
+    let mem = this.memory.get(uid);
+
+    if (plan.metadata.deletionTimestamp) {
+      if (!(plan.metadata.finalizers ?? []).includes(FINALIZER) || mem?.cleanedUp) return;
+      return this.cleanup(plan, workflowId, log, signal);
+    }
+    if (mem && mem.generation === generation) {
+      log.debug({ generation }, 'no spec change; nothing to do');
+      return;
+    }
+
+    let spec: MaintenancePlanSpec | undefined;
+    let invalid: string | undefined;
+    try {
+      spec = parseSpec(plan.spec ?? {});
+    } catch (err) {
+      invalid =
+        err instanceof ZodError
+          ? err.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ')
+          : String(err);
+    }
+
+    // First sight of this UID since the operator started: does the workflow exist already?
+    if (!mem) {
+      const desc = await this.describe(workflowId);
+      if (desc) {
+        // generation -1 until this run succeeds, so a failed relay is retried (asserting every flag).
+        mem = { name, generation: -1, started: true };
+        this.memory.set(uid, mem);
+        log.info({ status: desc.status.name, generation }, 'workflow exists already; not starting it again');
+        await this.ensureFinalizer(plan, log);
+        if (desc.status.name === 'RUNNING' && spec && (plan.status?.observedGeneration ?? 0) < generation) {
+          // The workflow has not seen this generation (a relay may have been lost with the previous
+          // operator): assert every flag; the workflow treats repeats as no-ops.
+          await this.relay(log, plan, workflowId, undefined, spec);
+        }
+        mem.relayed = spec ? flagsOf(spec) : undefined;
+        mem.generation = generation;
+        return;
+      }
+      mem = { name, generation: -1, started: false };
+      this.memory.set(uid, mem);
+    }
+
+    if (!mem.started) {
+      if (!spec) {
+        await this.markInvalid(plan, invalid ?? 'invalid spec', log);
+        mem.generation = generation;
+        return;
+      }
+      if (!(await this.ensureFinalizer(plan, log))) return; // gone or being deleted: the next event says which
+      if (plan.status?.workflow?.workflowId === workflowId) {
+        // It ran before and Temporal no longer knows it (history past retention): never re-run a plan.
+        log.warn('the plan records a workflow Temporal no longer knows; not starting it again');
+        mem.started = true;
+        mem.relayed = flagsOf(spec);
+        mem.generation = generation;
+        return;
+      }
+      await this.startWorkflow(plan, spec, workflowId, log);
+      mem.started = true;
+      mem.relayed = flagsOf(spec);
+      mem.generation = generation;
+      return;
+    }
+
+    // Spec change of a plan whose workflow exists: relay the flags that changed.
+    if (!spec) {
+      log.warn({ generation, invalid }, 'spec changed to an invalid one; not relayed');
+      await this.event(
+        plan,
+        'Warning',
+        'InvalidSpec',
+        `spec of generation ${generation} not relayed to the running workflow: ${invalid}`,
+      );
+      mem.generation = generation;
+      return;
+    }
+    await this.relay(log, plan, workflowId, mem.relayed, spec);
+    mem.relayed = flagsOf(spec);
+    mem.generation = generation;
+  }
+
+  /**
+   * Sends the signals that bring the workflow from `before` (undefined: unknown, assert all) to
+   * the flags of `spec`, each with the plan's generation.
+   */
+  private async relay(
+    log: Logger,
+    plan: MaintenancePlan,
+    workflowId: string,
+    before: Flags | undefined,
+    spec: MaintenancePlanSpec,
+  ): Promise<void> {
+    const ref = { name: plan.metadata.name, uid: plan.metadata.uid };
+    const args: ControlArgs = { generation: plan.metadata.generation ?? 0 };
+    if (before === undefined || before.paused !== spec.paused) {
+      if (
+        !(await this.sendSignal(
+          log,
+          ref,
+          workflowId,
+          spec.paused ? pauseSignal : resumeSignal,
+          'signal',
+          args,
+        ))
+      )
+        return;
+    }
+    if (spec.release && (before === undefined || !before.release)) {
+      if (!(await this.sendSignal(log, ref, workflowId, releaseSignal, 'signal', args))) return;
+    }
+    if (spec.abort && (before === undefined || !before.abort)) {
+      await this.sendSignal(log, ref, workflowId, abortSignal, 'signal', args);
+    }
+    if (before && before.abort && !spec.abort)
+      log.warn('spec.abort was reset to false; an abort cannot be undone');
+  }
+
+  /** Signals the workflow. @returns false when the workflow is closed or unknown (not an error). */
+  private async sendSignal(
+    log: Logger,
+    plan: { name: string; uid: string },
+    workflowId: string,
+    def: SignalDefinition<[ControlArgs?]>,
+    action: 'signal' | 'cleanup',
+    args: ControlArgs,
+  ): Promise<boolean> {
+    try {
+      await this.deps.client.workflow.getHandle(workflowId).signal(def, args);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        log.info({ signal: def.name }, 'workflow closed; signal not sent');
+        return false;
+      }
+      throw err;
+    }
+    this.deps.metrics.operatorActions.inc({ action });
+    log.info({ signal: def.name, generation: args.generation }, 'signal sent');
+    await this.event(
+      plan,
+      'Normal',
+      'SignalSent',
+      `sent ${def.name}${args.generation !== undefined ? ` (generation ${args.generation})` : ''} to workflow ${workflowId}`,
+    );
+    return true;
+  }
+
+  private async startWorkflow(
+    plan: MaintenancePlan,
+    spec: MaintenancePlanSpec,
+    workflowId: string,
+    log: Logger,
+  ): Promise<void> {
+    const { config, client, metrics } = this.deps;
+    const input: DrainPlanInput = {
+      plan: { name: plan.metadata.name, uid: plan.metadata.uid, generation: plan.metadata.generation ?? 0 },
+      spec,
+      ...(config.temporalUiUrl ? { temporalUiUrl: config.temporalUiUrl } : {}),
+    };
+    try {
+      const handle = await client.workflow.start(PLAN_WORKFLOW_TYPE, {
+        taskQueue: config.taskQueue,
+        workflowId,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        staticSummary: `MaintenancePlan ${plan.metadata.name}`,
+      });
+      metrics.operatorActions.inc({ action: 'start' });
+      log.info({ runId: handle.firstExecutionRunId, taskQueue: config.taskQueue }, 'workflow started');
+      await this.event(
+        plan,
+        'Normal',
+        'WorkflowStarted',
+        `started Temporal workflow ${workflowId} (run ${handle.firstExecutionRunId}) on task queue ${config.taskQueue}`,
+      );
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        log.info('workflow already started; not starting it again');
+        return;
+      }
+      throw err;
+    }
+  }
+
+  /** Deletion: abort a running workflow, wait (bounded) for it to hand the nodes back, remove the finalizer. */
+  private async cleanup(
+    plan: MaintenancePlan,
+    workflowId: string,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<HandlerResult | void> {
+    const { name, uid } = plan.metadata;
+    let mem = this.memory.get(uid);
+    if (!mem) {
+      mem = { name, generation: plan.metadata.generation ?? 0, started: false };
+      this.memory.set(uid, mem);
+    }
+    const handle =
+      this.deps.client.workflow.getHandle<(input: DrainPlanInput) => Promise<DrainPlanResult>>(workflowId);
+    const desc = await this.describe(workflowId);
+    let outcome: string;
+    if (desc?.status.name === 'RUNNING') {
+      mem.started = true;
+      if (!mem.abortSent) {
+        log.info('plan deleted; aborting its workflow to hand the nodes back');
+        const sent = await this.sendSignal(log, { name, uid }, workflowId, abortSignal, 'cleanup', {
+          generation: plan.metadata.generation ?? 0,
+        });
+        mem.abortSent = true;
+        if (sent)
+          await this.event(
+            plan,
+            'Normal',
+            'CleanupStarted',
+            `plan deleted: aborted workflow ${workflowId}; waiting for it to hand the nodes back`,
+          );
+      }
+      const res = await this.waitClosed(handle, CLEANUP_WAIT_MS, signal);
+      if (res.state === 'stopped') return;
+      if (res.state !== 'closed') {
+        log.warn({ waitedMs: CLEANUP_WAIT_MS }, 'workflow still running after abort; waiting again');
+        return { requeueAfterMs: CLEANUP_REQUEUE_MS };
+      }
+      outcome = res.outcome;
+    } else {
+      outcome = desc
+        ? `workflow ${workflowId} already closed (${desc.status.name})`
+        : `no workflow ${workflowId}`;
+    }
+    await this.event(plan, 'Normal', 'CleanupFinished', `${outcome}; removing the finalizer`);
+    await this.plans.removeFinalizer(name, uid);
+    mem.cleanedUp = true;
+    log.info({ outcome }, 'finalizer removed');
+  }
+
+  /** Waits for the workflow to close, at most `ms`, or until the controller stops. */
+  private async waitClosed(
+    handle: WorkflowHandle<(input: DrainPlanInput) => Promise<DrainPlanResult>>,
+    ms: number,
+    stop: AbortSignal,
+  ): Promise<{ state: 'closed'; outcome: string } | { state: 'timeout' | 'stopped' }> {
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), ms);
+    const onStop = () => ac.abort();
+    stop.addEventListener('abort', onStop, { once: true });
+    try {
+      const r = await this.deps.client.withAbortSignal(ac.signal, () => handle.result());
+      return { state: 'closed', outcome: `workflow ${handle.workflowId} ended ${r.phase} (${r.reason})` };
+    } catch (err) {
+      if (stop.aborted) return { state: 'stopped' };
+      if (ac.signal.aborted) return { state: 'timeout' };
+      if (err instanceof WorkflowFailedError)
+        return {
+          state: 'closed',
+          outcome: `workflow ${handle.workflowId} failed: ${err.cause?.message ?? err.message}`,
+        };
+      if (err instanceof WorkflowNotFoundError)
+        return { state: 'closed', outcome: `no workflow ${handle.workflowId}` };
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', onStop);
+    }
+  }
+
+  /** The workflow's description, or `undefined` when Temporal does not know the ID. */
+  private async describe(workflowId: string): Promise<WorkflowExecutionDescription | undefined> {
+    try {
+      return await this.deps.client.workflow.getHandle(workflowId).describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    }
+  }
+
+  /** Adds the finalizer unless the cached object has it. @returns false when the plan is gone or being deleted. */
+  private async ensureFinalizer(plan: MaintenancePlan, log: Logger): Promise<boolean> {
+    if ((plan.metadata.finalizers ?? []).includes(FINALIZER)) return true;
+    const ok = await this.plans.ensureFinalizer(plan.metadata.name, plan.metadata.uid);
+    if (ok) log.info({ finalizer: FINALIZER }, 'finalizer added');
+    return ok;
+  }
+
+  /** Status Failed/InvalidSpec (skipped when already written for this generation) and a Warning Event. */
+  private async markInvalid(plan: MaintenancePlan, message: string, log: Logger): Promise<void> {
+    const generation = plan.metadata.generation ?? 0;
+    log.warn({ generation, invalid: message }, 'invalid spec; not starting a workflow');
+    const s = plan.status;
+    if (
+      s?.phase === 'Failed' &&
+      s.reason === 'InvalidSpec' &&
+      s.observedGeneration === generation &&
+      s.message === message
+    )
+      return;
+    const now = new Date().toISOString();
+    await this.plans.patchStatus(plan.metadata.name, {
+      phase: 'Failed' satisfies PlanPhase,
+      reason: 'InvalidSpec',
+      message,
+      observedGeneration: generation,
+      conditions: [
+        {
+          type: 'Progressing',
+          status: 'False',
+          observedGeneration: generation,
+          lastTransitionTime: now,
+          reason: 'InvalidSpec',
+          message,
+        },
+      ],
+    });
+    await this.event(plan, 'Warning', 'InvalidSpec', message);
+  }
+
+  /** Records an Event on the plan (best effort; recordEvent logs and swallows errors). */
+  private async event(
+    plan: { metadata: { name: string; uid: string } } | { name: string; uid: string },
+    type: EventType,
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    const ref = 'metadata' in plan ? { name: plan.metadata.name, uid: plan.metadata.uid } : plan;
+    await this.events.recordEvent({ plan: ref, type, reason, message });
+  }
+}
+
+function flagsOf(spec: MaintenancePlanSpec): Flags {
+  return { paused: spec.paused, abort: spec.abort, release: spec.release };
+}

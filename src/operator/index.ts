@@ -1,0 +1,124 @@
+/**
+ * The drainflow operator (DESIGN §2): watches MaintenancePlans, adds the finalizer, starts each
+ * plan's workflow once, relays spec.paused / spec.abort / spec.release as signals, and on deletion
+ * aborts the workflow and waits for it to hand the nodes back before removing the finalizer. It
+ * never acts on status-only changes.
+ *
+ * With leader election (the default) only the replica holding the Lease `drainflow-operator` in
+ * `config.leaseNamespace` watches and acts; the others wait, and take over within seconds when the
+ * leader stops (it releases the Lease) or within the lease duration when it dies.
+ *
+ * Modules: `lease.ts` (leader election), `controller.ts` (informer and reconcile), `queue.ts`
+ * (per-plan serial queue), `plans.ts` (MaintenancePlan writes).
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { RunConfig } from '../shared/config.js';
+import type { DrainflowMetrics } from '../shared/http.js';
+import { PlanController } from './controller.js';
+import { LeaderElector } from './lease.js';
+
+/** Name of the leader-election Lease. */
+export const LEASE_NAME = 'drainflow-operator';
+
+/** What the operator needs. */
+export interface OperatorDeps {
+  kubeConfig: KubeConfig;
+  /** Temporal client, namespace set. */
+  client: Client;
+  config: RunConfig;
+  logger: Logger;
+  metrics: DrainflowMetrics;
+}
+
+/** A running operator. */
+export interface OperatorHandle {
+  /**
+   * Readiness: the leader once its plan cache is synced; a standby replica while it can reach
+   * the Lease API (a healthy standby is ready to take over).
+   */
+  ready(): boolean;
+  /** Stops watching, lets the current reconciles finish, releases the Lease. Idempotent. */
+  stop(): Promise<void>;
+  /** Resolves when stopped; rejects on a fatal error. */
+  done: Promise<void>;
+}
+
+/** Starts the operator. Resolves once it runs (before it is the leader or synced: see `ready()`). */
+export async function startOperator(deps: OperatorDeps): Promise<OperatorHandle> {
+  const { config, logger } = deps;
+  const log = logger.child({ identity: config.identity });
+  let resolveDone!: () => void;
+  let rejectDone!: (err: unknown) => void;
+  const done = new Promise<void>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
+  // Callers may only await stop(); keep an unobserved rejection from crashing the process.
+  done.catch(() => undefined);
+
+  if (!config.leaderElection) {
+    log.info('leader election disabled: acting as the only replica');
+    const controller = new PlanController({ ...deps, logger: log });
+    await controller.start();
+    let stopping: Promise<void> | undefined;
+    return {
+      ready: () => controller.ready(),
+      stop: () =>
+        (stopping ??= controller.stop().then(
+          () => resolveDone(),
+          (err: unknown) => {
+            rejectDone(err);
+            throw err;
+          },
+        )),
+      done,
+    };
+  }
+
+  const elector = new LeaderElector({
+    kubeConfig: deps.kubeConfig,
+    namespace: config.leaseNamespace,
+    name: LEASE_NAME,
+    identity: config.identity,
+    logger: log,
+  });
+  let controller: PlanController | undefined;
+  const stopSignal = new AbortController();
+  const loop = elector.run(
+    {
+      onStartedLeading: async () => {
+        const c = new PlanController({ ...deps, logger: log });
+        controller = c;
+        await c.start();
+      },
+      onStoppedLeading: async () => {
+        const c = controller;
+        controller = undefined;
+        await c?.stop();
+      },
+    },
+    stopSignal.signal,
+  );
+  loop.then(
+    () => resolveDone(),
+    (err: unknown) => {
+      log.error({ err }, 'operator failed');
+      rejectDone(err);
+    },
+  );
+  log.info({ lease: `${config.leaseNamespace}/${LEASE_NAME}` }, 'campaigning for the Lease');
+  let stopping: Promise<void> | undefined;
+  return {
+    ready: () => (elector.isLeader() ? Boolean(controller?.ready()) : elector.healthy()),
+    stop: () => {
+      stopping ??= (async () => {
+        stopSignal.abort();
+        await done;
+      })();
+      return stopping;
+    },
+    done,
+  };
+}

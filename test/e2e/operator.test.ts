@@ -1,0 +1,738 @@
+/**
+ * The operator end to end on the real stack (issue 4): the operator and the worker run as real
+ * `drainflow run` processes against kube-apiserver + kube-controller-manager + kwok and the Temporal
+ * dev server; plans are written with the project's kubectl and read back with kubectl and the API.
+ *
+ * Setup: `bash scripts/stack/stack.sh up` and `eval "$(bash scripts/stack/stack.sh env)"`. Without
+ * KUBECONFIG / TEMPORAL_ADDRESS every test fails with that instruction; none is skipped.
+ *
+ * Isolation: a unique task queue; three kwok nodes created for this file (labelled with a pool
+ * label and tainted so no other test's pods land there; this file's pods tolerate the taint), so the
+ * shared kwok-node-* nodes are never cordoned. Every plan is deleted at the end (waiting for the
+ * finalizer cleanup), every node uncordoned and deleted. The operator takes the Lease
+ * `drainflow-operator` in `default`, as a deployed one would: another operator holding it makes
+ * the setup fail with the holder's name.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { after, afterEach, before, describe, it } from 'node:test';
+import {
+  CoordinationV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1DaemonSet,
+  type V1Deployment,
+  type V1PodSpec,
+} from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import {
+  FINALIZER,
+  GROUP,
+  NODE_CLAIM_ANNOTATION,
+  PLURAL,
+  VERSION,
+  type MaintenancePlan,
+  type MaintenancePlanSpecInput,
+} from '../../src/api/plan.js';
+import { pauseSignal, planWorkflowId, resumeSignal } from '../../src/workflows/messages.js';
+import { kubectlPath } from '../helpers/binaries.js';
+import {
+  applyCrds,
+  clients,
+  createNamespace,
+  createNode,
+  deleteNamespace,
+  deleteNode,
+  ignoreNotFound,
+  makeDaemonSet,
+  makeDeployment,
+  makePdb,
+  setUnschedulable,
+  sleep,
+  uniqueName,
+  waitFor,
+  waitPdb,
+  waitPodsReady,
+  type Clients,
+} from '../helpers/k8s.js';
+import { freePort, metricValue, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const POOL_LABEL = 'drainflow.dev/pool';
+const TAINT_KEY = 'drainflow.dev/e2e-operator';
+
+function requireEnv(name: string): string {
+  const v = process.env[name];
+  if (!v) {
+    throw new Error(
+      `${name} is not set: these end-to-end tests need the local stack. Start it and load its environment first:\n` +
+        '  bash scripts/stack/stack.sh up\n  eval "$(bash scripts/stack/stack.sh env)"',
+    );
+  }
+  return v;
+}
+
+function kubectl(args: string[], input?: string): string {
+  return execFileSync(kubectlPath(), args, {
+    encoding: 'utf8',
+    env: process.env,
+    ...(input !== undefined ? { input } : {}),
+  });
+}
+
+describe('operator on the real stack', () => {
+  let c: Clients;
+  let ns: string;
+  let connection: Connection;
+  let client: Client;
+  let worker: DrainflowProcess | undefined;
+  let operator: DrainflowProcess | undefined;
+  let operatorPort: number;
+  let workerPort: number;
+  const taskQueue = uniqueName('operator-e2e');
+  const pool = uniqueName('op-pool');
+  let nodes: [string, string, string];
+  const plans = new Set<string>();
+
+  // ------------------------------------------------------------------ helpers
+
+  const env = () => ({
+    KUBECONFIG: requireEnv('KUBECONFIG'),
+    TEMPORAL_ADDRESS: requireEnv('TEMPORAL_ADDRESS'),
+    TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    ...(process.env.TEMPORAL_UI_URL ? { TEMPORAL_UI_URL: process.env.TEMPORAL_UI_URL } : {}),
+  });
+
+  async function startOperator(): Promise<DrainflowProcess> {
+    const p = await startDrainflow({
+      args: [
+        'run',
+        '--operator',
+        '--operator-port',
+        String(operatorPort),
+        '--task-queue',
+        taskQueue,
+        '--lease-namespace',
+        'default',
+        '--log-level',
+        'debug',
+      ],
+      env: env(),
+    });
+    // /readyz is also 200 on a healthy standby: wait until this one leads and its cache is synced.
+    try {
+      await waitFor(() => p.logs().includes('cache synced'), 45_000, {
+        what: 'operator leads and lists the plans',
+        intervalMs: 200,
+      });
+    } catch (err) {
+      const lease = await c.kc
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({ name: 'drainflow-operator', namespace: 'default' })
+        .catch(() => undefined);
+      await p.stop('SIGKILL');
+      throw new Error(
+        `the operator did not become leader (Lease held by ${lease?.spec?.holderIdentity ?? 'nobody'}): ${String(err)}\n${p.logs()}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    return p;
+  }
+
+  /** Runs pods of this file only on this file's nodes (taint toleration + required pool affinity), preferring `prefer`. */
+  function onPool<T extends V1Deployment | V1DaemonSet>(obj: T, prefer: string[] = []): T {
+    const spec = obj.spec!.template.spec as V1PodSpec;
+    spec.tolerations = [{ key: TAINT_KEY, operator: 'Equal', value: pool, effect: 'NoSchedule' }];
+    spec.affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: POOL_LABEL, operator: 'In', values: [pool] }] }],
+        },
+        ...(prefer.length
+          ? {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                {
+                  weight: 100,
+                  preference: {
+                    matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: prefer }],
+                  },
+                },
+              ],
+            }
+          : {}),
+      },
+    };
+    return obj;
+  }
+
+  async function deploy(
+    name: string,
+    replicas: number,
+    opts: { prefer?: string[]; readyDelay?: string } = {},
+  ): Promise<void> {
+    const d = onPool(
+      makeDeployment(ns, name, replicas, opts.readyDelay ? { readyDelay: opts.readyDelay } : {}),
+      opts.prefer,
+    );
+    await c.apps.createNamespacedDeployment({ namespace: ns, body: d });
+    await waitPodsReady(c, ns, { app: name }, replicas, 90_000);
+  }
+
+  async function podsOn(node: string, app: string): Promise<string[]> {
+    const list = await c.core.listNamespacedPod({ namespace: ns, labelSelector: `app=${app}` });
+    return list.items
+      .filter((p) => p.spec?.nodeName === node && !p.metadata?.deletionTimestamp)
+      .map((p) => p.metadata!.name!);
+  }
+
+  /** Creates or updates a plan with `kubectl apply`. */
+  function applyPlan(name: string, spec: MaintenancePlanSpecInput): void {
+    plans.add(name);
+    const manifest = { apiVersion: `${GROUP}/${VERSION}`, kind: 'MaintenancePlan', metadata: { name }, spec };
+    kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+  }
+
+  async function getPlan(name: string): Promise<MaintenancePlan | undefined> {
+    return ignoreNotFound(
+      async () =>
+        (await c.custom.getClusterCustomObject({
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL,
+          name,
+        })) as MaintenancePlan,
+    );
+  }
+
+  async function waitPlan(
+    name: string,
+    pred: (p: MaintenancePlan) => boolean,
+    timeoutMs: number,
+    what: string,
+  ): Promise<MaintenancePlan> {
+    let last: MaintenancePlan | undefined;
+    try {
+      return await waitFor(
+        async () => {
+          last = await getPlan(name);
+          return last && pred(last) ? last : undefined;
+        },
+        timeoutMs,
+        { what: `${name}: ${what}`, intervalMs: 250 },
+      );
+    } catch (err) {
+      throw new Error(`${String(err)}\nlast status: ${JSON.stringify(last?.status)}`, { cause: err });
+    }
+  }
+
+  const phaseIs = (phase: string) => (p: MaintenancePlan) => p.status?.phase === phase;
+
+  async function deletePlan(name: string, timeoutMs = 90_000): Promise<void> {
+    await ignoreNotFound(() =>
+      c.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name }),
+    );
+    await waitFor(async () => (await getPlan(name)) === undefined, timeoutMs, {
+      what: `plan ${name} deleted (finalizer removed)`,
+      intervalMs: 250,
+    });
+    plans.delete(name);
+  }
+
+  async function isCordoned(node: string): Promise<boolean> {
+    return (await c.core.readNode({ name: node })).spec?.unschedulable === true;
+  }
+
+  async function operatorActions(): Promise<number> {
+    return metricValue(await operator!.metrics(), 'drainflow_operator_actions_total');
+  }
+
+  async function workflowRuns(workflowId: string): Promise<number> {
+    let n = 0;
+    for await (const run of client.workflow.list({ query: `WorkflowId="${workflowId}"` }))
+      if (run.workflowId === workflowId) n++;
+    return n;
+  }
+
+  const wfId = (p: MaintenancePlan) => planWorkflowId({ name: p.metadata.name, uid: p.metadata.uid });
+
+  // ------------------------------------------------------------------ setup
+
+  before(async () => {
+    c = clients(); // fails with the setup instructions when KUBECONFIG is unset
+    const address = requireEnv('TEMPORAL_ADDRESS');
+    await applyCrds(c);
+    // The operator acts on every plan of the cluster: refuse to run over plans another test left.
+    const existing = (await c.custom.listClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+    })) as { items: MaintenancePlan[] };
+    const foreign = existing.items.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name);
+    if (foreign.length > 0) {
+      throw new Error(
+        `MaintenancePlans left by another test exist (${foreign.join(', ')}); the operator would act on them. Delete them first.`,
+      );
+    }
+    connection = await Connection.connect({ address });
+    client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const node = await createNode(c, 'df-op-node', { labels: { [POOL_LABEL]: pool } });
+      made.push(node);
+      await c.core.patchNode(
+        { name: node, body: { spec: { taints: [{ key: TAINT_KEY, value: pool, effect: 'NoSchedule' }] } } },
+        MERGE_PATCH,
+      );
+    }
+    nodes = made as [string, string, string];
+    ns = await createNamespace(c, 'df-op');
+    [operatorPort, workerPort] = [await freePort(), await freePort()];
+    worker = await startDrainflow({
+      args: ['run', '--worker', '--worker-port', String(workerPort), '--task-queue', taskQueue],
+      env: env(),
+    });
+    operator = await startOperator();
+  });
+
+  /**
+   * Hands everything back after each test, whatever its outcome: deletes its plans through the
+   * operator (finalizer cleanup; forced when that does not finish), its workloads, and uncordons
+   * the nodes, so one failure does not cascade into the next test.
+   */
+  async function handBack(): Promise<void> {
+    for (const name of [...plans]) {
+      try {
+        if (operator && operator.proc.exitCode === null && operator.proc.signalCode === null)
+          await deletePlan(name, 60_000);
+      } catch {
+        // fall through to the forced removal below
+      }
+    }
+    for (const name of [...plans]) {
+      await c.custom
+        .patchClusterCustomObject(
+          { group: GROUP, version: VERSION, plural: PLURAL, name, body: { metadata: { finalizers: null } } },
+          MERGE_PATCH,
+        )
+        .catch(() => undefined);
+      await ignoreNotFound(() =>
+        c.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name }),
+      ).catch(() => undefined);
+      plans.delete(name);
+    }
+    if (ns) {
+      await c.apps.deleteCollectionNamespacedDeployment({ namespace: ns }).catch(() => undefined);
+      await c.apps.deleteCollectionNamespacedDaemonSet({ namespace: ns }).catch(() => undefined);
+      await c.policy.deleteCollectionNamespacedPodDisruptionBudget({ namespace: ns }).catch(() => undefined);
+      await waitFor(
+        async () => (await c.core.listNamespacedPod({ namespace: ns })).items.length === 0,
+        60_000,
+        { what: `pods of ${ns} gone` },
+      ).catch(() => undefined);
+    }
+    for (const n of nodes ?? []) await setUnschedulable(c, n, false).catch(() => undefined);
+  }
+
+  afterEach(handBack);
+
+  after(async () => {
+    await handBack();
+    await operator?.stop('SIGTERM');
+    await worker?.stop('SIGTERM');
+    if (process.env.E2E_KEEP_LOGS || process.exitCode) {
+      console.error(`operator log: ${operator?.logFile}\nworker log: ${worker?.logFile}`);
+    }
+    await connection?.close();
+    if (ns) await deleteNamespace(c, ns);
+    for (const n of nodes ?? []) {
+      await setUnschedulable(c, n, false).catch(() => undefined);
+      await deleteNode(c, n).catch(() => undefined);
+    }
+  });
+
+  // ------------------------------------------------------------------ tests
+
+  it('drains 2 of 3 nodes from `kubectl apply`: Drained, shown by kubectl get and describe', async () => {
+    const [a, b, free] = nodes;
+    await deploy('web', 4, { prefer: [a, b] });
+    await c.policy.createNamespacedPodDisruptionBudget({
+      namespace: ns,
+      body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 1 }),
+    });
+    await waitPdb(c, ns, 'web', (p) => (p.status?.disruptionsAllowed ?? 0) >= 1);
+    await c.apps.createNamespacedDaemonSet({ namespace: ns, body: onPool(makeDaemonSet(ns, 'agent')) });
+    await waitPodsReady(c, ns, { app: 'agent' }, 3);
+    const webOnTargets = [...(await podsOn(a, 'web')), ...(await podsOn(b, 'web'))];
+    assert.ok(webOnTargets.length > 0, 'some web pods run on the nodes to drain');
+    const startsBefore = metricValue(await operator!.metrics(), 'drainflow_operator_actions_total', {
+      action: 'start',
+    });
+
+    const name = uniqueName('op-drain');
+    applyPlan(name, { nodeNames: [a, b] });
+    const done = await waitPlan(
+      name,
+      (p) => ['Drained', 'Blocked', 'Failed'].includes(p.status?.phase ?? ''),
+      120_000,
+      'final phase',
+    );
+    const st = done.status!;
+    assert.equal(st.phase, 'Drained', `${st.reason}: ${st.message}`);
+    assert.equal(st.nodesDrained, 2);
+    assert.equal(st.nodesTotal, 2);
+    // Replacements of pods evicted from the first node may land on the second before it is cordoned.
+    assert.equal(st.evictionProgress!.evicted, st.evictionProgress!.total);
+    assert.ok(
+      st.evictionProgress!.evicted >= webOnTargets.length,
+      `evicted ${st.evictionProgress!.evicted} >= ${webOnTargets.length}`,
+    );
+    assert.equal(st.workflow?.workflowId, wfId(done));
+    assert.ok(done.metadata.finalizers?.includes(FINALIZER), 'the operator put its finalizer on the plan');
+    assert.equal(
+      metricValue(await operator!.metrics(), 'drainflow_operator_actions_total', { action: 'start' }),
+      startsBefore + 1,
+    );
+    assert.equal(await workflowRuns(wfId(done)), 1);
+
+    // The cluster: web pods moved to the free node, DaemonSet pods stayed, targets cordoned.
+    for (const n of [a, b]) {
+      assert.deepEqual(await podsOn(n, 'web'), [], `no web pod left on ${n}`);
+      assert.equal((await podsOn(n, 'agent')).length, 1, `DaemonSet pod skipped on ${n}`);
+      assert.equal(await isCordoned(n), true, `${n} cordoned`);
+    }
+    assert.equal(await isCordoned(free), false, 'the third node untouched');
+    await waitPodsReady(c, ns, { app: 'web' }, 4);
+
+    // kubectl get: phase, reason, nodes drained/total, pods evicted/total.
+    const table = kubectl(['get', 'mp', name]);
+    const n = st.evictionProgress!.evicted;
+    assert.match(table, /NAME\s+PHASE\s+REASON\s+DRAINED\s+NODES\s+EVICTED\s+PODS\s+AGE/);
+    assert.match(table, new RegExp(`${name}\\s+Drained\\s+AllNodesDrained\\s+2\\s+2\\s+${n}\\s+${n}\\s`));
+    // kubectl describe: conditions and Events.
+    const described = await waitFor(
+      () => {
+        const out = kubectl(['describe', 'mp', name]);
+        return /WorkflowStarted/.test(out) && /AllNodesDrained/.test(out.split('Events:')[1] ?? '')
+          ? out
+          : undefined;
+      },
+      15_000,
+      { what: 'describe shows the Events' },
+    );
+    assert.match(described, /Conditions:/);
+    assert.match(described, /Type:\s+Drained/);
+    assert.match(described, /Events:[\s\S]*Normal\s+WorkflowStarted/);
+
+    await deletePlan(name);
+    for (const node of [a, b])
+      assert.equal(await isCordoned(node), false, `${node} uncordoned after the plan was deleted`);
+  });
+
+  it('pauses through spec.paused and through the Temporal signal: no new evictions until resumed', async () => {
+    const [a, b, other] = nodes;
+    // 8 pods on a (the other nodes cordoned while they are placed), replacements Ready after 3 s,
+    // PDB maxUnavailable 1: one eviction every few seconds.
+    await setUnschedulable(c, b, true);
+    await setUnschedulable(c, other, true);
+    await deploy('slow', 8, { prefer: [a], readyDelay: '3s' });
+    await setUnschedulable(c, b, false);
+    await setUnschedulable(c, other, false);
+    await c.policy.createNamespacedPodDisruptionBudget({
+      namespace: ns,
+      body: makePdb(ns, 'slow', { app: 'slow' }, { maxUnavailable: 1 }),
+    });
+    await waitPdb(c, ns, 'slow', (p) => (p.status?.disruptionsAllowed ?? 0) >= 1);
+    assert.equal((await podsOn(a, 'slow')).length, 8);
+
+    const name = uniqueName('op-pause');
+    applyPlan(name, { nodeNames: [a] });
+    const attempts = async () => (await getPlan(name))!.status?.evictionProgress?.attempts ?? 0;
+    const workerEvictions = async () => metricValue(await worker!.metrics(), 'drainflow_evictions_total');
+    await waitPlan(name, (p) => (p.status?.evictionProgress?.evicted ?? 0) >= 1, 60_000, 'first pod evicted');
+
+    /** Pauses with `pause`, checks nothing is evicted for a while, resumes with `resume`, checks evictions continue. */
+    const pauseWindow = async (how: string, pause: () => Promise<void>, resume: () => Promise<void>) => {
+      await pause();
+      await waitPlan(name, phaseIs('Paused'), 15_000, `Paused (${how})`);
+      await sleep(2000); // an eviction call in flight when the pause arrived finishes
+      const [a0, w0] = [await attempts(), await workerEvictions()];
+      await sleep(6000);
+      const p = (await getPlan(name))!;
+      assert.equal(p.status?.phase, 'Paused', `still Paused (${how})`);
+      assert.equal(p.status?.evictionProgress?.attempts, a0, `no eviction while paused (${how})`);
+      assert.equal(await workerEvictions(), w0, `the worker sent no eviction while paused (${how})`);
+      assert.ok((p.status?.evictionProgress?.evicted ?? 0) < 8, 'the pause came before the end');
+      await resume();
+      await waitPlan(
+        name,
+        (x) => x.status?.phase !== 'Paused' && (x.status?.evictionProgress?.attempts ?? 0) > a0,
+        30_000,
+        `evicting again (${how})`,
+      );
+    };
+
+    await pauseWindow(
+      'spec',
+      async () => void kubectl(['patch', 'mp', name, '--type', 'merge', '-p', '{"spec":{"paused":true}}']),
+      async () => void kubectl(['patch', 'mp', name, '--type', 'merge', '-p', '{"spec":{"paused":false}}']),
+    );
+    const plan = (await getPlan(name))!;
+    const handle = client.workflow.getHandle(wfId(plan));
+    await pauseWindow(
+      'signal',
+      () => handle.signal(pauseSignal),
+      () => handle.signal(resumeSignal),
+    );
+    const done = await waitPlan(name, phaseIs('Drained'), 120_000, 'Drained');
+    assert.equal(done.status?.evictionProgress?.evicted, 8);
+    await deletePlan(name);
+  });
+
+  it('ends Blocked/DeadlineExceeded at the deadline when a PDB allows no disruption, naming the PDB and pod', async () => {
+    const [a] = nodes;
+    const d = onPool(makeDeployment(ns, 'stuck', 2, { hostname: a }));
+    await c.apps.createNamespacedDeployment({ namespace: ns, body: d });
+    await waitPodsReady(c, ns, { app: 'stuck' }, 2);
+    await c.policy.createNamespacedPodDisruptionBudget({
+      namespace: ns,
+      body: makePdb(ns, 'stuck', { app: 'stuck' }, { maxUnavailable: 0 }),
+    });
+    await waitPdb(c, ns, 'stuck');
+
+    const name = uniqueName('op-deadline');
+    applyPlan(name, { nodeNames: [a], drainTimeoutSeconds: 30 });
+    const started = await waitPlan(name, (p) => Boolean(p.status?.deadline), 30_000, 'deadline in status');
+    const deadlineMs = Date.parse(started.status!.deadline!);
+    const blocked = await waitPlan(name, phaseIs('Blocked'), 60_000, 'Blocked');
+    const seenMs = Date.now();
+    assert.equal(blocked.status?.reason, 'DeadlineExceeded', blocked.status?.message);
+    assert.ok(seenMs >= deadlineMs - 500, `not before the deadline (${seenMs - deadlineMs} ms)`);
+    assert.ok(
+      seenMs <= deadlineMs + 5000,
+      `within a few seconds of the deadline (${seenMs - deadlineMs} ms late)`,
+    );
+    const node = blocked.status!.nodes!.find((n) => n.name === a)!;
+    const blockers = node.blockedBy ?? [];
+    const stuckPods = await podsOn(a, 'stuck');
+    assert.ok(blockers.length >= 1, 'blockers reported');
+    for (const b of blockers) {
+      assert.equal(b.pdb, `${ns}/stuck`, `blocker ${JSON.stringify(b)} names the PDB`);
+      assert.ok(stuckPods.map((p) => `${ns}/${p}`).includes(b.pod), `blocker names a stuck pod: ${b.pod}`);
+    }
+    assert.equal(await isCordoned(a), true, 'the node stays cordoned');
+    assert.equal(stuckPods.length, 2, 'nothing evicted');
+
+    await deletePlan(name);
+    assert.equal(await isCordoned(a), false);
+  });
+
+  it('uncordons on delete, except a node that was cordoned before the plan', async () => {
+    const [, b, c2] = nodes;
+    await setUnschedulable(c, c2, true); // cordoned by somebody else before the plan
+    const name = uniqueName('op-handback');
+    applyPlan(name, { nodeNames: [b, c2], uncordon: 'OnDelete' });
+    await waitPlan(name, phaseIs('Drained'), 60_000, 'Drained');
+    assert.equal(await isCordoned(b), true);
+    assert.equal(await isCordoned(c2), true);
+    await deletePlan(name);
+    assert.equal(await isCordoned(b), false, `${b} uncordoned`);
+    assert.equal(await isCordoned(c2), true, `${c2} stays cordoned: it was cordoned before the plan`);
+    for (const n of [b, c2]) {
+      const ann = (await c.core.readNode({ name: n })).metadata?.annotations ?? {};
+      assert.equal(ann[NODE_CLAIM_ANNOTATION], undefined, `${n}: claim released`);
+    }
+    await setUnschedulable(c, c2, false);
+  });
+
+  it('makes a second plan on the same node wait (NodeHeldByOtherPlan) until the first is deleted', async () => {
+    const [a] = nodes;
+    const first = uniqueName('op-first');
+    applyPlan(first, { nodeNames: [a] });
+    await waitPlan(first, phaseIs('Drained'), 60_000, 'Drained');
+    const second = uniqueName('op-second');
+    applyPlan(second, { nodeNames: [a] });
+    const waiting = await waitPlan(
+      second,
+      (p) =>
+        p.status?.nodes?.[0]?.phase === 'Waiting' &&
+        Boolean(
+          p.status.conditions?.some(
+            (x) => x.type === 'Blocked' && x.status === 'True' && x.reason === 'NodeHeldByOtherPlan',
+          ),
+        ),
+      30_000,
+      'Waiting with NodeHeldByOtherPlan',
+    );
+    assert.match(waiting.status!.conditions!.find((x) => x.type === 'Blocked')!.message, new RegExp(first));
+    await deletePlan(first);
+    await waitPlan(second, phaseIs('Drained'), 30_000, 'Drained after the first plan was deleted');
+    assert.equal(await isCordoned(a), true, 'cordoned by the second plan');
+    await deletePlan(second);
+    assert.equal(await isCordoned(a), false);
+  });
+
+  it('survives kill -9 of the operator: still exactly one workflow run per plan', async () => {
+    const [a, b] = nodes;
+    const before1 = uniqueName('op-crash-a');
+    applyPlan(before1, { nodeNames: [a] });
+    const p1 = await waitPlan(
+      before1,
+      (p) => Boolean(p.status?.workflow?.workflowId),
+      30_000,
+      'workflow started',
+    );
+    assert.equal(await operator!.stop('SIGKILL'), 'SIGKILL');
+    // While no operator runs: a new plan.
+    const during = uniqueName('op-crash-b');
+    applyPlan(during, { nodeNames: [b] });
+    operator = await startOperator(); // waits for the dead leader's Lease to expire (~15 s)
+    const restarted = operator;
+    await waitFor(
+      () => new RegExp(`"plan":"${before1}".*workflow exists already`).test(restarted.logs()),
+      10_000,
+      {
+        what: 'the restarted operator finds the running workflow',
+      },
+    );
+    const p2 = await waitPlan(
+      during,
+      (p) => Boolean(p.status?.workflow?.workflowId),
+      30_000,
+      'workflow started after the restart',
+    );
+    await waitPlan(before1, phaseIs('Drained'), 60_000, 'Drained');
+    await waitPlan(during, phaseIs('Drained'), 60_000, 'Drained');
+    assert.equal(await workflowRuns(wfId(p1)), 1, `one run of ${wfId(p1)}`);
+    assert.equal(await workflowRuns(wfId(p2)), 1, `one run of ${wfId(p2)}`);
+    // The new operator started only the plan created while it was down.
+    const started = operator
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('"msg":"workflow started"'));
+    assert.deepEqual(
+      started.map((l) => (JSON.parse(l) as { plan: string }).plan),
+      [during],
+    );
+    assert.equal(
+      metricValue(await operator.metrics(), 'drainflow_operator_actions_total', { action: 'start' }),
+      1,
+    );
+    await deletePlan(before1);
+    await deletePlan(during);
+    assert.equal(await workflowRuns(wfId(p1)), 1);
+  });
+
+  it('ignores a burst of 200 status-only updates: no workflow start, no signal, no eviction', async () => {
+    const [a] = nodes;
+    await deploy('burst', 2, { prefer: [a] });
+    const name = uniqueName('op-burst');
+    applyPlan(name, { nodeNames: [a] });
+    const drained = await waitPlan(name, phaseIs('Drained'), 90_000, 'Drained');
+    await sleep(1500); // let the last status write land
+    const actions0 = await operatorActions();
+    const evictions0 = metricValue(await worker!.metrics(), 'drainflow_evictions_total');
+    const attempts0 = (await getPlan(name))!.status!.evictionProgress!.attempts;
+    const logBefore = operator!.logs().length;
+
+    for (let i = 0; i < 200; i += 10) {
+      await Promise.all(
+        Array.from({ length: 10 }, (_, j) =>
+          c.custom.patchClusterCustomObjectStatus(
+            {
+              group: GROUP,
+              version: VERSION,
+              plural: PLURAL,
+              name,
+              body: { status: { message: `status-only update ${i + j}` } },
+            },
+            MERGE_PATCH,
+          ),
+        ),
+      );
+    }
+    const after200 = (await getPlan(name))!;
+    assert.equal(
+      after200.metadata.generation,
+      drained.metadata.generation,
+      'status updates do not change the generation',
+    );
+    assert.match(after200.status!.message!, /status-only update/);
+    // The operator saw the updates (debug log) and did nothing.
+    await waitFor(() => operator!.logs().slice(logBefore).includes('no spec change'), 10_000, {
+      what: 'operator saw the updates',
+    });
+    await sleep(3000);
+    assert.equal(await operatorActions(), actions0, 'no operator action');
+    assert.equal(
+      metricValue(await worker!.metrics(), 'drainflow_evictions_total'),
+      evictions0,
+      'no eviction',
+    );
+    const later = (await getPlan(name))!;
+    assert.equal(later.status!.evictionProgress!.attempts, attempts0);
+    assert.equal(later.status!.phase, 'Drained');
+    const newLines = operator!
+      .logs()
+      .slice(logBefore)
+      .split('\n')
+      .filter((l) => l.includes(`"plan":"${name}"`));
+    assert.deepEqual(
+      newLines.filter((l) => !l.includes('no spec change')),
+      [],
+      'nothing but no-ops logged for the plan',
+    );
+    assert.equal(await workflowRuns(wfId(drained)), 1);
+    await deletePlan(name);
+  });
+
+  it('fails a plan naming a node that does not exist (NodeNotFound); it is still deletable', async () => {
+    const name = uniqueName('op-missing');
+    const missing = `${pool}-nope`;
+    applyPlan(name, { nodeNames: [missing] });
+    const failed = await waitPlan(name, phaseIs('Failed'), 60_000, 'Failed');
+    assert.equal(failed.status?.reason, 'NodeNotFound');
+    assert.match(failed.status?.message ?? '', new RegExp(missing));
+    await deletePlan(name, 30_000);
+  });
+
+  it('hands the Lease to a standby replica within seconds when the leader stops', async () => {
+    const standby = await startDrainflow({
+      args: [
+        'run',
+        '--operator',
+        '--operator-port',
+        String(await freePort()),
+        '--task-queue',
+        taskQueue,
+        '--lease-namespace',
+        'default',
+        '--log-level',
+        'debug',
+      ],
+      env: env(),
+    });
+    try {
+      await sleep(3000);
+      assert.doesNotMatch(standby.logs(), /became leader/, 'a standby does not act while the leader runs');
+      const stoppedAt = Date.now();
+      assert.equal(await operator!.stop('SIGTERM'), 0, 'the leader exits cleanly');
+      assert.match(operator!.logs(), /released the Lease/);
+      await waitFor(() => standby.logs().includes('cache synced'), 10_000, {
+        what: 'standby takes over',
+        intervalMs: 100,
+      });
+      const tookMs = Date.now() - stoppedAt;
+      assert.ok(tookMs < 6000, `took over after ${tookMs} ms`);
+      operator = standby; // the after() hook stops it
+      const name = uniqueName('op-handover');
+      applyPlan(name, { nodeNames: [nodes[0]] });
+      await waitPlan(name, phaseIs('Drained'), 30_000, 'Drained under the new leader');
+      await deletePlan(name);
+    } catch (err) {
+      if (operator !== standby) await standby.stop('SIGTERM');
+      throw err;
+    }
+  });
+});

