@@ -9,7 +9,10 @@ import { renderPlan } from './render.js';
 import { demo } from './demo.js';
 
 const program = new Command();
-program.name('drainflow').description('Durable, PodDisruptionBudget-aware node drains on Temporal').showHelpAfterError();
+program
+  .name('drainflow')
+  .description('Durable, PodDisruptionBudget-aware node drains on Temporal')
+  .showHelpAfterError();
 
 program
   .command('run')
@@ -23,8 +26,15 @@ program
   .option('--task-queue <name>', 'task queue (default $DRAINFLOW_TASK_QUEUE or drainflow)')
   .option('--operator-port <port>', 'operator /healthz /readyz /metrics port (default 8080)')
   .option('--worker-port <port>', 'worker /healthz /readyz /metrics port (default 8081)')
-  .option('--lease-namespace <ns>', 'namespace of the leader-election Lease (default $POD_NAMESPACE or default)')
+  .option(
+    '--lease-namespace <ns>',
+    'namespace of the leader-election Lease (default $POD_NAMESPACE or default)',
+  )
   .option('--no-leader-election', 'do not take the Lease (single replica)')
+  .option(
+    '--plan-selector <labels>',
+    'act only on MaintenancePlans matching this label selector (default $DRAINFLOW_PLAN_SELECTOR: all)',
+  )
   .option('--log-level <level>', 'trace, debug, info, warn, error')
   .action(async (opts) => {
     await run(opts);
@@ -34,10 +44,17 @@ program
 function withConnection(cmd: Command): Command {
   return cmd
     .option('--kubeconfig <path>', 'kubeconfig file (default $KUBECONFIG or ~/.kube/config)')
-    .option('--temporal-address <host:port>', 'Temporal frontend (default $TEMPORAL_ADDRESS or 127.0.0.1:7233)')
+    .option(
+      '--temporal-address <host:port>',
+      'Temporal frontend (default $TEMPORAL_ADDRESS or 127.0.0.1:7233)',
+    )
     .option('--temporal-namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)');
 }
-function context(opts: { kubeconfig?: string; temporalAddress?: string; temporalNamespace?: string }): CliContext {
+function context(opts: {
+  kubeconfig?: string;
+  temporalAddress?: string;
+  temporalNamespace?: string;
+}): CliContext {
   const kubeconfig = opts.kubeconfig ?? process.env.KUBECONFIG;
   return {
     ...(kubeconfig ? { kubeconfig } : {}),
@@ -46,12 +63,14 @@ function context(opts: { kubeconfig?: string; temporalAddress?: string; temporal
   };
 }
 
-withConnection(program.command('status <plan>').description("show a plan's progress (live from its workflow when running)")).action(
-  async (name: string, opts) => {
-    const { plan, live } = await status(context(opts), name);
-    console.log(renderPlan({ metadata: plan.metadata, status: live ?? plan.status }, Date.now()));
-  },
-);
+withConnection(
+  program
+    .command('status <plan>')
+    .description("show a plan's progress (live from its workflow when running)"),
+).action(async (name: string, opts) => {
+  const { plan, live } = await status(context(opts), name);
+  console.log(renderPlan({ metadata: plan.metadata, status: live ?? plan.status }, Date.now()));
+});
 for (const [action, help] of [
   ['pause', 'stop new evictions (in-flight calls finish; timers keep running)'],
   ['resume', 'continue a paused plan'],
@@ -63,7 +82,9 @@ for (const [action, help] of [
     console.log(`${action}: plan ${name} is now ${st.phase}${st.reason ? ` (${st.reason})` : ''}`);
   });
 }
-withConnection(program.command('watch <plan>').description('show the drain live until the plan reaches a final phase'))
+withConnection(
+  program.command('watch <plan>').description('show the drain live until the plan reaches a final phase'),
+)
   .option('--follow', 'keep watching after a final phase')
   .action(async (name: string, opts) => {
     await watch(context(opts), name, { follow: Boolean(opts.follow) });
@@ -75,7 +96,11 @@ program
   .option('--nodes <n>', 'kwok nodes in the demo pool', '4')
   .option('--drain <n>', 'nodes to drain', '2')
   .option('--pods-per-node <n>', 'pods per node (about)', '6')
-  .addOption(new Option('--pdb <tightness>', 'PodDisruptionBudget tightness').choices(['none', 'loose', 'tight']).default('tight'))
+  .addOption(
+    new Option('--pdb <tightness>', 'PodDisruptionBudget tightness')
+      .choices(['none', 'loose', 'tight'])
+      .default('tight'),
+  )
   .option('--timeout <seconds>', 'plan drainTimeoutSeconds', '300')
   .option('--keep', 'keep the workload, the plan and drainflow running at the end')
   .action(async (opts) => {

@@ -141,14 +141,20 @@ export class PlanController {
 
   /** Starts the informer (list, then watch from the list's resourceVersion). */
   async start(): Promise<void> {
-    const informer = makeInformer<KubernetesObject>(this.deps.kubeConfig, PLANS_PATH, async () => {
-      const list = await this.plans.list();
-      if (!this.synced) this.log.info({ plans: list.items.length }, 'plans listed; cache synced');
-      else this.log.info({ plans: list.items.length }, 'plans re-listed');
-      this.synced = true;
-      this.restartDelayMs = 0;
-      return list;
-    });
+    const selector = this.deps.config.planSelector;
+    const informer = makeInformer<KubernetesObject>(
+      this.deps.kubeConfig,
+      PLANS_PATH,
+      async () => {
+        const list = await this.plans.list(selector);
+        if (!this.synced) this.log.info({ plans: list.items.length }, 'plans listed; cache synced');
+        else this.log.info({ plans: list.items.length }, 'plans re-listed');
+        this.synced = true;
+        this.restartDelayMs = 0;
+        return list;
+      },
+      selector,
+    );
     informer.on('add', (obj) => this.onEvent(asPlan(obj), false));
     informer.on('update', (obj) => this.onEvent(asPlan(obj), false));
     informer.on('delete', (obj) => this.onEvent(asPlan(obj), true));
@@ -374,6 +380,16 @@ export class PlanController {
     }
     if (before && before.abort && !spec.abort)
       log.warn('spec.abort was reset to false; an abort cannot be undone');
+    if (
+      before &&
+      before.paused === spec.paused &&
+      before.release === spec.release &&
+      before.abort === spec.abort
+    ) {
+      // No flag changed (e.g. toggled and back): restate the pause state (a no-op for the
+      // workflow) so it records the generation and status.observedGeneration catches up.
+      await this.sendSignal(log, ref, workflowId, spec.paused ? pauseSignal : resumeSignal, 'signal', args);
+    }
   }
 
   /** Signals the workflow. @returns false when the workflow is closed or unknown (not an error). */

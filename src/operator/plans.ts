@@ -46,11 +46,12 @@ export class PlanApi {
   }
 
   /** Lists every plan (the informer's list function; items are plain JSON, see {@link asPlan}). */
-  async list(): Promise<KubernetesListObject<KubernetesObject>> {
+  async list(labelSelector?: string): Promise<KubernetesListObject<KubernetesObject>> {
     return (await this.custom.listClusterCustomObject({
       group: GROUP,
       version: VERSION,
       plural: PLURAL,
+      ...(labelSelector ? { labelSelector } : {}),
     })) as KubernetesListObject<KubernetesObject>;
   }
 

@@ -5,7 +5,9 @@
  * Environment: KUBECONFIG, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, DRAINFLOW_TASK_QUEUE,
  * TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY / TEMPORAL_TLS_CA / TEMPORAL_TLS_SERVER_NAME (mTLS, e.g.
  * Temporal Cloud), TEMPORAL_API_KEY, TEMPORAL_UI_URL, DRAINFLOW_OPERATOR_PORT,
- * DRAINFLOW_WORKER_PORT, DRAINFLOW_LOG_LEVEL, POD_NAME / POD_NAMESPACE (in-cluster identity).
+ * DRAINFLOW_WORKER_PORT, DRAINFLOW_LOG_LEVEL, DRAINFLOW_PLAN_SELECTOR (label selector: the
+ * operator acts only on matching plans, so several installations or test runs can share a cluster),
+ * POD_NAME / POD_NAMESPACE (in-cluster identity).
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -29,8 +31,16 @@ export const RunConfigSchema = z
     temporalNamespace: z.string().min(1).default('default'),
     taskQueue: z.string().min(1).default(DEFAULT_TASK_QUEUE),
     tls: z
-      .object({ cert: z.string().optional(), key: z.string().optional(), ca: z.string().optional(), serverName: z.string().optional() })
-      .refine((t) => Boolean(t.cert) === Boolean(t.key), 'TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be given together')
+      .object({
+        cert: z.string().optional(),
+        key: z.string().optional(),
+        ca: z.string().optional(),
+        serverName: z.string().optional(),
+      })
+      .refine(
+        (t) => Boolean(t.cert) === Boolean(t.key),
+        'TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be given together',
+      )
       .optional(),
     apiKey: z.string().optional(),
     temporalUiUrl: z.string().url().optional(),
@@ -40,6 +50,7 @@ export const RunConfigSchema = z
     identity: z.string().min(1).default(`${hostname()}-${process.pid}`),
     leaseNamespace: z.string().min(1).default('default'),
     leaderElection: z.boolean().default(true),
+    planSelector: z.string().min(1).optional(),
   })
   .strict();
 /** Validated process configuration. */
@@ -57,6 +68,7 @@ export interface RunFlags {
   logLevel?: string;
   leaseNamespace?: string;
   leaderElection?: boolean;
+  planSelector?: string;
 }
 
 /**
@@ -64,7 +76,8 @@ export interface RunFlags {
  * @throws Error with one line per bad setting, naming the flag or variable.
  */
 export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env): RunConfig {
-  const tlsGiven = env.TEMPORAL_TLS_CERT || env.TEMPORAL_TLS_KEY || env.TEMPORAL_TLS_CA || env.TEMPORAL_TLS_SERVER_NAME;
+  const tlsGiven =
+    env.TEMPORAL_TLS_CERT || env.TEMPORAL_TLS_KEY || env.TEMPORAL_TLS_CA || env.TEMPORAL_TLS_SERVER_NAME;
   const raw = {
     mode: flags.mode ?? env.DRAINFLOW_MODE ?? 'local',
     kubeconfig: flags.kubeconfig ?? env.KUBECONFIG,
@@ -72,7 +85,12 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
     temporalNamespace: flags.temporalNamespace ?? env.TEMPORAL_NAMESPACE,
     taskQueue: flags.taskQueue ?? env.DRAINFLOW_TASK_QUEUE,
     tls: tlsGiven
-      ? { cert: env.TEMPORAL_TLS_CERT, key: env.TEMPORAL_TLS_KEY, ca: env.TEMPORAL_TLS_CA, serverName: env.TEMPORAL_TLS_SERVER_NAME }
+      ? {
+          cert: env.TEMPORAL_TLS_CERT,
+          key: env.TEMPORAL_TLS_KEY,
+          ca: env.TEMPORAL_TLS_CA,
+          serverName: env.TEMPORAL_TLS_SERVER_NAME,
+        }
       : undefined,
     apiKey: env.TEMPORAL_API_KEY || undefined,
     temporalUiUrl: env.TEMPORAL_UI_URL || undefined,
@@ -82,6 +100,7 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
     identity: env.POD_NAME || undefined,
     leaseNamespace: flags.leaseNamespace ?? env.POD_NAMESPACE,
     leaderElection: flags.leaderElection,
+    planSelector: flags.planSelector ?? (env.DRAINFLOW_PLAN_SELECTOR || undefined),
   };
   const res = RunConfigSchema.safeParse(JSON.parse(JSON.stringify(raw)));
   if (!res.success) {

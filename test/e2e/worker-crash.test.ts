@@ -1,0 +1,133 @@
+/**
+ * A crash of the worker does not lose or shorten a cooldown: `kill -9` of the worker process while
+ * a pod waits behind its PodDisruptionBudget, then a new worker: no eviction of that pod is sent
+ * before the `nextActionAt` the status showed, and the plan completes once the budget frees.
+ * Real stack, real worker processes, the plan workflow started directly (no operator).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { API_VERSION, GROUP, KIND, PLURAL, VERSION, parseSpec, type MaintenancePlan } from '../../src/api/plan.js';
+import { nodeWorkflowId, planWorkflowId, abortSignal, type DrainPlanInput } from '../../src/workflows/messages.js';
+import {
+  applyCrds,
+  clients,
+  createNamespace,
+  createNode,
+  deleteNamespace,
+  deleteNode,
+  makeDeployment,
+  makePdb,
+  uniqueName,
+  waitFor,
+  waitPodsReady,
+  type Clients,
+} from '../helpers/k8s.js';
+import { freePort, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+
+describe('worker crash during a cooldown', () => {
+  let c: Clients;
+  let ns: string;
+  const nodes: string[] = [];
+  let connection: Connection;
+  let client: Client;
+  const procs: DrainflowProcess[] = [];
+  const taskQueue = uniqueName('crash-e2e');
+  const pool = uniqueName('pool');
+  const planName = uniqueName('crash');
+  let workflowId = '';
+
+  before(async () => {
+    const address = process.env.TEMPORAL_ADDRESS;
+    assert.ok(address, 'TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval "$(npm run --silent stack -- env)"');
+    c = clients();
+    await applyCrds(c);
+    ns = await createNamespace(c, 'df-crash');
+    connection = await Connection.connect({ address });
+    client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+  });
+
+  after(async () => {
+    if (workflowId) await client.workflow.getHandle(workflowId).signal(abortSignal).catch(() => undefined);
+    for (const p of procs) await p.stop('SIGTERM').catch(() => undefined);
+    await connection?.close();
+    await c.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: planName }).catch(() => undefined);
+    if (ns) await deleteNamespace(c, ns);
+    for (const n of nodes) await deleteNode(c, n).catch(() => undefined);
+  });
+
+  async function startWorker(): Promise<DrainflowProcess> {
+    const port = await freePort();
+    const p = await startDrainflow({ args: ['run', '--worker', '--worker-port', String(port), '--task-queue', taskQueue] });
+    procs.push(p);
+    return p;
+  }
+
+  it('sends no eviction before nextActionAt after kill -9 of the worker, then completes', async () => {
+    const onPool = { 'drainflow.dev/pool': pool };
+    const target = await createNode(c, 'df-crash-node', { labels: onPool });
+    nodes.push(target);
+    const web = makeDeployment(ns, 'web', 2);
+    web.spec!.template.spec!.nodeSelector = onPool;
+    await c.apps.createNamespacedDeployment({ namespace: ns, body: web });
+    await waitPodsReady(c, ns, { app: 'web' }, 2);
+    nodes.push(await createNode(c, 'df-crash-spare', { labels: onPool })); // room for replacements
+    await c.policy.createNamespacedPodDisruptionBudget({ namespace: ns, body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 0 }) });
+    await waitFor(async () => {
+      const pdb = await c.policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: 'web' });
+      return pdb.status?.observedGeneration === pdb.metadata?.generation && pdb.status?.expectedPods === 2;
+    }, 60_000, { what: 'PDB observed' });
+
+    const spec = { nodeNames: [target], drainTimeoutSeconds: 600, eviction: { retryBackoff: { initialSeconds: 15, maxSeconds: 60 } } };
+    const created = (await c.custom.createClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: planName }, spec },
+    })) as MaintenancePlan;
+    const input: DrainPlanInput = {
+      plan: { name: planName, uid: created.metadata.uid, generation: created.metadata.generation ?? 1 },
+      spec: parseSpec(spec),
+    };
+    workflowId = planWorkflowId(input.plan);
+    const worker1 = await startWorker();
+    await client.workflow.start('drainPlanWorkflow', { taskQueue, workflowId, args: [input] });
+
+    const readStatus = async () =>
+      ((await c.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: planName })) as MaintenancePlan).status;
+    // The PDB allows nothing: the pods wait for it, with a cooldown end in status.
+    const cooling = await waitFor(async () => {
+      const s = await readStatus();
+      return s?.evictionProgress?.nextActionAt ? s : undefined;
+    }, 60_000, { what: 'status.evictionProgress.nextActionAt' });
+    const nextActionAt = Date.parse(cooling.evictionProgress!.nextActionAt!);
+    assert.ok(nextActionAt > Date.now(), 'the cooldown is still running');
+
+    await worker1.stop('SIGKILL');
+    const killedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 3000));
+    await startWorker();
+    // Let the cooldown pass with the budget still closed, then open it.
+    await waitFor(async () => Date.now() > nextActionAt + 2000, 120_000, { what: 'the cooldown to pass' });
+    await c.policy.patchNamespacedPodDisruptionBudget(
+      { namespace: ns, name: 'web', body: { spec: { maxUnavailable: 1 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const drained = await waitFor(async () => {
+      const s = await readStatus();
+      return s?.phase === 'Drained' ? s : undefined;
+    }, 240_000, { what: 'plan Drained', intervalMs: 500 });
+    assert.equal(drained.evictionProgress?.evicted, 2);
+
+    // Every eviction of the node's workflow, from its history: none scheduled between the kill
+    // and the cooldown's end.
+    const history = await client.workflow.getHandle(nodeWorkflowId(workflowId, target)).fetchHistory();
+    const evictions = (history.events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'evictPod')
+      .map((e) => Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6));
+    assert.ok(evictions.length >= 2, `${evictions.length} eviction calls`);
+    const early = evictions.filter((t) => t >= killedAt - 1000 && t < nextActionAt - 5);
+    assert.deepEqual(early, [], `eviction(s) sent before nextActionAt ${new Date(nextActionAt).toISOString()}`);
+  });
+});
