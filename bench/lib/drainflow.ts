@@ -71,6 +71,9 @@ export class DrainflowProcesses {
       '--task-queue',
       p.taskQueue,
       '--no-leader-election',
+      // Act only on the bench's own plans (they carry this label), never on other users' plans.
+      '--plan-selector',
+      'drainflow.dev/bench=true',
       '--log-level',
       process.env.BENCH_DRAINFLOW_LOG_LEVEL ?? 'warn',
     ];

@@ -9,7 +9,14 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PolicyV1Api, type V1PodTemplateSpec } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PolicyV1Api,
+  type V1PodTemplateSpec,
+} from '@kubernetes/client-node';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type MaintenancePlanStatus } from '../api/plan.js';
 import { watch } from './plans.js';
 
@@ -18,6 +25,8 @@ const NS = 'drainflow-demo';
 const PLAN = 'demo-maintenance';
 const POOL_LABEL = 'drainflow.dev/pool';
 const POOL = 'demo';
+/** The demo's operator acts only on plans with this label (--plan-selector). */
+const DEMO_LABEL = 'drainflow.dev/demo';
 const OPERATOR_PORT = 18080;
 const WORKER_PORT = 18081;
 
@@ -34,7 +43,11 @@ export interface DemoOptions {
 const say = (msg: string) => process.stderr.write(`[demo] ${msg}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined | false>): Promise<T> {
+async function until<T>(
+  what: string,
+  timeoutMs: number,
+  fn: () => Promise<T | undefined | false>,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn().catch(() => undefined);
@@ -69,10 +82,14 @@ function template(app: string, grace: number, readyDelay: string): V1PodTemplate
 /** Runs the demo. @returns the process exit status. */
 export async function demo(opts: DemoOptions): Promise<number> {
   if (!(opts.nodes >= 2) || !(opts.drain >= 1) || opts.drain >= opts.nodes) {
-    throw new Error('demo: need --nodes >= 2 and 1 <= --drain < --nodes (the drained pods need somewhere to go)');
+    throw new Error(
+      'demo: need --nodes >= 2 and 1 <= --drain < --nodes (the drained pods need somewhere to go)',
+    );
   }
   say('bringing up the local stack (first run builds Kubernetes from source: ~10 min)');
-  execFileSync('bash', [join(root, 'scripts/stack/stack.sh'), 'up'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync('bash', [join(root, 'scripts/stack/stack.sh'), 'up'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const env = stackEnv();
   Object.assign(process.env, env);
   const kubectl = env.DRAINFLOW_KUBECTL!;
@@ -83,11 +100,24 @@ export async function demo(opts: DemoOptions): Promise<number> {
   const policy = kc.makeApiClient(PolicyV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
 
-  execFileSync(kubectl, ['apply', '--server-side', '-f', join(root, 'deploy/crds')], { stdio: 'ignore', env: process.env });
+  execFileSync(kubectl, ['apply', '--server-side', '-f', join(root, 'deploy/crds')], {
+    stdio: 'ignore',
+    env: process.env,
+  });
   await until('the CRD to be established', 30_000, async () => {
-    const out = execFileSync(kubectl, ['get', 'crd', `${PLURAL}.${GROUP}`, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}'], {
-      encoding: 'utf8',
-    });
+    const out = execFileSync(
+      kubectl,
+      [
+        'get',
+        'crd',
+        `${PLURAL}.${GROUP}`,
+        '-o',
+        'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
     return out === 'True';
   });
 
@@ -100,13 +130,31 @@ export async function demo(opts: DemoOptions): Promise<number> {
   const fd = openSync(logFile, 'a');
   const child: ChildProcess = spawn(
     process.execPath,
-    [join(root, 'bin/drainflow.js'), 'run', '--task-queue', 'drainflow-demo', '--operator-port', String(OPERATOR_PORT), '--worker-port', String(WORKER_PORT)],
-    { env: { ...process.env, TEMPORAL_UI_URL: env.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233' }, stdio: ['ignore', fd, fd] },
+    [
+      join(root, 'bin/drainflow.js'),
+      'run',
+      '--task-queue',
+      'drainflow-demo',
+      '--operator-port',
+      String(OPERATOR_PORT),
+      '--worker-port',
+      String(WORKER_PORT),
+      '--plan-selector',
+      `${DEMO_LABEL}=true`,
+    ],
+    {
+      env: { ...process.env, TEMPORAL_UI_URL: env.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233' },
+      stdio: ['ignore', fd, fd],
+    },
   );
   const stopChild = async () => {
     if (!child || child.exitCode !== null) return;
     child.kill('SIGTERM');
-    await until('drainflow to stop', 30_000, async () => child.exitCode !== null || child.signalCode !== null);
+    await until(
+      'drainflow to stop',
+      30_000,
+      async () => child.exitCode !== null || child.signalCode !== null,
+    );
   };
   try {
     await until('drainflow to become ready', 90_000, async () => {
@@ -118,17 +166,28 @@ export async function demo(opts: DemoOptions): Promise<number> {
       return a && b;
     });
 
-    const existing = await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN }).catch(() => undefined);
+    const existing = await custom
+      .getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN })
+      .catch(() => undefined);
     if (existing) {
       say('removing the plan of an earlier demo');
       await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN });
-      await until('the old plan to go', 120_000, async () =>
-        !(await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN }).catch(() => undefined)),
+      await until(
+        'the old plan to go',
+        120_000,
+        async () =>
+          !(await custom
+            .getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN })
+            .catch(() => undefined)),
       );
     }
     if (await core.readNamespace({ name: NS }).catch(() => undefined)) {
       await core.deleteNamespace({ name: NS });
-      await until('the old demo namespace to go', 120_000, async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)));
+      await until(
+        'the old demo namespace to go',
+        120_000,
+        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
+      );
     }
 
     // Nodes: the demo pool, created fresh (kwok makes them Ready).
@@ -153,12 +212,17 @@ export async function demo(opts: DemoOptions): Promise<number> {
     }
     await until('demo nodes Ready', 60_000, async () => {
       const nodes = (await core.listNode({ labelSelector: `${POOL_LABEL}=${POOL}` })).items;
-      return nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === opts.nodes;
+      return (
+        nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+          .length === opts.nodes
+      );
     });
 
     // Workload: sized to about podsPerNode pods per node.
     await core.createNamespace({ body: { metadata: { name: NS } } });
-    await until('the default ServiceAccount', 30_000, async () => core.readNamespacedServiceAccount({ namespace: NS, name: 'default' }));
+    await until('the default ServiceAccount', 30_000, async () =>
+      core.readNamespacedServiceAccount({ namespace: NS, name: 'default' }),
+    );
     const total = opts.nodes * opts.podsPerNode;
     const perApp = Math.max(2, Math.floor((total - opts.nodes) / 3));
     const deployments: [string, number][] = [
@@ -168,7 +232,10 @@ export async function demo(opts: DemoOptions): Promise<number> {
     for (const [app, replicas] of deployments) {
       await apps.createNamespacedDeployment({
         namespace: NS,
-        body: { metadata: { name: app }, spec: { replicas, selector: { matchLabels: { app } }, template: template(app, 3, '2s') } },
+        body: {
+          metadata: { name: app },
+          spec: { replicas, selector: { matchLabels: { app } }, template: template(app, 3, '2s') },
+        },
       });
     }
     const dbReplicas = Math.max(2, total - opts.nodes - 2 * perApp);
@@ -176,12 +243,21 @@ export async function demo(opts: DemoOptions): Promise<number> {
       namespace: NS,
       body: {
         metadata: { name: 'db' },
-        spec: { replicas: dbReplicas, serviceName: 'db', podManagementPolicy: 'Parallel', selector: { matchLabels: { app: 'db' } }, template: template('db', 5, '3s') },
+        spec: {
+          replicas: dbReplicas,
+          serviceName: 'db',
+          podManagementPolicy: 'Parallel',
+          selector: { matchLabels: { app: 'db' } },
+          template: template('db', 5, '3s'),
+        },
       },
     });
     await apps.createNamespacedDaemonSet({
       namespace: NS,
-      body: { metadata: { name: 'node-agent' }, spec: { selector: { matchLabels: { app: 'node-agent' } }, template: template('node-agent', 1, '0s') } },
+      body: {
+        metadata: { name: 'node-agent' },
+        spec: { selector: { matchLabels: { app: 'node-agent' } }, template: template('node-agent', 1, '0s') },
+      },
     });
     if (opts.pdb !== 'none') {
       const pdbs: [string, Record<string, number | string>][] =
@@ -197,14 +273,22 @@ export async function demo(opts: DemoOptions): Promise<number> {
               ['db', { maxUnavailable: 1 }],
             ];
       for (const [app, budget] of pdbs) {
-        await policy.createNamespacedPodDisruptionBudget({ namespace: NS, body: { metadata: { name: app }, spec: { selector: { matchLabels: { app } }, ...budget } } });
+        await policy.createNamespacedPodDisruptionBudget({
+          namespace: NS,
+          body: { metadata: { name: app }, spec: { selector: { matchLabels: { app } }, ...budget } },
+        });
       }
     }
     const expected = 2 * perApp + dbReplicas + opts.nodes;
-    say(`workload: Deployments frontend and api (${perApp} replicas each), StatefulSet db (${dbReplicas}), DaemonSet node-agent; PDBs ${opts.pdb}`);
+    say(
+      `workload: Deployments frontend and api (${perApp} replicas each), StatefulSet db (${dbReplicas}), DaemonSet node-agent; PDBs ${opts.pdb}`,
+    );
     await until(`${expected} pods Running and Ready`, 180_000, async () => {
       const pods = (await core.listNamespacedPod({ namespace: NS })).items;
-      return pods.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length >= expected;
+      return (
+        pods.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+          .length >= expected
+      );
     });
 
     const targets = names.slice(0, opts.drain);
@@ -217,12 +301,21 @@ export async function demo(opts: DemoOptions): Promise<number> {
       body: {
         apiVersion: API_VERSION,
         kind: KIND,
-        metadata: { name: PLAN },
-        spec: { nodeNames: targets, maxUnavailableNodes: 1, drainTimeoutSeconds: opts.timeoutSeconds, uncordon: 'OnDelete' },
+        metadata: { name: PLAN, labels: { [DEMO_LABEL]: 'true' } },
+        spec: {
+          nodeNames: targets,
+          maxUnavailableNodes: 1,
+          drainTimeoutSeconds: opts.timeoutSeconds,
+          uncordon: 'OnDelete',
+        },
       },
     });
     const final = (await watch(
-      { kubeconfig: env.KUBECONFIG!, temporalAddress: env.TEMPORAL_ADDRESS!, temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default' },
+      {
+        kubeconfig: env.KUBECONFIG!,
+        temporalAddress: env.TEMPORAL_ADDRESS!,
+        temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
+      },
       PLAN,
       { intervalMs: 500 },
     )) as MaintenancePlanStatus;
@@ -230,19 +323,30 @@ export async function demo(opts: DemoOptions): Promise<number> {
     const p = final.evictionProgress;
     console.log('\n=== summary ===');
     console.log(`plan ${PLAN}: ${final.phase} (${final.reason}) in ${seconds} s`);
-    console.log(`pods evicted: ${p?.evicted ?? 0}/${p?.total ?? 0}; eviction calls: ${p?.attempts ?? 0}; answered 429: ${p?.tooManyRequests ?? 0}`);
+    console.log(
+      `pods evicted: ${p?.evicted ?? 0}/${p?.total ?? 0}; eviction calls: ${p?.attempts ?? 0}; answered 429: ${p?.tooManyRequests ?? 0}`,
+    );
     for (const n of final.nodes ?? []) {
-      console.log(`  ${n.name}: ${n.phase}, ${n.podsEvicted}/${n.podsTotal} pods evicted${n.blockedBy?.length ? `, blocked by ${n.blockedBy.map((b) => b.pod).join(', ')}` : ''}`);
+      console.log(
+        `  ${n.name}: ${n.phase}, ${n.podsEvicted}/${n.podsTotal} pods evicted${n.blockedBy?.length ? `, blocked by ${n.blockedBy.map((b) => b.pod).join(', ')}` : ''}`,
+      );
     }
     console.log(`Temporal UI: ${final.workflow?.url ?? env.TEMPORAL_UI_URL}`);
     if (opts.keep) {
-      say(`kept: plan ${PLAN}, namespace ${NS}, nodes ${names.join(', ')}; drainflow keeps running (Ctrl-C to stop). Try: kubectl describe mp ${PLAN}`);
+      say(
+        `kept: plan ${PLAN}, namespace ${NS}, nodes ${names.join(', ')}; drainflow keeps running (Ctrl-C to stop). Try: kubectl describe mp ${PLAN}`,
+      );
       await new Promise<void>((resolve) => child.once('exit', () => resolve()));
     } else {
       say('cleaning up: deleting the plan (drainflow uncordons its nodes), the workload and the demo nodes');
       await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN });
-      await until('the plan to be deleted', 120_000, async () =>
-        !(await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN }).catch(() => undefined)),
+      await until(
+        'the plan to be deleted',
+        120_000,
+        async () =>
+          !(await custom
+            .getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN })
+            .catch(() => undefined)),
       );
       await core.deleteNamespace({ name: NS });
       for (const name of names) await core.deleteNode({ name }).catch(() => undefined);

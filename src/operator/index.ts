@@ -11,6 +11,7 @@
  * Modules: `lease.ts` (leader election), `controller.ts` (informer and reconcile), `queue.ts`
  * (per-plan serial queue), `plans.ts` (MaintenancePlan writes).
  */
+import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
@@ -21,6 +22,16 @@ import { LeaderElector } from './lease.js';
 
 /** Name of the leader-election Lease. */
 export const LEASE_NAME = 'drainflow-operator';
+
+/**
+ * The Lease of an installation: {@link LEASE_NAME}, suffixed with a hash of `--plan-selector` when
+ * one is set, so installations for different plans elect their leaders independently.
+ */
+export function leaseName(planSelector: string | undefined): string {
+  return planSelector
+    ? `${LEASE_NAME}-${createHash('sha256').update(planSelector).digest('hex').slice(0, 10)}`
+    : LEASE_NAME;
+}
 
 /** What the operator needs. */
 export interface OperatorDeps {
@@ -80,7 +91,7 @@ export async function startOperator(deps: OperatorDeps): Promise<OperatorHandle>
   const elector = new LeaderElector({
     kubeConfig: deps.kubeConfig,
     namespace: config.leaseNamespace,
-    name: LEASE_NAME,
+    name: leaseName(config.planSelector),
     identity: config.identity,
     logger: log,
   });
@@ -108,7 +119,10 @@ export async function startOperator(deps: OperatorDeps): Promise<OperatorHandle>
       rejectDone(err);
     },
   );
-  log.info({ lease: `${config.leaseNamespace}/${LEASE_NAME}` }, 'campaigning for the Lease');
+  log.info(
+    { lease: `${config.leaseNamespace}/${leaseName(config.planSelector)}` },
+    'campaigning for the Lease',
+  );
   let stopping: Promise<void> | undefined;
   return {
     ready: () => (elector.isLeader() ? Boolean(controller?.ready()) : elector.healthy()),

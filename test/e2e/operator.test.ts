@@ -59,6 +59,8 @@ import { freePort, metricValue, startDrainflow, type DrainflowProcess } from '..
 
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const POOL_LABEL = 'drainflow.dev/pool';
+/** Label on this run's plans; the operators under test select them with --plan-selector. */
+const RUN_LABEL = 'drainflow.dev/e2e-run';
 const TAINT_KEY = 'drainflow.dev/e2e-operator';
 
 function requireEnv(name: string): string {
@@ -114,6 +116,8 @@ describe('operator on the real stack', () => {
         taskQueue,
         '--lease-namespace',
         'default',
+        '--plan-selector',
+        `${RUN_LABEL}=${pool}`,
         '--log-level',
         'debug',
       ],
@@ -190,7 +194,12 @@ describe('operator on the real stack', () => {
   /** Creates or updates a plan with `kubectl apply`. */
   function applyPlan(name: string, spec: MaintenancePlanSpecInput): void {
     plans.add(name);
-    const manifest = { apiVersion: `${GROUP}/${VERSION}`, kind: 'MaintenancePlan', metadata: { name }, spec };
+    const manifest = {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'MaintenancePlan',
+      metadata: { name, labels: { [RUN_LABEL]: pool } },
+      spec,
+    };
     kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
   }
 
@@ -263,11 +272,12 @@ describe('operator on the real stack', () => {
     c = clients(); // fails with the setup instructions when KUBECONFIG is unset
     const address = requireEnv('TEMPORAL_ADDRESS');
     await applyCrds(c);
-    // The operator acts on every plan of the cluster: refuse to run over plans another test left.
+    // This file's operators act only on plans labelled for this run (--plan-selector).
     const existing = (await c.custom.listClusterCustomObject({
       group: GROUP,
       version: VERSION,
       plural: PLURAL,
+      labelSelector: `${RUN_LABEL}=${pool}`,
     })) as { items: MaintenancePlan[] };
     const foreign = existing.items.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name);
     if (foreign.length > 0) {
@@ -708,6 +718,8 @@ describe('operator on the real stack', () => {
         taskQueue,
         '--lease-namespace',
         'default',
+        '--plan-selector',
+        `${RUN_LABEL}=${pool}`,
         '--log-level',
         'debug',
       ],
