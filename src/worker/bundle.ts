@@ -35,7 +35,9 @@ export function workflowBundlePath(workflowsPath: string): string {
   for (const dir of ['workflows', 'drain', 'api']) {
     for (const f of sourceFiles(join(srcDir, dir))) hash.update(f.slice(srcDir.length)).update(readFileSync(f));
   }
-  hash.update(readFileSync(join(srcDir, 'activities', 'types.ts')));
+  // The activity contract: types.ts from a checkout, types.js in dist/.
+  const contract = ['types.ts', 'types.js'].map((f) => join(srcDir, 'activities', f)).find((f) => existsSync(f));
+  if (contract) hash.update(readFileSync(contract));
   const sdk = JSON.parse(readFileSync(join(rootDir, 'node_modules', '@temporalio', 'worker', 'package.json'), 'utf8')) as { version: string };
   hash.update(sdk.version);
   const dir = join(process.env.DRAINFLOW_CACHE ?? join(homedir(), '.cache', 'drainflow'), 'workflow-bundles');

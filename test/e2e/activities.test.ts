@@ -431,7 +431,12 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
       assert.equal(n.metadata?.annotations?.[HELD_BY_UID], plan.uid);
       assert.equal(n.metadata?.annotations?.[NODE_WAS_UNSCHEDULABLE_ANNOTATION], 'false');
 
-      // Retried activity: same answer, nothing rewritten.
+      // Retried activity: same answer, nothing rewritten. (The node-lifecycle controller reacts to
+      // the cordon by adding the node.kubernetes.io/unschedulable taint: wait for that write first.)
+      n = await waitFor(async () => {
+        const x = await c.core.readNode({ name: node });
+        return x.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/unschedulable') ? x : undefined;
+      }, 30_000, { what: 'the unschedulable taint' });
       const rv = n.metadata?.resourceVersion;
       assert.deepEqual(await acts.cordonNode({ plan, node }), {
         outcome: 'Cordoned',
