@@ -18,15 +18,19 @@ import { setCondition, sortAndCapBlockers } from './conditions.js';
 export interface NodeState {
   name: string;
   phase: NodeStatus['phase'];
+  /** CamelCase reason of the node phase (e.g. NodeHeldByOtherPlan, DeadlineExceeded). */
   reason?: string;
   message?: string;
   podsTotal: number;
   podsEvicted: number;
+  /** Pods that waiting will not evict (Block decisions, Failed evictions). */
   podsFailed: number;
   blockedBy: Blocker[];
+  /** Eviction API calls sent. */
   attempts: number;
+  /** Eviction API calls answered 429. */
   tooManyRequests: number;
-  /** ms since epoch. */
+  /** ms since epoch of the next eviction attempt while cooling down. */
   nextActionAtMs?: number;
   lastError?: string;
 }

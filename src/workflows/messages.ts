@@ -5,7 +5,8 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { MaintenancePlanStatus, MaintenancePlanSpec, PlanPhase, Blocker, NodePhase } from '../api/plan.js';
+import type { MaintenancePlanStatus, MaintenancePlanSpec, PlanPhase } from '../api/plan.js';
+import type { NodeState } from '../drain/projection.js';
 import type { PlanRef } from '../activities/types.js';
 
 /** Default task queue of the drain workers. */
@@ -93,25 +94,12 @@ export interface DrainNodeInput {
   paused: boolean;
 }
 
-/** Progress of one node, sent by the node workflow to the plan workflow after each change. */
-export interface NodeProgress {
+/**
+ * Progress of one node, sent by the node workflow to the plan workflow after each change: the
+ * node's {@link NodeState} (keyed by `node` instead of `name`) plus the claim it holds.
+ */
+export interface NodeProgress extends Omit<NodeState, 'name'> {
   node: string;
-  phase: NodePhase;
-  /** CamelCase reason of the node phase (e.g. NodeHeldByOtherPlan, DeadlineExceeded). */
-  reason?: string;
-  message?: string;
-  podsTotal: number;
-  podsEvicted: number;
-  /** Pods that waiting will not evict (Block decisions, Failed evictions). */
-  podsFailed: number;
-  blockedBy: Blocker[];
-  /** Eviction API calls sent. */
-  attempts: number;
-  /** Eviction API calls answered 429. */
-  tooManyRequests: number;
-  /** ms since epoch of the next eviction attempt while cooling down. */
-  nextActionAtMs?: number;
-  lastError?: string;
   /** Whether this plan cordoned the node (false when it was unschedulable before). */
   cordonedByPlan?: boolean;
   /** Whether this plan holds the claim on the node. */
