@@ -3,20 +3,21 @@
  * never holds webpack in memory (webpack + swc add ~200 MB of peak RSS to the process that bundles).
  *
  * - In the image, `dist/workflow-bundle.js` (built by the Dockerfile) is used as is.
- * - From a checkout, the bundle is built by a short-lived child process
- *   (`scripts/bundle-workflows.ts`) into `${DRAINFLOW_CACHE:-~/.cache/drainflow}/workflow-bundles/`,
- *   keyed by a hash of every source file the workflows import and the SDK version; later starts
- *   reuse it.
+ * - Otherwise the bundle is built by a short-lived child process running this very module
+ *   (`node bundle.{ts,js} <workflows entry> <out file>`) into
+ *   `${DRAINFLOW_CACHE:-~/.cache/drainflow}/workflow-bundles/`, keyed by a hash of every source
+ *   file the workflows import and the SDK version; later starts reuse it.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const srcDir = fileURLToPath(new URL('..', import.meta.url));
-const rootDir = join(srcDir, '..');
+const thisFile = fileURLToPath(import.meta.url);
+const srcDir = join(dirname(thisFile), '..');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
@@ -25,10 +26,22 @@ function sourceFiles(dir: string): string[] {
     .sort();
 }
 
+/** The loader flags of this process (tsx's `--import`/`--require`), without test-runner or inspector flags. */
+function loaderArgs(): string[] {
+  const out: string[] = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if ((a === '--import' || a === '--require' || a === '--loader') && argv[i + 1]) out.push(a, argv[++i]!);
+    else if (/^--(import|require|loader)=/.test(a)) out.push(a);
+  }
+  return out;
+}
+
 /**
  * Returns the path of a workflow bundle for the workflows at `workflowsPath`, building it in a
  * child process when the cache has none for the current sources.
- * @throws Error when the bundler process fails (its output is in the message).
+ * @throws Error when the bundler process fails (its stderr is in the message).
  */
 export function workflowBundlePath(workflowsPath: string): string {
   const hash = createHash('sha256');
@@ -38,17 +51,30 @@ export function workflowBundlePath(workflowsPath: string): string {
   // The activity contract: types.ts from a checkout, types.js in dist/.
   const contract = ['types.ts', 'types.js'].map((f) => join(srcDir, 'activities', f)).find((f) => existsSync(f));
   if (contract) hash.update(readFileSync(contract));
-  const sdk = JSON.parse(readFileSync(join(rootDir, 'node_modules', '@temporalio', 'worker', 'package.json'), 'utf8')) as { version: string };
-  hash.update(sdk.version);
+  const sdkPackage = createRequire(import.meta.url).resolve('@temporalio/worker/package.json');
+  hash.update((JSON.parse(readFileSync(sdkPackage, 'utf8')) as { version: string }).version);
   const dir = join(process.env.DRAINFLOW_CACHE ?? join(homedir(), '.cache', 'drainflow'), 'workflow-bundles');
   const out = join(dir, `${hash.digest('hex').slice(0, 16)}.js`);
   if (existsSync(out)) return out;
   mkdirSync(dir, { recursive: true });
   const tmp = `${out}.${process.pid}.tmp`;
-  execFileSync(process.execPath, ['--import', 'tsx', join(rootDir, 'scripts', 'bundle-workflows.ts'), workflowsPath, tmp], {
-    cwd: rootDir,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  execFileSync(process.execPath, [...loaderArgs(), thisFile, workflowsPath, tmp], { stdio: ['ignore', 'ignore', 'pipe'] });
   renameSync(tmp, out);
   return out;
+}
+
+// Child-process entry: bundle <workflows entry> into <out file>.
+if (process.argv[1] === thisFile) {
+  const [entry, out] = process.argv.slice(2);
+  if (!entry || !out) {
+    console.error('usage: node bundle.js <workflows entry> <out file>');
+    process.exit(2);
+  }
+  const { bundleWorkflowCode } = await import('@temporalio/worker');
+  const quiet = () => undefined;
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: entry,
+    logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: console.error, error: console.error },
+  });
+  writeFileSync(out, code);
 }
