@@ -20,9 +20,19 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'fs', 'path', 'http', 'https', 'crypto', 'child_process'], message: 'Workflows must be deterministic: do I/O in activities.' },
-            { group: ['@kubernetes/*', 'pino', 'prom-client', '@temporalio/client', '@temporalio/worker'], message: 'Workflows must be deterministic: do I/O in activities.' },
-            { group: ['../activities/*', '../activities'], allowTypeImports: true, message: 'Import only activity types into workflows.' },
+            {
+              group: ['node:*', 'fs', 'path', 'http', 'https', 'crypto', 'child_process'],
+              message: 'Workflows must be deterministic: do I/O in activities.',
+            },
+            {
+              group: ['@kubernetes/*', 'pino', 'prom-client', '@temporalio/client', '@temporalio/worker'],
+              message: 'Workflows must be deterministic: do I/O in activities.',
+            },
+            {
+              group: ['../activities/*', '../activities'],
+              allowTypeImports: true,
+              message: 'Import only activity types into workflows.',
+            },
           ],
         },
       ],

@@ -124,16 +124,25 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
   // Only the flags (paused, abort, release) change a running plan; every other field is fixed at
   // creation, so an edit the workflow would silently ignore is refused instead.
   ...Object.fromEntries(
-    ['nodeNames', 'nodeSelector', 'maxUnavailableNodes', 'drainTimeoutSeconds', 'eviction', 'podSelection', 'uncordon'].map(
-      (f) => [
-        `spec.${f}`,
-        {
-          'x-kubernetes-validations': [
-            { rule: 'self == oldSelf', message: `spec.${f} cannot change after the plan is created (only paused, abort and release can)` },
-          ],
-        },
-      ],
-    ),
+    [
+      'nodeNames',
+      'nodeSelector',
+      'maxUnavailableNodes',
+      'drainTimeoutSeconds',
+      'eviction',
+      'podSelection',
+      'uncordon',
+    ].map((f) => [
+      `spec.${f}`,
+      {
+        'x-kubernetes-validations': [
+          {
+            rule: 'self == oldSelf',
+            message: `spec.${f} cannot change after the plan is created (only paused, abort and release can)`,
+          },
+        ],
+      },
+    ]),
   ),
   'spec.eviction.retryBackoff': {
     'x-kubernetes-validations': [

@@ -139,19 +139,35 @@ export interface DrainActivities {
    * Waits (watching, heartbeating) until the pod with this UID no longer exists, at most
    * `timeoutSeconds`. @returns whether it is gone.
    */
-  waitPodGone(input: { namespace: string; name: string; uid: string; timeoutSeconds: number }): Promise<{ gone: boolean }>;
+  waitPodGone(input: {
+    namespace: string;
+    name: string;
+    uid: string;
+    timeoutSeconds: number;
+  }): Promise<{ gone: boolean }>;
   /**
    * Waits (watching, heartbeating) until the PDB allows a disruption (status.disruptionsAllowed > 0
    * and status.observedGeneration >= metadata.generation), at most `timeoutSeconds`.
    * @returns the last observed disruptionsAllowed (0 on timeout) and whether the PDB still exists.
    */
-  waitDisruptionAllowed(input: { pdb: string; timeoutSeconds: number }): Promise<{ disruptionsAllowed: number; exists: boolean }>;
+  waitDisruptionAllowed(input: {
+    pdb: string;
+    timeoutSeconds: number;
+  }): Promise<{ disruptionsAllowed: number; exists: boolean }>;
   /**
    * Writes the plan's status through the status subresource, unless it already equals `status`
    * (deep comparison). Retries conflicts. A plan that no longer exists (or has another UID) is not
    * an error: returns `{ written: false, exists: false }`.
    */
-  publishStatus(input: { plan: PlanRef; status: MaintenancePlanStatus }): Promise<{ written: boolean; exists: boolean }>;
+  publishStatus(input: {
+    plan: PlanRef;
+    status: MaintenancePlanStatus;
+  }): Promise<{ written: boolean; exists: boolean }>;
   /** Records a Kubernetes Event on the plan (type Normal or Warning, CamelCase reason). Best effort. */
-  recordEvent(input: { plan: PlanRef; type: 'Normal' | 'Warning'; reason: string; message: string }): Promise<void>;
+  recordEvent(input: {
+    plan: PlanRef;
+    type: 'Normal' | 'Warning';
+    reason: string;
+    message: string;
+  }): Promise<void>;
 }

@@ -137,16 +137,15 @@ export type PodSelection = z.infer<typeof PodSelectionSchema>;
 
 export const MaintenancePlanSpecSchema = z
   .object({
-    nodeNames: z.array(z.string().min(1).max(253)).max(5000).optional().describe('Names of the nodes to drain.'),
+    nodeNames: z
+      .array(z.string().min(1).max(253))
+      .max(5000)
+      .optional()
+      .describe('Names of the nodes to drain.'),
     nodeSelector: LabelSelectorSchema.optional().describe(
       'Label selector of the nodes to drain; resolved once at start, the result recorded in status.nodes.',
     ),
-    maxUnavailableNodes: z
-      .number()
-      .int()
-      .min(1)
-      .default(1)
-      .describe('Nodes drained at the same time.'),
+    maxUnavailableNodes: z.number().int().min(1).default(1).describe('Nodes drained at the same time.'),
     drainTimeoutSeconds: z
       .number()
       .int()
@@ -165,7 +164,10 @@ export const MaintenancePlanSpecSchema = z
       deleteEmptyDirData: false,
       force: false,
     }).describe("Which pods are evicted, with kubectl drain's rules."),
-    paused: z.boolean().default(false).describe('Pause: no new evictions while true (in-flight calls finish).'),
+    paused: z
+      .boolean()
+      .default(false)
+      .describe('Pause: no new evictions while true (in-flight calls finish).'),
     abort: z
       .boolean()
       .default(false)
@@ -177,7 +179,9 @@ export const MaintenancePlanSpecSchema = z
     uncordon: UncordonPolicySchema.default('OnDelete'),
   })
   .strict()
-  .describe('What to drain and how: the nodes, the deadline, eviction pacing and the pause/abort/release signals.');
+  .describe(
+    'What to drain and how: the nodes, the deadline, eviction pacing and the pause/abort/release signals.',
+  );
 export type MaintenancePlanSpec = z.infer<typeof MaintenancePlanSpecSchema>;
 /** The spec as a user writes it (defaults not yet applied). */
 export type MaintenancePlanSpecInput = z.input<typeof MaintenancePlanSpecSchema>;
@@ -188,8 +192,21 @@ export const PlanPhaseSchema = z
 export type PlanPhase = z.infer<typeof PlanPhaseSchema>;
 
 export const NodePhaseSchema = z
-  .enum(['Pending', 'Waiting', 'Cordoned', 'Draining', 'Paused', 'Blocked', 'Drained', 'Released', 'Aborted', 'Failed'])
-  .describe('Where one node is: Pending, Waiting (held by another plan), Cordoned, Draining, Paused, Blocked, Drained, Released, Aborted or Failed.');
+  .enum([
+    'Pending',
+    'Waiting',
+    'Cordoned',
+    'Draining',
+    'Paused',
+    'Blocked',
+    'Drained',
+    'Released',
+    'Aborted',
+    'Failed',
+  ])
+  .describe(
+    'Where one node is: Pending, Waiting (held by another plan), Cordoned, Draining, Paused, Blocked, Drained, Released, Aborted or Failed.',
+  );
 export type NodePhase = z.infer<typeof NodePhaseSchema>;
 
 /** metav1.Condition. `reason` is CamelCase (Kubernetes API conventions). */
@@ -197,7 +214,11 @@ export const ConditionSchema = z
   .object({
     type: z.string().describe('Condition type: Progressing, Drained, Blocked or Paused.'),
     status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
-    observedGeneration: z.number().int().optional().describe('metadata.generation this condition was set for.'),
+    observedGeneration: z
+      .number()
+      .int()
+      .optional()
+      .describe('metadata.generation this condition was set for.'),
     lastTransitionTime: z.string().describe('RFC 3339 time the status last changed.'),
     reason: z.string().describe('CamelCase reason for the last transition.'),
     message: z.string().describe('Human-readable details.'),
@@ -267,7 +288,10 @@ export const MaintenancePlanStatusSchema = z
     conditions: z.array(ConditionSchema).optional().describe('Progressing, Drained, Blocked and Paused.'),
     workflow: WorkflowRefSchema.optional().describe('The Temporal workflow running this plan.'),
     startedAt: z.string().optional().describe('RFC 3339 time the drain started.'),
-    deadline: z.string().optional().describe('RFC 3339 time the plan stops evicting (startedAt + drainTimeoutSeconds).'),
+    deadline: z
+      .string()
+      .optional()
+      .describe('RFC 3339 time the plan stops evicting (startedAt + drainTimeoutSeconds).'),
     completedAt: z.string().optional().describe('RFC 3339 time the plan reached a final phase.'),
     nodesTotal: z.number().int().optional().describe('Nodes in the plan.'),
     nodesDrained: z.number().int().optional().describe('Nodes drained.'),

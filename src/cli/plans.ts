@@ -27,13 +27,21 @@ export async function readPlan(ctx: CliContext, name: string): Promise<Maintenan
   else kc.loadFromDefault();
   const api = kc.makeApiClient(CustomObjectsApi);
   try {
-    return (await api.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name })) as MaintenancePlan;
+    return (await api.getClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      name,
+    })) as MaintenancePlan;
   } catch (err) {
     if (err instanceof ApiException && err.code === 404) {
       throw new CliError(`no MaintenancePlan named "${name}" (kubectl get maintenanceplans lists them)`);
     }
-    if (err instanceof ApiException) throw new CliError(`Kubernetes API error ${err.code} reading plan "${name}"`);
-    throw new CliError(`cannot reach the Kubernetes API server (${kc.getCurrentCluster()?.server ?? 'no cluster in kubeconfig'}): ${(err as Error).message}`);
+    if (err instanceof ApiException)
+      throw new CliError(`Kubernetes API error ${err.code} reading plan "${name}"`);
+    throw new CliError(
+      `cannot reach the Kubernetes API server (${kc.getCurrentCluster()?.server ?? 'no cluster in kubeconfig'}): ${(err as Error).message}`,
+    );
   }
 }
 
@@ -46,7 +54,10 @@ async function connect(ctx: CliContext): Promise<Client> {
   }
 }
 
-async function planHandle(ctx: CliContext, name: string): Promise<{ plan: MaintenancePlan; handle: WorkflowHandle; client: Client }> {
+async function planHandle(
+  ctx: CliContext,
+  name: string,
+): Promise<{ plan: MaintenancePlan; handle: WorkflowHandle; client: Client }> {
   const plan = await readPlan(ctx, name);
   const client = await connect(ctx);
   const id = plan.status?.workflow?.workflowId ?? planWorkflowId({ name, uid: plan.metadata.uid });
@@ -57,16 +68,23 @@ async function planHandle(ctx: CliContext, name: string): Promise<{ plan: Mainte
  * Sends pause/resume/abort/release as an Update and returns the new state.
  * @throws CliError when the workflow does not exist or has finished.
  */
-export async function control(ctx: CliContext, name: string, action: ControlAction): Promise<MaintenancePlanStatus> {
+export async function control(
+  ctx: CliContext,
+  name: string,
+  action: ControlAction,
+): Promise<MaintenancePlanStatus> {
   const { handle, client } = await planHandle(ctx, name);
   try {
     const desc = await handle.describe();
     if (desc.status.name !== 'RUNNING') {
-      throw new CliError(`the workflow of plan "${name}" has finished (${desc.status.name}); nothing to ${action}`);
+      throw new CliError(
+        `the workflow of plan "${name}" has finished (${desc.status.name}); nothing to ${action}`,
+      );
     }
     return await handle.executeUpdate(controlUpdate, { args: [{ action }] });
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
+    if (err instanceof WorkflowNotFoundError)
+      throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
     throw err;
   } finally {
     await client.connection.close();
@@ -74,7 +92,10 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
 }
 
 /** Status of a plan: the workflow's live view when it runs, else the plan's status. */
-export async function status(ctx: CliContext, name: string): Promise<{ plan: MaintenancePlan; live: MaintenancePlanStatus | undefined }> {
+export async function status(
+  ctx: CliContext,
+  name: string,
+): Promise<{ plan: MaintenancePlan; live: MaintenancePlanStatus | undefined }> {
   const { plan, handle, client } = await planHandle(ctx, name);
   try {
     const live = await handle.query(progressQuery).catch(() => undefined);
@@ -95,7 +116,12 @@ const DONE = new Set(['Drained', 'Completed', 'Aborted', 'Failed', 'Blocked']);
 export async function watch(
   ctx: CliContext,
   name: string,
-  opts: { intervalMs?: number; follow?: boolean; out?: NodeJS.WriteStream; until?: (s: MaintenancePlanStatus) => boolean } = {},
+  opts: {
+    intervalMs?: number;
+    follow?: boolean;
+    out?: NodeJS.WriteStream;
+    until?: (s: MaintenancePlanStatus) => boolean;
+  } = {},
 ): Promise<MaintenancePlanStatus | undefined> {
   const out = opts.out ?? process.stdout;
   let last = '';

@@ -21,23 +21,30 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
   const s: MaintenancePlanStatus = plan.status ?? {};
   const p = s.evictionProgress;
   const lines: string[] = [];
-  lines.push(`MaintenancePlan ${plan.metadata.name}: ${s.phase ?? 'Pending'}${s.reason ? ` (${s.reason})` : ''}`);
+  lines.push(
+    `MaintenancePlan ${plan.metadata.name}: ${s.phase ?? 'Pending'}${s.reason ? ` (${s.reason})` : ''}`,
+  );
   if (s.message) lines.push(`  ${s.message}`);
   if (p) {
     lines.push(
       `  pods ${bar(p.evicted, p.total)} ${p.evicted}/${p.total} evicted, ${p.failed} blocked; ` +
         `${p.attempts} eviction call(s), ${p.tooManyRequests} answered 429`,
     );
-    if (p.nextActionAt) lines.push(`  cooling down: next eviction in ${secondsUntil(p.nextActionAt, nowMs)} s`);
+    if (p.nextActionAt)
+      lines.push(`  cooling down: next eviction in ${secondsUntil(p.nextActionAt, nowMs)} s`);
   }
   if (s.deadline && s.phase !== 'Drained' && s.phase !== 'Completed') {
     lines.push(`  deadline in ${secondsUntil(s.deadline, nowMs)} s (${s.deadline})`);
   }
   for (const n of s.nodes ?? []) {
-    lines.push(`  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted, n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}`);
+    lines.push(
+      `  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted, n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}`,
+    );
     for (const b of n.blockedBy ?? []) {
       const tries = b.attempts ? `, ${b.attempts} call(s)` : '';
-      lines.push(`      blocked by ${b.pod}${b.pdb ? ` (PodDisruptionBudget ${b.pdb})` : ''}: ${b.reason}${tries} — ${b.message}`);
+      lines.push(
+        `      blocked by ${b.pod}${b.pdb ? ` (PodDisruptionBudget ${b.pdb})` : ''}: ${b.reason}${tries} — ${b.message}`,
+      );
     }
   }
   if (s.workflow?.url) lines.push(`  Temporal UI: ${s.workflow.url}`);

@@ -5,7 +5,13 @@
  */
 import { Client } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
-import { kubeConfigFor, loadConfig, temporalConnection, temporalNativeConnection, type RunFlags } from '../shared/config.js';
+import {
+  kubeConfigFor,
+  loadConfig,
+  temporalConnection,
+  temporalNativeConnection,
+  type RunFlags,
+} from '../shared/config.js';
 import { DrainflowMetrics, serveHttp } from '../shared/http.js';
 import { createLogger } from '../shared/logger.js';
 import { createWorker } from '../worker/worker.js';
@@ -23,7 +29,10 @@ export async function run(opts: RunOptions): Promise<void> {
   const both = !opts.operator && !opts.worker;
   const runOperator = both || Boolean(opts.operator);
   const runWorker = both || Boolean(opts.worker);
-  const logger = createLogger(cfg.logLevel, runOperator && runWorker ? 'drainflow' : runOperator ? 'operator' : 'worker');
+  const logger = createLogger(
+    cfg.logLevel,
+    runOperator && runWorker ? 'drainflow' : runOperator ? 'operator' : 'worker',
+  );
   const kubeConfig = kubeConfigFor(cfg);
   const host = cfg.mode === 'in-cluster' ? '0.0.0.0' : '127.0.0.1';
   const stops: (() => Promise<void>)[] = [];
@@ -66,13 +75,22 @@ export async function run(opts: RunOptions): Promise<void> {
     });
     const running = worker.run();
     done.push(running);
-    logger.info({ taskQueue: cfg.taskQueue, namespace: cfg.temporalNamespace, port: cfg.workerPort }, 'worker running');
+    logger.info(
+      { taskQueue: cfg.taskQueue, namespace: cfg.temporalNamespace, port: cfg.workerPort },
+      'worker running',
+    );
   }
   if (runOperator) {
     const metrics = new DrainflowMetrics();
     const connection = await temporalConnection(cfg);
     const client = new Client({ connection, namespace: cfg.temporalNamespace });
-    const operator = await startOperator({ kubeConfig, client, config: cfg, logger: logger.child({ part: 'operator' }), metrics });
+    const operator = await startOperator({
+      kubeConfig,
+      client,
+      config: cfg,
+      logger: logger.child({ part: 'operator' }),
+      metrics,
+    });
     const server = await serveHttp(cfg.operatorPort, host, metrics, () => operator.ready());
     stops.push(async () => {
       server.close();

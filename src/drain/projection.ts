@@ -56,9 +56,16 @@ export interface PlanState {
 }
 
 /** Phases after which nothing more is evicted (the workflow may still wait to hand nodes back). */
-export const FINAL_PHASES: ReadonlySet<PlanPhase> = new Set(['Drained', 'Completed', 'Aborted', 'Failed', 'Blocked']);
+export const FINAL_PHASES: ReadonlySet<PlanPhase> = new Set([
+  'Drained',
+  'Completed',
+  'Aborted',
+  'Failed',
+  'Blocked',
+]);
 
-const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
+const iso = (ms: number | undefined): string | undefined =>
+  ms === undefined ? undefined : new Date(ms).toISOString();
 
 /**
  * Computes the conditions for a plan phase (metav1.Condition semantics: lastTransitionTime moves
@@ -78,15 +85,33 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
   c = setCondition(
     c,
     active
-      ? { type: 'Progressing', status: 'True', reason: phase === 'Paused' ? 'Paused' : 'Draining', message, observedGeneration: gen }
+      ? {
+          type: 'Progressing',
+          status: 'True',
+          reason: phase === 'Paused' ? 'Paused' : 'Draining',
+          message,
+          observedGeneration: gen,
+        }
       : { type: 'Progressing', status: 'False', reason, message, observedGeneration: gen },
     now,
   );
   c = setCondition(
     c,
     phase === 'Drained' || phase === 'Completed'
-      ? { type: 'Drained', status: 'True', reason: 'AllPodsEvicted', message: 'every node of the plan is drained', observedGeneration: gen }
-      : { type: 'Drained', status: 'False', reason: phase === 'Aborted' ? 'Aborted' : 'NotDrained', message: 'not every node is drained', observedGeneration: gen },
+      ? {
+          type: 'Drained',
+          status: 'True',
+          reason: 'AllPodsEvicted',
+          message: 'every node of the plan is drained',
+          observedGeneration: gen,
+        }
+      : {
+          type: 'Drained',
+          status: 'False',
+          reason: phase === 'Aborted' ? 'Aborted' : 'NotDrained',
+          message: 'not every node is drained',
+          observedGeneration: gen,
+        },
     now,
   );
   c = setCondition(
@@ -101,14 +126,32 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
             message: `node ${waiting.name}: ${waiting.message ?? waiting.phase}`,
             observedGeneration: gen,
           }
-        : { type: 'Blocked', status: 'False', reason: 'NotBlocked', message: 'nothing blocks the plan', observedGeneration: gen },
+        : {
+            type: 'Blocked',
+            status: 'False',
+            reason: 'NotBlocked',
+            message: 'nothing blocks the plan',
+            observedGeneration: gen,
+          },
     now,
   );
   c = setCondition(
     c,
     phase === 'Paused'
-      ? { type: 'Paused', status: 'True', reason: 'PausedByUser', message: 'no new evictions until resumed', observedGeneration: gen }
-      : { type: 'Paused', status: 'False', reason: 'NotPaused', message: 'the plan is not paused', observedGeneration: gen },
+      ? {
+          type: 'Paused',
+          status: 'True',
+          reason: 'PausedByUser',
+          message: 'no new evictions until resumed',
+          observedGeneration: gen,
+        }
+      : {
+          type: 'Paused',
+          status: 'False',
+          reason: 'NotPaused',
+          message: 'the plan is not paused',
+          observedGeneration: gen,
+        },
     now,
   );
   return c;

@@ -9,11 +9,26 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export class DrainflowMetrics {
   readonly registry = new Registry();
   /** MaintenancePlans by phase, as the operator last saw them. */
-  readonly plansByPhase = new Gauge({ name: 'drainflow_plans', help: 'MaintenancePlans by phase', labelNames: ['phase'], registers: [this.registry] });
+  readonly plansByPhase = new Gauge({
+    name: 'drainflow_plans',
+    help: 'MaintenancePlans by phase',
+    labelNames: ['phase'],
+    registers: [this.registry],
+  });
   /** Eviction API calls by classified outcome (Evicted, Gone, TooManyRequests, Failed, Error). */
-  readonly evictions = new Counter({ name: 'drainflow_evictions_total', help: 'Eviction API calls by outcome', labelNames: ['outcome'], registers: [this.registry] });
+  readonly evictions = new Counter({
+    name: 'drainflow_evictions_total',
+    help: 'Eviction API calls by outcome',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
   /** Eviction API calls answered 429, by cause (DisruptionBudget, Throttled). */
-  readonly tooManyRequests = new Counter({ name: 'drainflow_eviction_429_total', help: 'Eviction calls answered 429', labelNames: ['cause'], registers: [this.registry] });
+  readonly tooManyRequests = new Counter({
+    name: 'drainflow_eviction_429_total',
+    help: 'Eviction calls answered 429',
+    labelNames: ['cause'],
+    registers: [this.registry],
+  });
   /** Time from plan start to its final phase, seconds. */
   readonly drainDuration = new Histogram({
     name: 'drainflow_drain_duration_seconds',
@@ -23,7 +38,12 @@ export class DrainflowMetrics {
     registers: [this.registry],
   });
   /** Workflow starts and signals sent by the operator, by kind. */
-  readonly operatorActions = new Counter({ name: 'drainflow_operator_actions_total', help: 'Workflow starts and signals sent by the operator', labelNames: ['action'], registers: [this.registry] });
+  readonly operatorActions = new Counter({
+    name: 'drainflow_operator_actions_total',
+    help: 'Workflow starts and signals sent by the operator',
+    labelNames: ['action'],
+    registers: [this.registry],
+  });
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -33,7 +53,12 @@ export class DrainflowMetrics {
  * Serves /healthz, /readyz and /metrics on 127.0.0.1 (local) or 0.0.0.0 (in-cluster).
  * @param ready returns whether the process is ready (readiness probe).
  */
-export async function serveHttp(port: number, host: string, metrics: DrainflowMetrics, ready: () => boolean): Promise<Server> {
+export async function serveHttp(
+  port: number,
+  host: string,
+  metrics: DrainflowMetrics,
+  ready: () => boolean,
+): Promise<Server> {
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     if (url.startsWith('/healthz')) {

@@ -46,10 +46,13 @@ function loaderArgs(): string[] {
 export function workflowBundlePath(workflowsPath: string): string {
   const hash = createHash('sha256');
   for (const dir of ['workflows', 'drain', 'api']) {
-    for (const f of sourceFiles(join(srcDir, dir))) hash.update(f.slice(srcDir.length)).update(readFileSync(f));
+    for (const f of sourceFiles(join(srcDir, dir)))
+      hash.update(f.slice(srcDir.length)).update(readFileSync(f));
   }
   // The activity contract: types.ts from a checkout, types.js in dist/.
-  const contract = ['types.ts', 'types.js'].map((f) => join(srcDir, 'activities', f)).find((f) => existsSync(f));
+  const contract = ['types.ts', 'types.js']
+    .map((f) => join(srcDir, 'activities', f))
+    .find((f) => existsSync(f));
   if (contract) hash.update(readFileSync(contract));
   const sdkPackage = createRequire(import.meta.url).resolve('@temporalio/worker/package.json');
   hash.update((JSON.parse(readFileSync(sdkPackage, 'utf8')) as { version: string }).version);
@@ -58,7 +61,9 @@ export function workflowBundlePath(workflowsPath: string): string {
   if (existsSync(out)) return out;
   mkdirSync(dir, { recursive: true });
   const tmp = `${out}.${process.pid}.tmp`;
-  execFileSync(process.execPath, [...loaderArgs(), thisFile, workflowsPath, tmp], { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync(process.execPath, [...loaderArgs(), thisFile, workflowsPath, tmp], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   renameSync(tmp, out);
   return out;
 }
@@ -74,7 +79,14 @@ if (process.argv[1] === thisFile) {
   const quiet = () => undefined;
   const { code } = await bundleWorkflowCode({
     workflowsPath: entry,
-    logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: console.error, error: console.error },
+    logger: {
+      log: quiet,
+      trace: quiet,
+      debug: quiet,
+      info: quiet,
+      warn: console.error,
+      error: console.error,
+    },
   });
   writeFileSync(out, code);
 }

@@ -76,7 +76,10 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     workflowBundle: {
-      codePath: existsSync(PREBUILT_BUNDLE) && !existsSync(WORKFLOWS_TS) ? PREBUILT_BUNDLE : workflowBundlePath(WORKFLOWS_PATH),
+      codePath:
+        existsSync(PREBUILT_BUNDLE) && !existsSync(WORKFLOWS_TS)
+          ? PREBUILT_BUNDLE
+          : workflowBundlePath(WORKFLOWS_PATH),
     },
     activities,
     identity: deps.identity,

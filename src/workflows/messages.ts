@@ -63,7 +63,9 @@ export type ControlAction = 'pause' | 'resume' | 'abort' | 'release';
  * Same as the signals, but returns the status after the workflow applied the action. Rejected
  * (validator) for an unknown action.
  */
-export const controlUpdate = defineUpdate<MaintenancePlanStatus, [{ action: ControlAction } & ControlArgs]>('control');
+export const controlUpdate = defineUpdate<MaintenancePlanStatus, [{ action: ControlAction } & ControlArgs]>(
+  'control',
+);
 
 /** Input of the plan workflow. */
 export interface DrainPlanInput {

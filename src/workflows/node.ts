@@ -105,7 +105,10 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
           pod: p.key,
           ...(p.pdbs.length === 1 ? { pdb: p.pdbs[0]! } : {}),
           reason: p.state === 'Terminating' ? 'Terminating' : 'NotEvicted',
-          message: p.state === 'Terminating' ? 'pod is still terminating' : 'pod was not evicted before the deadline',
+          message:
+            p.state === 'Terminating'
+              ? 'pod is still terminating'
+              : 'pod was not evicted before the deadline',
           attempts: p.attempts,
         });
       }
@@ -174,18 +177,22 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
   // 1. Claim and cordon; a node held by another plan is waited for (NodeHeldByOtherPlan).
   for (;;) {
     if (aborted) return finish('Aborted', 'Aborted', 'aborted before the node was cordoned');
-    if (deadlineHit) return finish('Blocked', 'DeadlineExceeded', 'deadline passed before the node could be claimed');
-    const res = await k8s.cordonNode.executeWithOptions({ summary: `cordon ${node}`, startToCloseTimeout: '60s' }, [
-      { plan, node },
-    ]);
+    if (deadlineHit)
+      return finish('Blocked', 'DeadlineExceeded', 'deadline passed before the node could be claimed');
+    const res = await k8s.cordonNode.executeWithOptions(
+      { summary: `cordon ${node}`, startToCloseTimeout: '60s' },
+      [{ plan, node }],
+    );
     if (res.outcome === 'Cordoned') {
       claimed = true;
       cordonedByPlan = !res.wasUnschedulable;
       setPhase('Cordoned');
       break;
     }
-    if (res.outcome === 'NodeNotFound') return finish('Failed', 'NodeNotFound', `node ${node} does not exist`);
-    if ((phase as NodePhase) !== 'Waiting') setPhase('Waiting', 'NodeHeldByOtherPlan', `node ${node} is held by plan ${res.heldBy}`);
+    if (res.outcome === 'NodeNotFound')
+      return finish('Failed', 'NodeNotFound', `node ${node} does not exist`);
+    if ((phase as NodePhase) !== 'Waiting')
+      setPhase('Waiting', 'NodeHeldByOtherPlan', `node ${node} is held by plan ${res.heldBy}`);
     await condition(() => aborted || deadlineHit, `${CLAIM_RETRY_SECONDS}s`);
   }
 
@@ -202,9 +209,10 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
 
   const waitGone = async (pod: PodTrack): Promise<void> => {
     for (;;) {
-      const { gone } = await waiters.waitPodGone.executeWithOptions({ summary: `wait for ${pod.key} to go` }, [
-        { namespace: pod.namespace, name: pod.name, uid: pod.uid, timeoutSeconds: POD_GONE_WAIT_SECONDS },
-      ]);
+      const { gone } = await waiters.waitPodGone.executeWithOptions(
+        { summary: `wait for ${pod.key} to go` },
+        [{ namespace: pod.namespace, name: pod.name, uid: pod.uid, timeoutSeconds: POD_GONE_WAIT_SECONDS }],
+      );
       if (gone) {
         pod.state = 'Gone';
         touch();
@@ -257,7 +265,12 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
         // decides when this pod may go (no blind retry).
         cooldown(pod, res.retryAfterSeconds ?? 0, 'DisruptionBudget', res.message);
       } else {
-        cooldown(pod, res.retryAfterSeconds ?? backoffSeconds(pod.attempts, backoff), 'TooManyRequests', res.message);
+        cooldown(
+          pod,
+          res.retryAfterSeconds ?? backoffSeconds(pod.attempts, backoff),
+          'TooManyRequests',
+          res.message,
+        );
       }
       return;
     }
@@ -288,14 +301,18 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
           namespace: pod.namespace,
           name: pod.name,
           uid: pod.uid,
-          ...(spec.eviction.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: spec.eviction.gracePeriodSeconds } : {}),
+          ...(spec.eviction.gracePeriodSeconds !== undefined
+            ? { gracePeriodSeconds: spec.eviction.gracePeriodSeconds }
+            : {}),
         },
       ]);
       applyResult(pod, res);
     } catch (err) {
       if (isCancellation(err)) throw err;
       const timedOut = err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
-      lastError = timedOut ? `eviction of ${pod.key} timed out` : `eviction of ${pod.key} failed: ${(err as Error).message}`;
+      lastError = timedOut
+        ? `eviction of ${pod.key} timed out`
+        : `eviction of ${pod.key} failed: ${(err as Error).message}`;
       spend(pod, -1);
       cooldown(pod, backoffSeconds(pod.attempts, backoff), 'CallFailed', lastError);
     }
@@ -365,7 +382,8 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
       ]);
       for (const o of listed.pdbs) {
         const known = pdbs.get(o.key);
-        if (!known) pdbs.set(o.key, { key: o.key, allowed: o.disruptionsAllowed, waiting: false, waitRounds: 0 });
+        if (!known)
+          pdbs.set(o.key, { key: o.key, allowed: o.disruptionsAllowed, waiting: false, waitRounds: 0 });
         else if (!known.waiting) known.allowed = o.disruptionsAllowed;
       }
       const before = pods.size + blocked.length;
@@ -388,7 +406,8 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
           spawn(() => evictOne(pod));
         }
         for (const key of step.waitPdbs) spawn(() => waitPdb(pdbs.get(key)!));
-        if (paused && (phase as NodePhase) !== 'Paused') setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
+        if (paused && (phase as NodePhase) !== 'Paused')
+          setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
         if (!paused && (phase as NodePhase) === 'Paused') setPhase('Draining');
         dirty = true;
         changed = false;

@@ -24,7 +24,13 @@ import {
 import type { DrainActivities, PlanRef } from '../activities/types.js';
 import type { MaintenancePlanStatus, PlanPhase } from '../api/plan.js';
 import { statusEquals } from '../drain/conditions.js';
-import { FINAL_PHASES, planConditions, projectStatus, type NodeState, type PlanState } from '../drain/projection.js';
+import {
+  FINAL_PHASES,
+  planConditions,
+  projectStatus,
+  type NodeState,
+  type PlanState,
+} from '../drain/projection.js';
 import {
   SA_NODES,
   SA_PHASE,
@@ -89,7 +95,14 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
       workflowId: info.workflowId,
       runId: info.firstExecutionRunId,
       ...(input.temporalUiUrl
-        ? { url: temporalUiUrl(input.temporalUiUrl, info.namespace, info.workflowId, info.firstExecutionRunId) }
+        ? {
+            url: temporalUiUrl(
+              input.temporalUiUrl,
+              info.namespace,
+              info.workflowId,
+              info.firstExecutionRunId,
+            ),
+          }
         : {}),
     },
     nodes: [],
@@ -167,7 +180,8 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
         if (!paused && !FINAL_PHASES.has(state.phase)) {
           paused = true;
           forward('pause');
-          if (state.phase === 'Running' || state.phase === 'Pending') setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
+          if (state.phase === 'Running' || state.phase === 'Pending')
+            setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
         }
         break;
       case 'resume':
@@ -203,7 +217,8 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
     },
     {
       validator: ({ action }) => {
-        if (!['pause', 'resume', 'abort', 'release'].includes(action)) throw new Error(`unknown action ${String(action)}`);
+        if (!['pause', 'resume', 'abort', 'release'].includes(action))
+          throw new Error(`unknown action ${String(action)}`);
       },
     },
   );
@@ -251,7 +266,10 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
     { key: SA_PHASE, value: state.phase },
   ]);
   const resolved = await k8s.resolveNodes.executeWithOptions({ summary: 'resolve nodes' }, [
-    { ...(spec.nodeNames ? { nodeNames: spec.nodeNames } : {}), ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}) },
+    {
+      ...(spec.nodeNames ? { nodeNames: spec.nodeNames } : {}),
+      ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
+    },
   ]);
   if (resolved.missing.length > 0) {
     const msg = `node(s) not found: ${resolved.missing.join(', ')}`;
@@ -350,9 +368,17 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
     setPhase('Drained', 'AllNodesDrained', `${nodes.length} node(s) drained`);
   } else if (nodes.some((n) => n.phase === 'Failed')) {
     const failed = nodes.filter((n) => n.phase === 'Failed');
-    setPhase('Failed', failed[0]!.reason ?? 'NodeFailed', failed.map((n) => `${n.name}: ${n.message ?? ''}`).join('; '));
+    setPhase(
+      'Failed',
+      failed[0]!.reason ?? 'NodeFailed',
+      failed.map((n) => `${n.name}: ${n.message ?? ''}`).join('; '),
+    );
   } else if (deadlineHit || byReason('DeadlineExceeded').length > 0) {
-    setPhase('Blocked', 'DeadlineExceeded', `deadline passed; still blocking: ${describeBlockers() || 'nodes not drained'}`);
+    setPhase(
+      'Blocked',
+      'DeadlineExceeded',
+      `deadline passed; still blocking: ${describeBlockers() || 'nodes not drained'}`,
+    );
   } else {
     setPhase('Blocked', 'PodsNotEvictable', `pods that cannot be evicted: ${describeBlockers()}`);
   }
@@ -366,12 +392,19 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
       return close({ phase: 'Aborted', reason: 'Aborted', message: state.message });
     }
     if (spec.uncordon === 'OnDelete') {
-      if (state.phase !== 'Completed') setPhase('Completed', 'Released', 'released; nodes stay cordoned until the plan is deleted');
+      if (state.phase !== 'Completed')
+        setPhase('Completed', 'Released', 'released; nodes stay cordoned until the plan is deleted');
       released = false;
       continue;
     }
     await handBack(spec.uncordon === 'OnRelease');
-    setPhase('Completed', 'Released', spec.uncordon === 'OnRelease' ? 'released; nodes uncordoned' : 'released; nodes left cordoned (uncordon: Never)');
+    setPhase(
+      'Completed',
+      'Released',
+      spec.uncordon === 'OnRelease'
+        ? 'released; nodes uncordoned'
+        : 'released; nodes left cordoned (uncordon: Never)',
+    );
     return close({ phase: 'Completed', reason: 'Released', message: state.message });
   }
 }

@@ -433,10 +433,14 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
 
       // Retried activity: same answer, nothing rewritten. (The node-lifecycle controller reacts to
       // the cordon by adding the node.kubernetes.io/unschedulable taint: wait for that write first.)
-      n = await waitFor(async () => {
-        const x = await c.core.readNode({ name: node });
-        return x.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/unschedulable') ? x : undefined;
-      }, 30_000, { what: 'the unschedulable taint' });
+      n = await waitFor(
+        async () => {
+          const x = await c.core.readNode({ name: node });
+          return x.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/unschedulable') ? x : undefined;
+        },
+        30_000,
+        { what: 'the unschedulable taint' },
+      );
       const rv = n.metadata?.resourceVersion;
       assert.deepEqual(await acts.cordonNode({ plan, node }), {
         outcome: 'Cordoned',

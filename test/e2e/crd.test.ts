@@ -251,14 +251,24 @@ describe('MaintenancePlan CRD on a real API server', () => {
       ['uncordon', 'Never'],
       ['eviction', { maxConcurrentPerNode: 8 }],
     ] as const) {
-      const r = kubectl(['patch', 'mp', name, '--type', 'merge', '-p', JSON.stringify({ spec: { [field]: value } })]);
+      const r = kubectl([
+        'patch',
+        'mp',
+        name,
+        '--type',
+        'merge',
+        '-p',
+        JSON.stringify({ spec: { [field]: value } }),
+      ]);
       assert.notEqual(r.code, 0, `changing spec.${field} must be refused`);
       assert.match(r.stderr, new RegExp(`spec\\.${field} cannot change after the plan is created`));
     }
     for (const flag of ['paused', 'release', 'abort']) {
       kubectlOk(['patch', 'mp', name, '--type', 'merge', '-p', JSON.stringify({ spec: { [flag]: true } })]);
     }
-    const live = JSON.parse(kubectlOk(['get', 'mp', name, '-o', 'json'])) as { spec: Record<string, unknown> };
+    const live = JSON.parse(kubectlOk(['get', 'mp', name, '-o', 'json'])) as {
+      spec: Record<string, unknown>;
+    };
     assert.equal(live.spec.drainTimeoutSeconds, 3600);
     assert.equal(live.spec.paused, true);
   });

@@ -11,7 +11,15 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION, parseSpec, type MaintenancePlan } from '../../src/api/plan.js';
+import {
+  API_VERSION,
+  GROUP,
+  KIND,
+  PLURAL,
+  VERSION,
+  parseSpec,
+  type MaintenancePlan,
+} from '../../src/api/plan.js';
 import { abortSignal, planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
 import { createWorker } from '../../src/worker/worker.js';
 import { DrainflowMetrics } from '../../src/shared/http.js';
@@ -37,7 +45,10 @@ import { kubectlPath } from '../helpers/binaries.js';
 
 function temporalAddress(): string {
   const a = process.env.TEMPORAL_ADDRESS;
-  if (!a) throw new Error('TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval "$(npm run --silent stack -- env)"');
+  if (!a)
+    throw new Error(
+      'TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval "$(npm run --silent stack -- env)"',
+    );
   return a;
 }
 
@@ -62,7 +73,8 @@ describe('drain engine on the real stack', () => {
     c = clients();
     await applyCrds(c);
     ns = await createNamespace(c, 'df-engine');
-    for (let i = 0; i < 3; i++) nodes.push(await createNode(c, 'df-engine-node', { labels: { 'drainflow.dev/pool': pool } }));
+    for (let i = 0; i < 3; i++)
+      nodes.push(await createNode(c, 'df-engine-node', { labels: { 'drainflow.dev/pool': pool } }));
     nativeConnection = await NativeConnection.connect({ address: temporalAddress() });
     connection = await Connection.connect({ address: temporalAddress() });
     client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
@@ -84,11 +96,17 @@ describe('drain engine on the real stack', () => {
     await nativeConnection?.close();
     await connection?.close();
     await c.custom
-      .patchClusterCustomObject(
-        { group: GROUP, version: VERSION, plural: PLURAL, name: planName, body: [{ op: 'remove', path: '/metadata/finalizers' }] },
-      )
+      .patchClusterCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        name: planName,
+        body: [{ op: 'remove', path: '/metadata/finalizers' }],
+      })
       .catch(() => undefined);
-    await c.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: planName }).catch(() => undefined);
+    await c.custom
+      .deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: planName })
+      .catch(() => undefined);
     if (ns) await deleteNamespace(c, ns);
     for (const n of nodes) await deleteNode(c, n).catch(() => undefined);
   });
@@ -100,23 +118,37 @@ describe('drain engine on the real stack', () => {
     const web = makeDeployment(ns, 'web', 6, { readyDelay: '2s' });
     web.spec!.template.spec!.nodeSelector = onPool;
     await c.apps.createNamespacedDeployment({ namespace: ns, body: web });
-    await c.policy.createNamespacedPodDisruptionBudget({ namespace: ns, body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 1 }) });
+    await c.policy.createNamespacedPodDisruptionBudget({
+      namespace: ns,
+      body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 1 }),
+    });
     const ds = makeDaemonSet(ns, 'agent');
     ds.spec!.template.spec!.nodeSelector = onPool;
     await c.apps.createNamespacedDaemonSet({ namespace: ns, body: ds });
     // A controlled pod with emptyDir on node a, a bare pod on node b.
-    await c.apps.createNamespacedDeployment({ namespace: ns, body: makeDeployment(ns, 'scratch', 1, { hostname: a, emptyDir: true }) });
+    await c.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: makeDeployment(ns, 'scratch', 1, { hostname: a, emptyDir: true }),
+    });
     await c.core.createNamespacedPod({ namespace: ns, body: makePod(ns, 'bare', { nodeName: b }) });
     await waitPodsReady(c, ns, { app: 'web' }, 6);
     await waitPodsReady(c, ns, { app: 'agent' }, 3);
     await waitPodsReady(c, ns, { app: 'scratch' }, 1);
-    await waitFor(async () => {
-      const pdb = await c.policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: 'web' });
-      return pdb.status?.disruptionsAllowed === 1 && pdb.status.observedGeneration === pdb.metadata?.generation;
-    }, 60_000, { what: 'PDB web allows 1 disruption' });
+    await waitFor(
+      async () => {
+        const pdb = await c.policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: 'web' });
+        return (
+          pdb.status?.disruptionsAllowed === 1 && pdb.status.observedGeneration === pdb.metadata?.generation
+        );
+      },
+      60_000,
+      { what: 'PDB web allows 1 disruption' },
+    );
 
     const webPods = (await c.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=web' })).items;
-    const webOnTargets = webPods.filter((p) => p.spec?.nodeName === a || p.spec?.nodeName === b).map((p) => p.metadata!.name!);
+    const webOnTargets = webPods
+      .filter((p) => p.spec?.nodeName === a || p.spec?.nodeName === b)
+      .map((p) => p.metadata!.name!);
     assert.ok(webOnTargets.length > 0, 'some web pods run on the target nodes');
 
     const plan: MaintenancePlan = {
@@ -129,7 +161,12 @@ describe('drain engine on the real stack', () => {
       group: GROUP,
       version: VERSION,
       plural: PLURAL,
-      body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: planName }, spec: { nodeNames: [a, b], maxUnavailableNodes: 2, drainTimeoutSeconds: 300 } },
+      body: {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: planName },
+        spec: { nodeNames: [a, b], maxUnavailableNodes: 2, drainTimeoutSeconds: 300 },
+      },
     })) as MaintenancePlan;
     const input: DrainPlanInput = {
       plan: { name: planName, uid: created.metadata.uid, generation: created.metadata.generation ?? 1 },
@@ -151,11 +188,14 @@ describe('drain engine on the real stack', () => {
     })();
 
     const handle = await client.workflow.start('drainPlanWorkflow', { taskQueue, workflowId, args: [input] });
-    const readPlan = () => JSON.parse(kubectl('get', 'maintenanceplan', planName, '-o', 'json')) as MaintenancePlan;
+    const readPlan = () =>
+      JSON.parse(kubectl('get', 'maintenanceplan', planName, '-o', 'json')) as MaintenancePlan;
     const final = await waitFor(
       async () => {
         const p = readPlan();
-        return p.status?.phase === 'Blocked' || p.status?.phase === 'Drained' || p.status?.phase === 'Failed' ? p : undefined;
+        return p.status?.phase === 'Blocked' || p.status?.phase === 'Drained' || p.status?.phase === 'Failed'
+          ? p
+          : undefined;
       },
       240_000,
       { what: 'plan reaches a final phase', intervalMs: 500 },
@@ -173,7 +213,10 @@ describe('drain engine on the real stack', () => {
       byNode.get(a)!.blockedBy!.map((x) => [x.reason, x.pod.split('/')[1]!.split('-')[0]]),
       [['EmptyDirData', 'scratch']],
     );
-    assert.deepEqual(byNode.get(b)!.blockedBy!.map((x) => [x.reason, x.pod]), [['NoController', `${ns}/bare`]]);
+    assert.deepEqual(
+      byNode.get(b)!.blockedBy!.map((x) => [x.reason, x.pod]),
+      [['NoController', `${ns}/bare`]],
+    );
     assert.equal(st.evictionProgress!.evicted, webOnTargets.length, 'every web pod of the targets evicted');
     assert.equal(st.evictionProgress!.failed, 2);
     assert.ok(st.evictionProgress!.attempts >= webOnTargets.length);
@@ -181,14 +224,23 @@ describe('drain engine on the real stack', () => {
 
     // Cluster state matches the story.
     const now = (await c.core.listNamespacedPod({ namespace: ns })).items;
-    const on = (node: string, app: string) => now.filter((p) => p.spec?.nodeName === node && p.metadata?.labels?.app === app);
+    const on = (node: string, app: string) =>
+      now.filter((p) => p.spec?.nodeName === node && p.metadata?.labels?.app === app);
     assert.equal(on(a, 'web').length + on(b, 'web').length, 0, 'no web pod left on the targets');
     assert.equal(on(a, 'agent').length, 1, 'DaemonSet pod skipped on a');
     assert.equal(on(b, 'agent').length, 1, 'DaemonSet pod skipped on b');
-    assert.ok(now.some((p) => p.metadata?.name === 'bare'), 'bare pod left alone');
+    assert.ok(
+      now.some((p) => p.metadata?.name === 'bare'),
+      'bare pod left alone',
+    );
     assert.equal(on(a, 'scratch').length, 1, 'emptyDir pod left alone');
-    for (const n of [a, b]) assert.equal((await c.core.readNode({ name: n })).spec?.unschedulable, true, `${n} cordoned`);
-    assert.notEqual((await c.core.readNode({ name: nodes[2]! })).spec?.unschedulable, true, 'the third node untouched');
+    for (const n of [a, b])
+      assert.equal((await c.core.readNode({ name: n })).spec?.unschedulable, true, `${n} cordoned`);
+    assert.notEqual(
+      (await c.core.readNode({ name: nodes[2]! })).spec?.unschedulable,
+      true,
+      'the third node untouched',
+    );
 
     // kubectl tells the story.
     const table = kubectl('get', 'mp', planName);
@@ -201,6 +253,7 @@ describe('drain engine on the real stack', () => {
     await handle.signal(abortSignal);
     const res = (await handle.result()) as { phase: string };
     assert.equal(res.phase, 'Aborted');
-    for (const n of [a, b]) assert.notEqual((await c.core.readNode({ name: n })).spec?.unschedulable, true, `${n} uncordoned`);
+    for (const n of [a, b])
+      assert.notEqual((await c.core.readNode({ name: n })).spec?.unschedulable, true, `${n} uncordoned`);
   });
 });

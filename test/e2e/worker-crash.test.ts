@@ -8,8 +8,21 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION, parseSpec, type MaintenancePlan } from '../../src/api/plan.js';
-import { nodeWorkflowId, planWorkflowId, abortSignal, type DrainPlanInput } from '../../src/workflows/messages.js';
+import {
+  API_VERSION,
+  GROUP,
+  KIND,
+  PLURAL,
+  VERSION,
+  parseSpec,
+  type MaintenancePlan,
+} from '../../src/api/plan.js';
+import {
+  nodeWorkflowId,
+  planWorkflowId,
+  abortSignal,
+  type DrainPlanInput,
+} from '../../src/workflows/messages.js';
 import {
   applyCrds,
   clients,
@@ -40,7 +53,10 @@ describe('worker crash during a cooldown', () => {
 
   before(async () => {
     const address = process.env.TEMPORAL_ADDRESS;
-    assert.ok(address, 'TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval "$(npm run --silent stack -- env)"');
+    assert.ok(
+      address,
+      'TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval "$(npm run --silent stack -- env)"',
+    );
     c = clients();
     await applyCrds(c);
     ns = await createNamespace(c, 'df-crash');
@@ -49,17 +65,25 @@ describe('worker crash during a cooldown', () => {
   });
 
   after(async () => {
-    if (workflowId) await client.workflow.getHandle(workflowId).signal(abortSignal).catch(() => undefined);
+    if (workflowId)
+      await client.workflow
+        .getHandle(workflowId)
+        .signal(abortSignal)
+        .catch(() => undefined);
     for (const p of procs) await p.stop('SIGTERM').catch(() => undefined);
     await connection?.close();
-    await c.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: planName }).catch(() => undefined);
+    await c.custom
+      .deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: planName })
+      .catch(() => undefined);
     if (ns) await deleteNamespace(c, ns);
     for (const n of nodes) await deleteNode(c, n).catch(() => undefined);
   });
 
   async function startWorker(): Promise<DrainflowProcess> {
     const port = await freePort();
-    const p = await startDrainflow({ args: ['run', '--worker', '--worker-port', String(port), '--task-queue', taskQueue] });
+    const p = await startDrainflow({
+      args: ['run', '--worker', '--worker-port', String(port), '--task-queue', taskQueue],
+    });
     procs.push(p);
     return p;
   }
@@ -73,13 +97,24 @@ describe('worker crash during a cooldown', () => {
     await c.apps.createNamespacedDeployment({ namespace: ns, body: web });
     await waitPodsReady(c, ns, { app: 'web' }, 2);
     nodes.push(await createNode(c, 'df-crash-spare', { labels: onPool })); // room for replacements
-    await c.policy.createNamespacedPodDisruptionBudget({ namespace: ns, body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 0 }) });
-    await waitFor(async () => {
-      const pdb = await c.policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: 'web' });
-      return pdb.status?.observedGeneration === pdb.metadata?.generation && pdb.status?.expectedPods === 2;
-    }, 60_000, { what: 'PDB observed' });
+    await c.policy.createNamespacedPodDisruptionBudget({
+      namespace: ns,
+      body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 0 }),
+    });
+    await waitFor(
+      async () => {
+        const pdb = await c.policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: 'web' });
+        return pdb.status?.observedGeneration === pdb.metadata?.generation && pdb.status?.expectedPods === 2;
+      },
+      60_000,
+      { what: 'PDB observed' },
+    );
 
-    const spec = { nodeNames: [target], drainTimeoutSeconds: 600, eviction: { retryBackoff: { initialSeconds: 15, maxSeconds: 60 } } };
+    const spec = {
+      nodeNames: [target],
+      drainTimeoutSeconds: 600,
+      eviction: { retryBackoff: { initialSeconds: 15, maxSeconds: 60 } },
+    };
     const created = (await c.custom.createClusterCustomObject({
       group: GROUP,
       version: VERSION,
@@ -95,12 +130,23 @@ describe('worker crash during a cooldown', () => {
     await client.workflow.start('drainPlanWorkflow', { taskQueue, workflowId, args: [input] });
 
     const readStatus = async () =>
-      ((await c.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: planName })) as MaintenancePlan).status;
+      (
+        (await c.custom.getClusterCustomObject({
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL,
+          name: planName,
+        })) as MaintenancePlan
+      ).status;
     // The PDB allows nothing: the pods wait for it, with a cooldown end in status.
-    const cooling = await waitFor(async () => {
-      const s = await readStatus();
-      return s?.evictionProgress?.nextActionAt ? s : undefined;
-    }, 60_000, { what: 'status.evictionProgress.nextActionAt' });
+    const cooling = await waitFor(
+      async () => {
+        const s = await readStatus();
+        return s?.evictionProgress?.nextActionAt ? s : undefined;
+      },
+      60_000,
+      { what: 'status.evictionProgress.nextActionAt' },
+    );
     const nextActionAt = Date.parse(cooling.evictionProgress!.nextActionAt!);
     assert.ok(nextActionAt > Date.now(), 'the cooldown is still running');
 
@@ -114,10 +160,14 @@ describe('worker crash during a cooldown', () => {
       { namespace: ns, name: 'web', body: { spec: { maxUnavailable: 1 } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    const drained = await waitFor(async () => {
-      const s = await readStatus();
-      return s?.phase === 'Drained' ? s : undefined;
-    }, 240_000, { what: 'plan Drained', intervalMs: 500 });
+    const drained = await waitFor(
+      async () => {
+        const s = await readStatus();
+        return s?.phase === 'Drained' ? s : undefined;
+      },
+      240_000,
+      { what: 'plan Drained', intervalMs: 500 },
+    );
     assert.equal(drained.evictionProgress?.evicted, 2);
 
     // Every eviction of the node's workflow, from its history: none scheduled between the kill
@@ -128,6 +178,10 @@ describe('worker crash during a cooldown', () => {
       .map((e) => Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6));
     assert.ok(evictions.length >= 2, `${evictions.length} eviction calls`);
     const early = evictions.filter((t) => t >= killedAt - 1000 && t < nextActionAt - 5);
-    assert.deepEqual(early, [], `eviction(s) sent before nextActionAt ${new Date(nextActionAt).toISOString()}`);
+    assert.deepEqual(
+      early,
+      [],
+      `eviction(s) sent before nextActionAt ${new Date(nextActionAt).toISOString()}`,
+    );
   });
 });

@@ -26,17 +26,25 @@ export function cacheDir(): string {
 
 function must(path: string, what: string): string {
   if (!existsSync(path)) {
-    throw new Error(`${what} not found at ${path}: run \`npm run stack -- build\` (or \`npm run stack -- up\`) first`);
+    throw new Error(
+      `${what} not found at ${path}: run \`npm run stack -- build\` (or \`npm run stack -- up\`) first`,
+    );
   }
   return path;
 }
 
 /** Path of the time-skipping test server `temporal-test-server`. @throws Error when not installed. */
 export function temporalTestServerPath(): string {
-  if (process.env.DRAINFLOW_TEMPORAL_TEST_SERVER) return must(process.env.DRAINFLOW_TEMPORAL_TEST_SERVER, 'temporal-test-server');
+  if (process.env.DRAINFLOW_TEMPORAL_TEST_SERVER)
+    return must(process.env.DRAINFLOW_TEMPORAL_TEST_SERVER, 'temporal-test-server');
   const v = stackVersions();
   return must(
-    join(cacheDir(), `temporal-${v.TEMPORAL_CLI_VERSION}-ts${v.TEMPORAL_TEST_SERVER_VERSION}`, 'bin', 'temporal-test-server'),
+    join(
+      cacheDir(),
+      `temporal-${v.TEMPORAL_CLI_VERSION}-ts${v.TEMPORAL_TEST_SERVER_VERSION}`,
+      'bin',
+      'temporal-test-server',
+    ),
     'temporal-test-server',
   );
 }

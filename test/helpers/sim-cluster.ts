@@ -151,7 +151,12 @@ export class SimCluster {
         if (!pod || pod.gone || pod.uid !== input.uid) res = { outcome: 'Gone' };
         else if (pod.script?.length) res = pod.script.shift()!;
         else if ((pod.pdbs ?? []).length > 1)
-          res = { outcome: 'Failed', code: 500, reason: 'MultiplePodDisruptionBudgets', message: 'more than one PDB' };
+          res = {
+            outcome: 'Failed',
+            code: 500,
+            reason: 'MultiplePodDisruptionBudgets',
+            message: 'more than one PDB',
+          };
         else if (pod.pdbs?.length === 1 && (this.pdbs.get(pod.pdbs[0]!) ?? 0) <= 0)
           res = {
             outcome: 'TooManyRequests',

@@ -20,6 +20,9 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: temporalTestServerPath() } },
   });
-  await env.connection.operatorService.addSearchAttributes({ namespace: 'default', searchAttributes: SEARCH_ATTRIBUTES });
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: 'default',
+    searchAttributes: SEARCH_ATTRIBUTES,
+  });
   return env;
 }

@@ -6,10 +6,22 @@ import { nextActionAtMs, planNextStep, type PdbTrack, type PodTrack } from '../.
 const NOW = 1_000_000;
 function pod(key: string, over: Partial<PodTrack> = {}): PodTrack {
   const [namespace, name] = key.split('/') as [string, string];
-  return { key, namespace, name, uid: `u-${key}`, pdbs: [], state: 'Pending', attempts: 0, notBeforeMs: 0, ...over };
+  return {
+    key,
+    namespace,
+    name,
+    uid: `u-${key}`,
+    pdbs: [],
+    state: 'Pending',
+    attempts: 0,
+    notBeforeMs: 0,
+    ...over,
+  };
 }
 function pdbs(...list: [string, number, Partial<PdbTrack>?][]): Map<string, PdbTrack> {
-  return new Map(list.map(([key, allowed, over]) => [key, { key, allowed, waiting: false, waitRounds: 0, ...over }]));
+  return new Map(
+    list.map(([key, allowed, over]) => [key, { key, allowed, waiting: false, waitRounds: 0, ...over }]),
+  );
 }
 const limits = { nowMs: NOW, maxInFlight: 4, paused: false };
 
@@ -113,10 +125,16 @@ describe('planNextStep', () => {
 describe('nextActionAtMs', () => {
   it('is the earliest future cooldown end of pods and PDB waits', () => {
     const ps = [pod('a/1', { notBeforeMs: NOW + 9000 }), pod('a/2', { notBeforeMs: NOW - 1 })];
-    assert.equal(nextActionAtMs(ps, pdbs(['a/p', 0, { waiting: true, waitUntilMs: NOW + 4000 }]), NOW), NOW + 4000);
+    assert.equal(
+      nextActionAtMs(ps, pdbs(['a/p', 0, { waiting: true, waitUntilMs: NOW + 4000 }]), NOW),
+      NOW + 4000,
+    );
     assert.equal(nextActionAtMs(ps, new Map(), NOW), NOW + 9000);
   });
   it('is absent when nothing cools down', () => {
-    assert.equal(nextActionAtMs([pod('a/1', { state: 'Gone', notBeforeMs: NOW + 5 })], new Map(), NOW), undefined);
+    assert.equal(
+      nextActionAtMs([pod('a/1', { state: 'Gone', notBeforeMs: NOW + 5 })], new Map(), NOW),
+      undefined,
+    );
   });
 });

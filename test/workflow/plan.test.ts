@@ -34,7 +34,14 @@ before(async () => {
   env = await timeSkippingEnv();
   bundle = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
-    logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: console.error },
+    logger: {
+      log: () => undefined,
+      trace: () => undefined,
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: console.error,
+    },
   });
 });
 after(async () => {
@@ -74,19 +81,37 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     const sim = new SimCluster().addNode('n1').addNode('n2');
     sim.pdbs.set('app/web', 1);
     sim.refill.add('app/web');
-    for (let i = 0; i < 6; i++) sim.addPod({ namespace: 'app', name: `web-${i}`, node: 'n1', pdbs: ['app/web'] });
-    sim.addPod({ namespace: 'kube-system', name: 'ds-n1', node: 'n1', action: 'Skip', reason: 'DaemonSetPod' });
+    for (let i = 0; i < 6; i++)
+      sim.addPod({ namespace: 'app', name: `web-${i}`, node: 'n1', pdbs: ['app/web'] });
+    sim.addPod({
+      namespace: 'kube-system',
+      name: 'ds-n1',
+      node: 'n1',
+      action: 'Skip',
+      reason: 'DaemonSetPod',
+    });
     const res = await withWorker(sim, async (taskQueue) => {
       const inp = input('pdb', { nodeNames: ['n1'], uncordon: 'OnRelease' });
-      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      const h = await env.client.workflow.start(drainPlanWorkflow, {
+        taskQueue,
+        workflowId: planWorkflowId(inp.plan),
+        args: [inp],
+      });
       await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status');
       assert.equal(sim.nodes.get('n1')!.unschedulable, true, 'still cordoned until released');
       await h.signal(releaseSignal);
       return h.result();
     });
     assert.equal(res.phase, 'Completed');
-    assert.equal(sim.evictions().length, 6, `one eviction call per pod: ${JSON.stringify(sim.calls.filter((c) => c.name !== 'publishStatus').map((c) => [c.name, c.atMs % 100000, (c.arg as { name?: string }).name ?? (c.arg as { pdb?: string }).pdb ?? (c.arg as { key?: string }).key, (c.result as { outcome?: string; disruptionsAllowed?: number })?.outcome ?? (c.result as { disruptionsAllowed?: number })?.disruptionsAllowed]))}`);
-    assert.equal(sim.evictions().filter((c) => (c.result as { outcome: string }).outcome !== 'Evicted').length, 0);
+    assert.equal(
+      sim.evictions().length,
+      6,
+      `one eviction call per pod: ${JSON.stringify(sim.calls.filter((c) => c.name !== 'publishStatus').map((c) => [c.name, c.atMs % 100000, (c.arg as { name?: string }).name ?? (c.arg as { pdb?: string }).pdb ?? (c.arg as { key?: string }).key, (c.result as { outcome?: string; disruptionsAllowed?: number })?.outcome ?? (c.result as { disruptionsAllowed?: number })?.disruptionsAllowed]))}`,
+    );
+    assert.equal(
+      sim.evictions().filter((c) => (c.result as { outcome: string }).outcome !== 'Evicted').length,
+      0,
+    );
     // Never more than the PDB allowed: the allowance never went below zero.
     assert.ok((sim.pdbs.get('app/web') ?? 0) >= 0);
     assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'uncordoned on release');
@@ -104,7 +129,11 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
     const inp = input('deadline', { nodeNames: ['n1'], drainTimeoutSeconds: 300 });
     const final = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      const h = await env.client.workflow.start(drainPlanWorkflow, {
+        taskQueue,
+        workflowId: planWorkflowId(inp.plan),
+        args: [inp],
+      });
       await waitUntil(() => sim.lastStatus()?.phase === 'Running', 'Running status');
       await env.sleep('310s'); // the server skips time to the deadline
       await waitUntil(() => sim.lastStatus()?.reason === 'DeadlineExceeded', 'DeadlineExceeded status');
@@ -118,11 +147,18 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     const started = Date.parse(final.startedAt!);
     assert.equal(Date.parse(final.deadline!) - started, 300_000);
     const completed = Date.parse(final.completedAt!);
-    assert.ok(completed >= started + 300_000 && completed < started + 302_000, `completed ${completed - started} ms after start`);
+    assert.ok(
+      completed >= started + 300_000 && completed < started + 302_000,
+      `completed ${completed - started} ms after start`,
+    );
     const blocker = final.nodes?.[0]?.blockedBy?.[0];
     assert.equal(blocker?.pod, 'app/db-0');
     assert.equal(blocker?.pdb, 'app/db');
-    assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'abort after the deadline hands the node back (OnDelete)');
+    assert.equal(
+      sim.nodes.get('n1')!.unschedulable,
+      false,
+      'abort after the deadline hands the node back (OnDelete)',
+    );
     // PDB-blocked pods are not retried blindly: waits grow 5, 10, 20, 40, 80, 120... seconds.
     const calls = sim.evictions().length;
     assert.ok(calls <= 8, `${calls} eviction calls in 300 s (kubectl drain would send ~60)`);
@@ -134,13 +170,27 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       namespace: 'app',
       name: 'api-0',
       node: 'n1',
-      script: [{ outcome: 'TooManyRequests', cause: 'Throttled', retryAfterSeconds: 120, message: 'Too many requests' }],
+      script: [
+        {
+          outcome: 'TooManyRequests',
+          cause: 'Throttled',
+          retryAfterSeconds: 120,
+          message: 'Too many requests',
+        },
+      ],
     });
     const inp = input('retry-after', { nodeNames: ['n1'], uncordon: 'OnRelease', release: true });
     const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      const h = await env.client.workflow.start(drainPlanWorkflow, {
+        taskQueue,
+        workflowId: planWorkflowId(inp.plan),
+        args: [inp],
+      });
       await waitUntil(() => sim.evictions().length === 1, 'first eviction');
-      await waitUntil(() => sim.lastStatus()?.evictionProgress?.nextActionAt !== undefined, 'nextActionAt in status');
+      await waitUntil(
+        () => sim.lastStatus()?.evictionProgress?.nextActionAt !== undefined,
+        'nextActionAt in status',
+      );
       const next = Date.parse(sim.lastStatus()!.evictionProgress!.nextActionAt!);
       assert.equal(next - sim.evictions()[0]!.atMs >= 119_000, true, 'nextActionAt is ~120 s after the 429');
       // Signals and queries in between must not trigger an early eviction.
@@ -154,7 +204,10 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     assert.equal(res.phase, 'Completed');
     const ev = sim.evictions();
     assert.equal(ev.length, 2);
-    assert.ok(ev[1]!.atMs - ev[0]!.atMs >= 120_000, `second eviction ${ev[1]!.atMs - ev[0]!.atMs} ms after the 429`);
+    assert.ok(
+      ev[1]!.atMs - ev[0]!.atMs >= 120_000,
+      `second eviction ${ev[1]!.atMs - ev[0]!.atMs} ms after the 429`,
+    );
   });
 
   it('holds every eviction while paused and continues on resume', async () => {
@@ -162,7 +215,11 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     for (let i = 0; i < 3; i++) sim.addPod({ namespace: 'app', name: `p-${i}`, node: 'n1' });
     const inp = input('pause', { nodeNames: ['n1'], paused: true, uncordon: 'OnRelease', release: true });
     const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      const h = await env.client.workflow.start(drainPlanWorkflow, {
+        taskQueue,
+        workflowId: planWorkflowId(inp.plan),
+        args: [inp],
+      });
       await waitUntil(() => sim.lastStatus()?.phase === 'Paused', 'Paused status');
       await env.sleep('10m'); // time passes; nothing may be evicted
       assert.equal(sim.evictions().length, 0, 'no eviction while paused');
@@ -181,8 +238,15 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     sim.addPod({ namespace: 'app', name: 'db-1', node: 'n2', pdbs: ['app/db'] });
     const inp = input('abort', { nodeNames: ['n1', 'n2'], maxUnavailableNodes: 2 });
     const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
-      await waitUntil(() => sim.calls.filter((c) => c.name === 'cordonNode').length === 2, 'both nodes cordoned');
+      const h = await env.client.workflow.start(drainPlanWorkflow, {
+        taskQueue,
+        workflowId: planWorkflowId(inp.plan),
+        args: [inp],
+      });
+      await waitUntil(
+        () => sim.calls.filter((c) => c.name === 'cordonNode').length === 2,
+        'both nodes cordoned',
+      );
       assert.equal(sim.nodes.get('n1')!.unschedulable, true);
       await h.signal(abortSignal);
       return h.result();
@@ -198,7 +262,11 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     const sim = new SimCluster().addNode('n1');
     const inp = input('missing', { nodeNames: ['n1', 'nope'] });
     const res = await withWorker(sim, (taskQueue) =>
-      env.client.workflow.execute(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] }),
+      env.client.workflow.execute(drainPlanWorkflow, {
+        taskQueue,
+        workflowId: planWorkflowId(inp.plan),
+        args: [inp],
+      }),
     );
     assert.equal(res.phase, 'Failed');
     assert.equal(res.reason, 'NodeNotFound');
@@ -215,7 +283,11 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     sim.addPod({ namespace: 'app', name: 'ok', node: 'n1' });
     const inp = input('two-pdbs', { nodeNames: ['n1'] });
     const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      const h = await env.client.workflow.start(drainPlanWorkflow, {
+        taskQueue,
+        workflowId: planWorkflowId(inp.plan),
+        args: [inp],
+      });
       await waitUntil(() => sim.lastStatus()?.phase === 'Blocked', 'Blocked status');
       await h.signal(abortSignal);
       return h.result();
@@ -225,8 +297,15 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     assert.equal(blocked.reason, 'PodsNotEvictable');
     const reasons = blocked.nodes![0]!.blockedBy!.map((b) => `${b.pod}:${b.reason}`);
     assert.deepEqual(reasons, ['app/bare:NoController', 'app/both:MultiplePodDisruptionBudgets']);
-    assert.equal(sim.evictions().filter((c) => (c.arg as { name: string }).name === 'both').length, 1, 'no retry of the 500');
-    assert.ok(sim.events.some((e) => e.reason === 'NoController'), 'a Warning event names the blocker');
+    assert.equal(
+      sim.evictions().filter((c) => (c.arg as { name: string }).name === 'both').length,
+      1,
+      'no retry of the 500',
+    );
+    assert.ok(
+      sim.events.some((e) => e.reason === 'NoController'),
+      'a Warning event names the blocker',
+    );
     if (process.env.UPDATE_HISTORIES) {
       const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
       mkdirSync(dir, { recursive: true });
@@ -234,7 +313,10 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       const plan = await env.client.workflow.getHandle(id).fetchHistory();
       writeFileSync(`${dir}/${id}.bin`, proto.temporal.api.history.v1.History.encode(plan).finish());
       const node = await env.client.workflow.getHandle(nodeWorkflowId(id, 'n1')).fetchHistory();
-      writeFileSync(`${dir}/${nodeWorkflowId(id, 'n1')}.bin`, proto.temporal.api.history.v1.History.encode(node).finish());
+      writeFileSync(
+        `${dir}/${nodeWorkflowId(id, 'n1')}.bin`,
+        proto.temporal.api.history.v1.History.encode(node).finish(),
+      );
     }
   });
 });
@@ -242,11 +324,23 @@ describe('drainPlanWorkflow (time-skipping)', () => {
 describe('plans of many nodes', () => {
   it('starts a 200-node plan (node list search attribute cut to its size limit)', async () => {
     const sim = new SimCluster();
-    const names = Array.from({ length: 200 }, (_, i) => `bench-node-with-a-long-name-${String(i).padStart(3, '0')}`);
+    const names = Array.from(
+      { length: 200 },
+      (_, i) => `bench-node-with-a-long-name-${String(i).padStart(3, '0')}`,
+    );
     for (const n of names) sim.addNode(n);
-    const inp = input('many-nodes', { nodeNames: names, maxUnavailableNodes: 50, uncordon: 'OnRelease', release: true });
+    const inp = input('many-nodes', {
+      nodeNames: names,
+      maxUnavailableNodes: 50,
+      uncordon: 'OnRelease',
+      release: true,
+    });
     const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, { taskQueue, workflowId: planWorkflowId(inp.plan), args: [inp] });
+      const h = await env.client.workflow.start(drainPlanWorkflow, {
+        taskQueue,
+        workflowId: planWorkflowId(inp.plan),
+        args: [inp],
+      });
       const out = await h.result();
       const desc = await h.describe();
       const listed = desc.searchAttributes.DrainflowNodes as string[];
