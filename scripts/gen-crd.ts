@@ -119,6 +119,14 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
         rule: '(has(self.nodeNames) && size(self.nodeNames) > 0) || has(self.nodeSelector)',
         message: 'spec.nodeNames or spec.nodeSelector is required',
       },
+      {
+        rule: '!has(self.nodeSelector) || (has(self.nodeSelector.matchLabels) && size(self.nodeSelector.matchLabels) > 0) || (has(self.nodeSelector.matchExpressions) && size(self.nodeSelector.matchExpressions) > 0)',
+        message: 'spec.nodeSelector must not be empty: an empty selector selects every node of the cluster',
+      },
+      {
+        rule: 'has(self.nodeNames) == has(oldSelf.nodeNames) && has(self.nodeSelector) == has(oldSelf.nodeSelector)',
+        message: 'spec.nodeNames and spec.nodeSelector cannot be added or removed after the plan is created',
+      },
     ],
   },
   // Only the flags (paused, abort, release) change a running plan; every other field is fixed at

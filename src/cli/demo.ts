@@ -100,10 +100,23 @@ export async function demo(opts: DemoOptions): Promise<number> {
   const policy = kc.makeApiClient(PolicyV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
 
-  execFileSync(kubectl, ['apply', '--server-side', '-f', join(root, 'deploy/crds')], {
-    stdio: 'ignore',
-    env: process.env,
-  });
+  try {
+    execFileSync(
+      kubectl,
+      [
+        'apply',
+        '--server-side',
+        '--force-conflicts',
+        '--field-manager=drainflow',
+        '-f',
+        join(root, 'deploy/crds'),
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], env: process.env },
+    );
+  } catch (err) {
+    const stderr = (err as { stderr?: Buffer }).stderr?.toString().trim();
+    throw new Error(`demo: installing the CRD failed: ${stderr || (err as Error).message}`, { cause: err });
+  }
   await until('the CRD to be established', 30_000, async () => {
     const out = execFileSync(
       kubectl,

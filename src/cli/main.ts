@@ -79,7 +79,9 @@ for (const [action, help] of [
 ] as const) {
   withConnection(program.command(`${action} <plan>`).description(help)).action(async (name: string, opts) => {
     const st = await control(context(opts), name, action);
-    console.log(`${action}: plan ${name} is now ${st.phase}${st.reason ? ` (${st.reason})` : ''}`);
+    const then =
+      action === 'release' || action === 'abort' ? '; nodes are handed back per spec.uncordon' : '';
+    console.log(`${action}: accepted by the workflow of plan ${name} (phase ${st.phase})${then}`);
   });
 }
 withConnection(

@@ -4,7 +4,13 @@
  * definitions (src/workflows/messages.ts). Errors name what went wrong: an unknown plan, an
  * unreachable cluster or Temporal, a finished workflow.
  */
-import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { GROUP, PLURAL, VERSION, type MaintenancePlan, type MaintenancePlanStatus } from '../api/plan.js';
 import { controlUpdate, planWorkflowId, progressQuery, type ControlAction } from '../workflows/messages.js';
@@ -20,12 +26,32 @@ export interface CliContext {
 /** A user-facing error: printed as is, exit status 1. */
 export class CliError extends Error {}
 
+function kubeApi(ctx: CliContext): { kc: KubeConfig; api: CustomObjectsApi } {
+  const kc = new KubeConfig();
+  try {
+    if (ctx.kubeconfig) kc.loadFromFile(ctx.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new CliError(
+      `cannot read the kubeconfig ${ctx.kubeconfig ?? '(default)'} (--kubeconfig / KUBECONFIG): ${(err as Error).message}`,
+    );
+  }
+  if (!kc.getCurrentCluster())
+    throw new CliError('no cluster in the kubeconfig: set --kubeconfig or KUBECONFIG');
+  return { kc, api: kc.makeApiClient(CustomObjectsApi) };
+}
+
+/** The spec flag each action sets, so the plan's spec keeps telling the truth (kubectl and CLI agree). */
+const SPEC_FLAG: Record<ControlAction, Partial<Record<'paused' | 'abort' | 'release', boolean>>> = {
+  pause: { paused: true },
+  resume: { paused: false },
+  abort: { abort: true },
+  release: { release: true },
+};
+
 /** Reads the plan. @throws CliError for an unknown plan or an unreachable cluster. */
 export async function readPlan(ctx: CliContext, name: string): Promise<MaintenancePlan> {
-  const kc = new KubeConfig();
-  if (ctx.kubeconfig) kc.loadFromFile(ctx.kubeconfig);
-  else kc.loadFromDefault();
-  const api = kc.makeApiClient(CustomObjectsApi);
+  const { kc, api } = kubeApi(ctx);
   try {
     return (await api.getClusterCustomObject({
       group: GROUP,
@@ -46,6 +72,11 @@ export async function readPlan(ctx: CliContext, name: string): Promise<Maintenan
 }
 
 async function connect(ctx: CliContext): Promise<Client> {
+  if (!/^[^\s:]+:\d+$/.test(ctx.temporalAddress)) {
+    throw new CliError(
+      `invalid --temporal-address / TEMPORAL_ADDRESS "${ctx.temporalAddress}": must be host:port, e.g. 127.0.0.1:7233`,
+    );
+  }
   try {
     const connection = await Connection.connect({ address: ctx.temporalAddress, connectTimeout: '5s' });
     return new Client({ connection, namespace: ctx.temporalNamespace });
@@ -73,15 +104,29 @@ export async function control(
   name: string,
   action: ControlAction,
 ): Promise<MaintenancePlanStatus> {
-  const { handle, client } = await planHandle(ctx, name);
+  const { plan, handle, client } = await planHandle(ctx, name);
   try {
     const desc = await handle.describe();
     if (desc.status.name !== 'RUNNING') {
       throw new CliError(
-        `the workflow of plan "${name}" has finished (${desc.status.name}); nothing to ${action}`,
+        `the workflow of plan "${name}" has ended (plan phase ${plan.status?.phase ?? 'unknown'}); nothing to ${action}`,
       );
     }
-    return await handle.executeUpdate(controlUpdate, { args: [{ action }] });
+    const phase = plan.status?.phase;
+    if (
+      (action === 'pause' || action === 'resume') &&
+      phase &&
+      ['Drained', 'Completed', 'Blocked', 'Failed', 'Aborted'].includes(phase)
+    ) {
+      throw new CliError(`plan "${name}" is ${phase}: no evictions left to ${action}`);
+    }
+    const st = await handle.executeUpdate(controlUpdate, { args: [{ action }] });
+    // Keep spec in step with the workflow (the operator relays the same flag: a no-op for it).
+    await kubeApi(ctx).api.patchClusterCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, name, body: { spec: SPEC_FLAG[action] } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    return st;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError)
       throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);

@@ -7,7 +7,7 @@ import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
 
 /** A text progress bar `[#####-----]` of `width` cells. */
 export function bar(done: number, total: number, width = 20): string {
-  const filled = total > 0 ? Math.round((Math.min(done, total) / total) * width) : width;
+  const filled = total > 0 ? Math.round((Math.min(done, total) / total) * width) : 0;
   return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
 }
 
@@ -25,15 +25,19 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
     `MaintenancePlan ${plan.metadata.name}: ${s.phase ?? 'Pending'}${s.reason ? ` (${s.reason})` : ''}`,
   );
   if (s.message) lines.push(`  ${s.message}`);
+  const active =
+    s.phase === undefined || s.phase === 'Pending' || s.phase === 'Running' || s.phase === 'Paused';
   if (p) {
+    const stuck = p.failed > 0 ? `, ${p.failed} cannot be evicted` : '';
     lines.push(
-      `  pods ${bar(p.evicted, p.total)} ${p.evicted}/${p.total} evicted, ${p.failed} blocked; ` +
+      `  pods ${bar(p.evicted, p.total)} ${p.evicted}/${p.total} evicted${stuck}; ` +
         `${p.attempts} eviction call(s), ${p.tooManyRequests} answered 429`,
     );
-    if (p.nextActionAt)
+    if (p.nextActionAt && s.phase === 'Running') {
       lines.push(`  cooling down: next eviction in ${secondsUntil(p.nextActionAt, nowMs)} s`);
+    }
   }
-  if (s.deadline && s.phase !== 'Drained' && s.phase !== 'Completed') {
+  if (s.deadline && active) {
     lines.push(`  deadline in ${secondsUntil(s.deadline, nowMs)} s (${s.deadline})`);
   }
   for (const n of s.nodes ?? []) {

@@ -254,7 +254,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
     return decide(
       'Block',
       'DaemonSetPod',
-      `managed by ${dsName}; DaemonSet pods are not evicted: set spec.podSelection.ignoreDaemonSets to ignore them`,
+      `managed by ${dsName}; DaemonSet pods are not evicted: a plan with spec.podSelection.ignoreDaemonSets: true ignores them`,
     );
   }
 
@@ -264,7 +264,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
     return decide(
       'Block',
       'EmptyDirData',
-      `pod uses emptyDir volume(s) ${emptyDirList} whose data is lost on eviction: set spec.podSelection.deleteEmptyDirData to evict it`,
+      `pod uses emptyDir volume(s) ${emptyDirList} whose data is lost on eviction: move or delete the pod, or use a plan with spec.podSelection.deleteEmptyDirData: true`,
     );
   }
 
@@ -273,7 +273,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
       return decide(
         'Block',
         'NoController',
-        'pod declares no controller (no ownerReference with controller: true): set spec.podSelection.force to evict it; it will not be re-created',
+        'pod declares no controller (no ownerReference with controller: true): delete the pod, or use a plan with spec.podSelection.force: true (it will not be re-created)',
       );
     }
     const dataNote = emptyDirs.length > 0 ? `; its emptyDir volume(s) ${emptyDirList} lose their data` : '';

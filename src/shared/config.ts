@@ -50,7 +50,16 @@ export const RunConfigSchema = z
     identity: z.string().min(1).default(`${hostname()}-${process.pid}`),
     leaseNamespace: z.string().min(1).default('default'),
     leaderElection: z.boolean().default(true),
-    planSelector: z.string().min(1).optional(),
+    planSelector: z
+      .string()
+      .min(1)
+      .refine(
+        (sel) =>
+          sel.includes('(') ||
+          sel.split(',').every((t) => /^\s*!?[A-Za-z0-9._/-]+(\s*(=|==|!=)\s*[A-Za-z0-9._-]*)?\s*$/.test(t)),
+        'must be a label selector such as drainflow.dev/team=infra or env!=prod',
+      )
+      .optional(),
   })
   .strict();
 /** Validated process configuration. */
@@ -115,6 +124,7 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
       operatorPort: '--operator-port / DRAINFLOW_OPERATOR_PORT',
       workerPort: '--worker-port / DRAINFLOW_WORKER_PORT',
       logLevel: '--log-level / DRAINFLOW_LOG_LEVEL',
+      planSelector: '--plan-selector / DRAINFLOW_PLAN_SELECTOR',
     };
     const lines = res.error.issues.map((i) => {
       const key = String(i.path[0] ?? '');
@@ -131,9 +141,30 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
 /** The KubeConfig for the configured mode. @throws Error when the kubeconfig cannot be read. */
 export function kubeConfigFor(cfg: RunConfig): KubeConfig {
   const kc = new KubeConfig();
-  if (cfg.mode === 'in-cluster') kc.loadFromCluster();
-  else kc.loadFromFile(cfg.kubeconfig!);
+  try {
+    if (cfg.mode === 'in-cluster') kc.loadFromCluster();
+    else kc.loadFromFile(cfg.kubeconfig!);
+  } catch (err) {
+    throw new Error(
+      `invalid setting --kubeconfig / KUBECONFIG: cannot read ${cfg.kubeconfig}: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
+  }
   return kc;
+}
+
+/** Runs `connect`, turning a failure into an error naming the Temporal settings. */
+async function reach<T>(cfg: RunConfig, connect: () => Promise<T>): Promise<T> {
+  try {
+    return await connect();
+  } catch (err) {
+    throw new Error(
+      `cannot reach Temporal at ${cfg.temporalAddress} (--temporal-address / TEMPORAL_ADDRESS, TLS: TEMPORAL_TLS_*): ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
 }
 
 function tlsOptions(cfg: RunConfig): ConnectionOptions['tls'] {
@@ -150,19 +181,23 @@ function tlsOptions(cfg: RunConfig): ConnectionOptions['tls'] {
 /** Client connection to Temporal (operator, CLI). */
 export async function temporalConnection(cfg: RunConfig): Promise<Connection> {
   const tls = tlsOptions(cfg);
-  return Connection.connect({
-    address: cfg.temporalAddress,
-    ...(tls !== undefined ? { tls } : {}),
-    ...(cfg.apiKey ? { apiKey: cfg.apiKey } : {}),
-  });
+  return reach(cfg, () =>
+    Connection.connect({
+      address: cfg.temporalAddress,
+      ...(tls !== undefined ? { tls } : {}),
+      ...(cfg.apiKey ? { apiKey: cfg.apiKey } : {}),
+    }),
+  );
 }
 
 /** Worker connection to Temporal. */
 export async function temporalNativeConnection(cfg: RunConfig): Promise<NativeConnection> {
   const tls = tlsOptions(cfg) as NativeConnectionOptions['tls'];
-  return NativeConnection.connect({
-    address: cfg.temporalAddress,
-    ...(tls !== undefined ? { tls } : {}),
-    ...(cfg.apiKey ? { apiKey: cfg.apiKey } : {}),
-  });
+  return reach(cfg, () =>
+    NativeConnection.connect({
+      address: cfg.temporalAddress,
+      ...(tls !== undefined ? { tls } : {}),
+      ...(cfg.apiKey ? { apiKey: cfg.apiKey } : {}),
+    }),
+  );
 }

@@ -76,7 +76,15 @@ export async function serveHttp(
     }
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(`port ${port} on ${host} is already in use (--operator-port / --worker-port)`, {
+              cause: err,
+            })
+          : err,
+      ),
+    );
     server.listen(port, host, () => resolve());
   });
   return server;

@@ -205,6 +205,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       /spec\.uncordon: Unsupported value: "Sometimes": supported values: "OnRelease", "OnDelete", "Never"/,
     ],
     ['unknown field', { nodeNames: ['a'], nodename: 'a' }, /unknown field "spec\.nodename"/],
+    ['empty nodeSelector', { nodeSelector: {} }, /spec\.nodeSelector must not be empty/],
   ];
   for (const [name, spec, message] of invalid) {
     it(`kubectl apply refuses a plan with ${name}, readably`, () => {
@@ -263,6 +264,17 @@ describe('MaintenancePlan CRD on a real API server', () => {
       assert.notEqual(r.code, 0, `changing spec.${field} must be refused`);
       assert.match(r.stderr, new RegExp(`spec\\.${field} cannot change after the plan is created`));
     }
+    const added = kubectl([
+      'patch',
+      'mp',
+      name,
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ spec: { nodeSelector: { matchLabels: { a: 'b' } } } }),
+    ]);
+    assert.notEqual(added.code, 0, 'adding spec.nodeSelector must be refused');
+    assert.match(added.stderr, /spec\.nodeNames and spec\.nodeSelector cannot be added or removed/);
     for (const flag of ['paused', 'release', 'abort']) {
       kubectlOk(['patch', 'mp', name, '--type', 'merge', '-p', JSON.stringify({ spec: { [flag]: true } })]);
     }

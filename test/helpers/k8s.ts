@@ -8,6 +8,7 @@
  * (`kubectl get ns,nodes -l drainflow.dev/test`). Pods get `terminationGracePeriodSeconds: 1` unless told
  * otherwise, so deletions complete quickly under kwok's grace-period-honouring delete stage.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,6 +31,7 @@ import {
   type V1PodSpec,
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { kubectlPath } from './binaries.js';
 
 /** Label put on every namespace and node the tests create. */
 export const TEST_LABEL = 'drainflow.dev/test';
@@ -406,10 +408,15 @@ export async function applyCrds(c: Clients, dir = join(repoRoot, 'deploy', 'crds
   for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f))) {
     for (const doc of parseAllDocuments(readFileSync(join(dir, file), 'utf8'))) {
       const obj = doc.toJS() as KubernetesObject | null;
-      if (!obj?.kind) continue;
-      await c.objects.patch(obj, undefined, undefined, 'drainflow-e2e', true, PatchStrategy.ServerSideApply);
-      if (obj.kind === 'CustomResourceDefinition' && obj.metadata?.name) names.push(obj.metadata.name);
+      if (obj?.kind === 'CustomResourceDefinition' && obj.metadata?.name) names.push(obj.metadata.name);
     }
+    // kubectl, not client-node's typed serializer: that one silently drops CRD schema fields it does
+    // not model (default, enum, x-kubernetes-validations, ...), leaving a weakened CRD behind.
+    execFileSync(
+      kubectlPath(),
+      ['apply', '--server-side', '--force-conflicts', '--field-manager=drainflow', '-f', join(dir, file)],
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, KUBECONFIG: process.env.KUBECONFIG ?? '' } },
+    );
   }
   for (const name of names) {
     await waitFor(

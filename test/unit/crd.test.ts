@@ -200,8 +200,19 @@ describe('CRD file', () => {
   it('carries the CEL rules and list types', () => {
     assert.deepEqual(
       specSchema['x-kubernetes-validations']?.map((v) => v.message),
-      ['spec.nodeNames or spec.nodeSelector is required'],
+      [
+        'spec.nodeNames or spec.nodeSelector is required',
+        'spec.nodeSelector must not be empty: an empty selector selects every node of the cluster',
+        'spec.nodeNames and spec.nodeSelector cannot be added or removed after the plan is created',
+      ],
     );
+    for (const f of ['nodeNames', 'drainTimeoutSeconds', 'eviction', 'podSelection', 'uncordon']) {
+      assert.equal(
+        specSchema.properties![f]!['x-kubernetes-validations']?.[0]?.rule,
+        'self == oldSelf',
+        `spec.${f} immutable`,
+      );
+    }
     const backoff = specSchema.properties!.eviction!.properties!.retryBackoff!;
     assert.match(backoff['x-kubernetes-validations']![0]!.rule, /self\.initialSeconds <= self\.maxSeconds/);
     const conditions = statusSchema.properties!.conditions!;

@@ -277,7 +277,7 @@ describe('classifyPod: messages', () => {
     const d = classifyPod(pod({ emptyDir: true }), DEFAULTS);
     assert.equal(
       d.message,
-      'pod uses emptyDir volume(s) scratch whose data is lost on eviction: set spec.podSelection.deleteEmptyDirData to evict it',
+      'pod uses emptyDir volume(s) scratch whose data is lost on eviction: move or delete the pod, or use a plan with spec.podSelection.deleteEmptyDirData: true',
     );
   });
   it('the DaemonSet blocker names the DaemonSet and the override', () => {
@@ -287,7 +287,7 @@ describe('classifyPod: messages', () => {
     });
     assert.equal(
       d.message,
-      'managed by DaemonSet kube-system/daemonset-1; DaemonSet pods are not evicted: set spec.podSelection.ignoreDaemonSets to ignore them',
+      'managed by DaemonSet kube-system/daemonset-1; DaemonSet pods are not evicted: a plan with spec.podSelection.ignoreDaemonSets: true ignores them',
     );
   });
   it('the terminating message carries the deletionTimestamp', () => {
