@@ -415,7 +415,10 @@ export async function applyCrds(c: Clients, dir = join(repoRoot, 'deploy', 'crds
     execFileSync(
       kubectlPath(),
       ['apply', '--server-side', '--force-conflicts', '--field-manager=drainflow', '-f', join(dir, file)],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, KUBECONFIG: process.env.KUBECONFIG ?? '' } },
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, KUBECONFIG: process.env.KUBECONFIG ?? '' },
+      },
     );
   }
   for (const name of names) {
