@@ -100,6 +100,20 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
           ...(p.blockedSinceMs !== undefined ? { since: new Date(p.blockedSinceMs).toISOString() } : {}),
           attempts: p.attempts,
         });
+      } else if (
+        p.state === 'Pending' &&
+        p.pdbs.length === 1 &&
+        (pdbs.get(p.pdbs[0]!)?.allowed ?? 1) <= 0 &&
+        !deadlineHit
+      ) {
+        // Not tried yet: its PodDisruptionBudget allows no disruption now (we wait for it).
+        blockers.push({
+          pod: p.key,
+          pdb: p.pdbs[0]!,
+          reason: 'DisruptionBudget',
+          message: `waiting for PodDisruptionBudget ${p.pdbs[0]!} to allow a disruption`,
+          attempts: p.attempts,
+        });
       } else if (deadlineHit && p.state !== 'Gone') {
         blockers.push({
           pod: p.key,
