@@ -204,6 +204,9 @@ export class PlanController {
     }, this.restartDelayMs);
   }
 
+  /** UIDs of plans whose drain duration this process has recorded. */
+  private readonly durationObserved = new Set<string>();
+
   /** drainflow_plans{phase}: recounted from the cache (no API call), at most once per tick. */
   private scheduleGauge(): void {
     if (this.gaugeScheduled) return;
@@ -213,8 +216,18 @@ export class PlanController {
       if (!this.informer) return;
       const counts = new Map<string, number>();
       for (const p of this.informer.list()) {
-        const phase = asPlan(p).status?.phase ?? 'Pending';
+        const plan = asPlan(p);
+        const phase = plan.status?.phase ?? 'Pending';
         counts.set(phase, (counts.get(phase) ?? 0) + 1);
+        // drainflow_drain_duration_seconds: once per plan (this process), when it has ended.
+        const { startedAt, completedAt } = plan.status ?? {};
+        if (startedAt && completedAt && !this.durationObserved.has(plan.metadata.uid)) {
+          this.durationObserved.add(plan.metadata.uid);
+          this.deps.metrics.drainDuration.observe(
+            { phase },
+            (Date.parse(completedAt) - Date.parse(startedAt)) / 1000,
+          );
+        }
       }
       this.deps.metrics.plansByPhase.reset();
       for (const [phase, n] of counts) this.deps.metrics.plansByPhase.set({ phase }, n);

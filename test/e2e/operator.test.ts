@@ -434,6 +434,18 @@ describe('operator on the real stack', () => {
     assert.match(described, /Conditions:/);
     assert.match(described, /Type:\s+Drained/);
     assert.match(described, /Events:[\s\S]*Normal\s+WorkflowStarted/);
+    // Metrics: the plan is counted by phase and its drain duration recorded.
+    const metrics = await waitFor(
+      async () => {
+        const m = await operator!.metrics();
+        return metricValue(m, 'drainflow_drain_duration_seconds_count', { phase: 'Drained' }) >= 1
+          ? m
+          : undefined;
+      },
+      15_000,
+      { what: 'drain duration recorded in /metrics' },
+    );
+    assert.ok(metricValue(metrics, 'drainflow_plans', { phase: 'Drained' }) >= 1);
 
     await deletePlan(name);
     for (const node of [a, b])
