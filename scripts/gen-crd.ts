@@ -140,6 +140,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       'eviction',
       'podSelection',
       'uncordon',
+      'cordon',
     ].map((f) => [
       `spec.${f}`,
       {

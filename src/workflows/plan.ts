@@ -1,6 +1,6 @@
 /**
  * `drainPlanWorkflow`: one run per MaintenancePlan (ID {@link planWorkflowId}). Resolves the nodes,
- * drains them as child workflows (`drainNodeWorkflow`, at most spec.maxUnavailableNodes at once),
+ * cordons all of them first when spec.cordon is AllAtStart, drains them as child workflows (`drainNodeWorkflow`, at most spec.maxUnavailableNodes at once),
  * projects its state into the plan's status, and hands the nodes back per spec.uncordon.
  *
  * Lifecycle: Pending → Running (⇄ Paused) → Drained | Blocked | Failed | Aborted; from Drained or
@@ -55,6 +55,8 @@ import { drainNodeWorkflow } from './node.js';
 
 /** Minimum time between two status writes, ms: bursts of changes are coalesced into one write. */
 const STATUS_WRITE_INTERVAL_MS = 1000;
+/** `cordonNode` activities in flight at once while spec.cordon is AllAtStart. */
+const CORDON_CONCURRENCY = 10;
 
 const k8s = proxyActivities<DrainActivities>({
   startToCloseTimeout: '60s',
@@ -260,6 +262,36 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
     return result;
   };
 
+  /**
+   * Claims and cordons `nodes` ({@link CORDON_CONCURRENCY} `cordonNode` activities at a time), records
+   * each claim for the hand-back, and marks the node Cordoned, or Waiting/NodeHeldByOtherPlan when
+   * another plan holds it (its child workflow keeps trying). Stops between batches when `stop()`.
+   */
+  const cordonAll = async (nodes: readonly string[], stop: () => boolean) => {
+    setPhase('Running', 'Cordoning', `cordoning ${nodes.length} node(s) before the first eviction`);
+    for (let i = 0; i < nodes.length && !stop(); i += CORDON_CONCURRENCY) {
+      const batch = nodes.slice(i, i + CORDON_CONCURRENCY);
+      const results = await Promise.all(
+        batch.map((node) =>
+          k8s.cordonNode.executeWithOptions({ summary: `cordon ${node}` }, [{ plan, node }]),
+        ),
+      );
+      batch.forEach((node, j) => {
+        const res = results[j]!;
+        const n = state.nodes.find((x) => x.name === node)!;
+        if (res.outcome === 'Cordoned') {
+          claimed.set(node, { cordonedByPlan: !res.wasUnschedulable });
+          n.phase = 'Cordoned';
+        } else if (res.outcome === 'HeldByOtherPlan') {
+          n.phase = 'Waiting';
+          n.reason = 'NodeHeldByOtherPlan';
+          n.message = `node ${node} is held by plan ${res.heldBy}`;
+        }
+      });
+      dirty = true;
+    }
+  };
+
   // ---- 1. resolve the nodes (once) ----
   upsertSearchAttributes([
     { key: SA_PLAN, value: plan.name },
@@ -302,11 +334,22 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
   void sleep(state.deadlineMs - Date.now()).then(() => {
     deadlineHit = true;
   });
+  // spec.cordon AllAtStart: claim and cordon every node before the first eviction, so evicted pods
+  // are rescheduled only onto nodes outside the plan. (Runs started before the field existed have
+  // no spec.cordon and never take this branch, so their replay is unchanged without a patch.)
+  if (spec.cordon === 'AllAtStart') {
+    await condition(() => aborted || deadlineHit || !paused);
+    await cordonAll(resolved.nodes, () => aborted || deadlineHit);
+    if (!aborted && !deadlineHit && !paused)
+      setPhase('Running', 'Draining', `draining ${resolved.nodes.length} node(s)`);
+  }
   let running = 0;
+  const started = new Set<string>();
   for (const node of resolved.nodes) {
     await condition(() => aborted || deadlineHit || (running < spec.maxUnavailableNodes && !paused));
     if (aborted || deadlineHit) break;
     running++;
+    started.add(node);
     const handle = await startChild(drainNodeWorkflow, {
       workflowId: nodeWorkflowId(info.workflowId, node),
       args: [{ plan, node, spec, deadlineMs: state.deadlineMs, parentWorkflowId: info.workflowId, paused }],
@@ -352,7 +395,7 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
     return close({ phase: 'Aborted', reason: 'Aborted', message: state.message });
   }
   for (const n of nodes) {
-    if (n.phase === 'Pending') {
+    if (!started.has(n.name)) {
       n.phase = 'Blocked';
       n.reason = 'DeadlineExceeded';
       n.message = 'deadline passed before the node was started';

@@ -237,6 +237,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       abort: false,
       release: false,
       uncordon: 'OnDelete',
+      cordon: 'PerNode',
     });
     const yamlOut = kubectlOk(['get', 'mp', name, '-o', 'yaml']);
     assert.match(yamlOut, /maxConcurrentPerNode: 4/);
@@ -250,6 +251,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       ['drainTimeoutSeconds', 60],
       ['nodeNames', ['b']],
       ['uncordon', 'Never'],
+      ['cordon', 'AllAtStart'],
       ['eviction', { maxConcurrentPerNode: 8 }],
     ] as const) {
       const r = kubectl([

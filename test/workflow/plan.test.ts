@@ -65,6 +65,21 @@ async function withWorker<T>(sim: SimCluster, fn: (taskQueue: string) => Promise
 }
 
 /**
+ * Saves the histories of plan workflow `id` and its children on `nodes` as replay fixtures
+ * (test/fixtures/histories/<workflow ID>.bin) when `UPDATE_HISTORIES` lists `key`
+ * (comma-separated, e.g. `UPDATE_HISTORIES=two-pdbs,cordon-all-abort`). See test/workflow/replay.test.ts.
+ */
+async function saveHistories(key: string, id: string, nodes: string[]): Promise<void> {
+  if (!(process.env.UPDATE_HISTORIES ?? '').split(',').includes(key)) return;
+  const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  for (const wid of [id, ...nodes.map((n) => nodeWorkflowId(id, n))]) {
+    const history = await env.client.workflow.getHandle(wid).fetchHistory();
+    writeFileSync(`${dir}/${wid}.bin`, proto.temporal.api.history.v1.History.encode(history).finish());
+  }
+}
+
+/**
  * Waits for `pred`, letting the test server skip time meanwhile (1 s of workflow time per step),
  * so durable timers in the workflow fire without real waiting.
  */
@@ -258,6 +273,98 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     assert.equal(sim.lastStatus()?.phase, 'Aborted');
   });
 
+  /** Three nodes with two pods each, no PDB; drained one node at a time with the given cordon policy. */
+  const threeNodes = async (name: string, cordon: 'PerNode' | 'AllAtStart') => {
+    const sim = new SimCluster().addNode('n1').addNode('n2').addNode('n3');
+    for (const node of ['n1', 'n2', 'n3'])
+      for (const i of [0, 1]) sim.addPod({ namespace: 'app', name: `${node}-web-${i}`, node });
+    const inp = input(name, {
+      nodeNames: ['n1', 'n2', 'n3'],
+      maxUnavailableNodes: 1,
+      cordon,
+      uncordon: 'OnRelease',
+    });
+    const res = await withWorker(sim, async (taskQueue) => {
+      const h = await env.client.workflow.start(drainPlanWorkflow, {
+        taskQueue,
+        workflowId: planWorkflowId(inp.plan),
+        args: [inp],
+      });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status');
+      await h.signal(releaseSignal);
+      return h.result();
+    });
+    const firstEviction = sim.calls.findIndex((c) => c.name === 'evictPod');
+    const cordonedBefore = new Set(
+      sim.calls
+        .slice(0, firstEviction)
+        .filter((c) => c.name === 'cordonNode')
+        .map((c) => (c.arg as { node: string }).node),
+    );
+    return { sim, res, firstEviction, cordonedBefore };
+  };
+
+  it('cordon AllAtStart claims every node before the first eviction', async () => {
+    const { sim, res, firstEviction, cordonedBefore } = await threeNodes('cordon-all', 'AllAtStart');
+    assert.equal(res.phase, 'Completed');
+    assert.ok(firstEviction > 0);
+    assert.deepEqual([...cordonedBefore].sort(), ['n1', 'n2', 'n3']);
+    assert.equal(sim.evictions().length, 6, 'one eviction call per pod');
+    const drained = sim.statuses.find((s) => s.status.phase === 'Drained')?.status;
+    assert.deepEqual(
+      drained?.nodes?.map((n) => n.phase),
+      ['Drained', 'Drained', 'Drained'],
+    );
+    assert.ok(
+      [...sim.nodes.values()].every((n) => !n.unschedulable && !n.heldBy),
+      'all handed back on release',
+    );
+  });
+
+  it('cordon PerNode (the default) cordons a node only when its turn comes', async () => {
+    const { res, cordonedBefore } = await threeNodes('cordon-per-node', 'PerNode');
+    assert.equal(res.phase, 'Completed');
+    assert.deepEqual([...cordonedBefore], ['n1']);
+  });
+
+  it('cordon AllAtStart: abort hands back nodes whose drain never started', async () => {
+    const sim = new SimCluster().addNode('n1').addNode('n2').addNode('n3', true);
+    sim.pdbs.set('app/db', 0);
+    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+    const inp = input('cordon-all-abort', {
+      nodeNames: ['n1', 'n2', 'n3'],
+      maxUnavailableNodes: 1,
+      cordon: 'AllAtStart',
+    });
+    const res = await withWorker(sim, async (taskQueue) => {
+      const h = await env.client.workflow.start(drainPlanWorkflow, {
+        taskQueue,
+        workflowId: planWorkflowId(inp.plan),
+        args: [inp],
+      });
+      await waitUntil(
+        () =>
+          [...sim.nodes.values()].every((n) => n.unschedulable) &&
+          sim.calls.some((c) => c.name === 'waitDisruptionAllowed'),
+        'all nodes cordoned and n1 waiting for its PDB',
+      );
+      const progress = await h.query(progressQuery);
+      assert.equal(progress.nodes?.find((n) => n.name === 'n2')?.phase, 'Cordoned');
+      await h.signal(abortSignal);
+      return h.result();
+    });
+    assert.equal(res.phase, 'Aborted');
+    assert.equal(sim.evictions().length, 0);
+    assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'n1 uncordoned');
+    assert.equal(sim.nodes.get('n2')!.unschedulable, false, 'n2 (never started) uncordoned');
+    assert.equal(sim.nodes.get('n3')!.unschedulable, true, 'n3 was cordoned before the plan and stays so');
+    assert.ok(
+      [...sim.nodes.values()].every((n) => n.heldBy === undefined),
+      'every claim removed',
+    );
+    await saveHistories('cordon-all-abort', planWorkflowId(inp.plan), ['n1']);
+  });
+
   it('fails with NodeNotFound for an unknown node and cordons nothing', async () => {
     const sim = new SimCluster().addNode('n1');
     const inp = input('missing', { nodeNames: ['n1', 'nope'] });
@@ -306,18 +413,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       sim.events.some((e) => e.reason === 'NoController'),
       'a Warning event names the blocker',
     );
-    if (process.env.UPDATE_HISTORIES) {
-      const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
-      mkdirSync(dir, { recursive: true });
-      const id = planWorkflowId(inp.plan);
-      const plan = await env.client.workflow.getHandle(id).fetchHistory();
-      writeFileSync(`${dir}/${id}.bin`, proto.temporal.api.history.v1.History.encode(plan).finish());
-      const node = await env.client.workflow.getHandle(nodeWorkflowId(id, 'n1')).fetchHistory();
-      writeFileSync(
-        `${dir}/${nodeWorkflowId(id, 'n1')}.bin`,
-        proto.temporal.api.history.v1.History.encode(node).finish(),
-      );
-    }
+    await saveHistories('two-pdbs', planWorkflowId(inp.plan), ['n1']);
   });
 });
 

@@ -2,8 +2,9 @@
  * Determinism guard: saved histories (binary temporal.api.history.v1.History protobufs, each file
  * named after its workflow ID, which the workflow code uses) of real runs must replay against the current workflow code.
  * A change that alters the commands a running workflow issues must be wrapped in `patched()`.
- * Refresh the fixtures with `UPDATE_HISTORIES=1` only when the change is meant to be incompatible
- * (and no old run can still be open).
+ * test/workflow/plan.test.ts writes them: `UPDATE_HISTORIES=<key>[,<key>]` (keys `two-pdbs`,
+ * `cordon-all-abort`) saves that test's histories. Refresh an existing fixture only when the change
+ * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
