@@ -24,6 +24,7 @@ import {
   type ScenarioResults,
   type SweepResults,
 } from './lib/report.js';
+import type { DrainflowRuntime } from './lib/drainflow.js';
 import { runValid, type RunResult, type Tool } from './lib/runs.js';
 import { log } from './lib/util.js';
 
@@ -142,6 +143,8 @@ const program = new Command()
   .option('--sweep-scenario <name>', 'scenario of --sweep', 'free')
   .option('--only-sweep', 'run only the sweep')
   .option('--split', 'run the drainflow operator and worker as two processes (peak RSS of each)')
+  .option('--runtime <how>', 'dist (compiled, plain node, as the image runs it; built first) or tsx', 'dist')
+  .option('--cordon <policy>', "PerNode or AllAtStart for every scenario (default: the scenario's own)")
   .option('--fresh', 'discard the results already in --out')
   .option('--report-only', 'run nothing: regenerate the Markdown and the chart from --out')
   .option('--log-dir <dir>', 'drainflow process logs', join(tmpdir(), 'drainflow-bench'));
@@ -158,6 +161,8 @@ async function main(): Promise<void> {
     sweepScenario: string;
     onlySweep?: boolean;
     split?: boolean;
+    cordon?: string;
+    runtime: string;
     fresh?: boolean;
     reportOnly?: boolean;
     logDir: string;
@@ -208,7 +213,19 @@ async function main(): Promise<void> {
     writeMarkdown(opts.markdown, results, notes());
     await writeChart(opts.chart, results);
   };
-  const runOpts = { logDir: opts.logDir, split: Boolean(opts.split) };
+  if (opts.cordon !== undefined && opts.cordon !== 'PerNode' && opts.cordon !== 'AllAtStart')
+    throw new Error('--cordon takes PerNode or AllAtStart');
+  if (opts.runtime !== 'dist' && opts.runtime !== 'tsx') throw new Error('--runtime takes dist or tsx');
+  if (opts.runtime === 'dist' && tools.includes('drainflow')) {
+    log('building dist/ (npm run build)');
+    execFileSync('npm', ['run', '--silent', 'build'], { cwd: join(benchDir, '..'), stdio: 'inherit' });
+  }
+  const runOpts = {
+    runtime: opts.runtime as DrainflowRuntime,
+    logDir: opts.logDir,
+    split: Boolean(opts.split),
+    ...(opts.cordon ? { cordon: opts.cordon as 'PerNode' | 'AllAtStart' } : {}),
+  };
 
   try {
     for (const name of names) {

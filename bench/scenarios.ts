@@ -27,6 +27,12 @@ export interface Scenario {
   timeoutSeconds: number;
   /** Nodes filled at once while building the workload (1 = exact pods per node). */
   fillGroup: number;
+  /**
+   * When the targets are cordoned (plan spec.cordon) [PerNode]. With AllAtStart the kubectl side
+   * first runs one `kubectl cordon` over every target (inside its wall time), so both tools keep
+   * replacements off the targets.
+   */
+  cordon?: 'PerNode' | 'AllAtStart';
 }
 
 /** Pod settings shared by every scenario. */
@@ -79,7 +85,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   scale: {
     name: 'scale',
     description:
-      '200 nodes × 20 pods (20 Deployments × 200 replicas), PDB maxUnavailable 10%, 20 nodes at once',
+      '200 nodes × 20 pods (20 Deployments × 200 replicas), PDB maxUnavailable 10%, 20 nodes at once, all targets cordoned at the start',
     targets: 200,
     deployments: 20,
     perTarget: 1,
@@ -90,6 +96,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     maxUnavailableNodes: 20,
     timeoutSeconds: 3600,
     fillGroup: 1,
+    cordon: 'AllAtStart',
   },
 };
 

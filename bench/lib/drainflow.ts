@@ -1,6 +1,7 @@
 /**
- * The drainflow side of a run: a fresh `node bin/drainflow.js run` child process (own task queue and
- * ports, no leader election), one MaintenancePlan through it, and what it cost: peak RSS and CPU
+ * The drainflow side of a run: a fresh `drainflow run` child process (compiled dist or through tsx,
+ * see {@link DrainflowRuntime}; own task queue and ports, no leader election; `BENCH_DRAINFLOW_NODE_OPTIONS`
+ * becomes its NODE_OPTIONS), one MaintenancePlan through it, and what it cost: peak RSS and CPU
  * seconds from /proc, Temporal history events of the plan workflow and its children.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -45,6 +46,13 @@ export function resetPeak(pid: number): boolean {
   }
 }
 
+/**
+ * How drainflow runs: `dist` is the compiled JavaScript under plain node, as the container image runs
+ * it (`npm run build` first; the bench does it); `tsx` is `bin/drainflow.js`, which compiles the
+ * TypeScript sources at start-up (as `npx drainflow` from a checkout) and costs memory of its own.
+ */
+export type DrainflowRuntime = 'dist' | 'tsx';
+
 /** One drainflow process: both parts, or only the operator / only the worker. */
 interface Part {
   role: 'operator+worker' | 'operator' | 'worker';
@@ -64,7 +72,11 @@ export class DrainflowProcesses {
    * Starts `node bin/drainflow.js run` (split: one `--operator` and one `--worker` process) and waits
    * until /readyz answers 200 on every port.
    */
-  static async start(logDir: string, split: boolean): Promise<DrainflowProcesses> {
+  static async start(
+    logDir: string,
+    split: boolean,
+    runtime: DrainflowRuntime = 'dist',
+  ): Promise<DrainflowProcesses> {
     const p = new DrainflowProcesses(join(logDir, `drainflow-${Date.now()}.log`));
     const fd = openSync(p.logFile, 'a');
     const common = [
@@ -83,7 +95,9 @@ export class DrainflowProcesses {
         const opPort = await freePort();
         const wkPort = await freePort();
         const args = [
-          join(repoRoot, 'bin', 'drainflow.js'),
+          runtime === 'dist'
+            ? join(repoRoot, 'dist', 'cli', 'main.js')
+            : join(repoRoot, 'bin', 'drainflow.js'),
           'run',
           ...common,
           '--operator-port',
@@ -95,7 +109,12 @@ export class DrainflowProcesses {
         if (role === 'worker') args.push('--worker');
         const child = spawn(process.execPath, args, {
           cwd: repoRoot,
-          env: process.env,
+          env: {
+            ...process.env,
+            ...(process.env.BENCH_DRAINFLOW_NODE_OPTIONS
+              ? { NODE_OPTIONS: process.env.BENCH_DRAINFLOW_NODE_OPTIONS }
+              : {}),
+          },
           stdio: ['ignore', fd, fd],
         });
         const part: Part = {

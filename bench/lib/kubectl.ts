@@ -2,15 +2,17 @@
  * The `kubectl drain` side of a run: the stack's own kubectl, one process per node
  * (`kubectl drain NODE --ignore-daemonsets --delete-emptydir-data --timeout=Ns`), at most
  * `parallel` processes at once (the plan's maxUnavailableNodes), each under GNU time for its CPU
- * seconds and peak RSS.
+ * seconds and peak RSS. Scenarios with cordon AllAtStart run `kubectl cordon` over all targets first.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kubectlPath } from '../../test/helpers/binaries.js';
 import { mapLimit } from './util.js';
 
 const GNU_TIME = '/usr/bin/time';
+const run = promisify(execFile);
 
 /** What one `kubectl drain` process did. */
 export interface KubectlNodeResult {
@@ -76,14 +78,19 @@ function drainOne(node: string, timeoutSeconds: number, logDir: string): Promise
   });
 }
 
-/** Drains `nodes`, `parallel` at a time. */
+/**
+ * Drains `nodes`, `parallel` at a time. With `cordonFirst`, one `kubectl cordon` over every node runs
+ * first (its time counts in the run); a failure of it is thrown.
+ */
 export async function kubectlDrain(
   nodes: string[],
   parallel: number,
   timeoutSeconds: number,
   logDir: string,
+  cordonFirst = false,
 ): Promise<KubectlRunResult> {
   const startMs = Date.now();
+  if (cordonFirst) await run(kubectlPath(), ['cordon', ...nodes], { env: process.env, maxBuffer: 64 << 20 });
   const results = await mapLimit(nodes, parallel, (node) => drainOne(node, timeoutSeconds, logDir));
   return { startMs, endMs: Date.now(), nodes: results, ok: results.every((r) => r.exitCode === 0) };
 }

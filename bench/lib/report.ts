@@ -211,6 +211,7 @@ export function writeMarkdown(file: string, res: ResultsFile, extraNotes: string
     L.push(`## ${name}: ${r.scenario.description}`, '');
     L.push(
       `${r.repeat} repetition(s) on ${r.date.slice(0, 10)}; tools: ${r.tools.join(', ')}; maxUnavailableNodes ${r.scenario.maxUnavailableNodes}; ` +
+        `cordon ${[...new Set(r.runs.map((x) => x.cordon ?? 'PerNode'))].join('/')}; ` +
         `${r.scenario.targets * r.scenario.deployments * r.scenario.perTarget} pods on ${r.scenario.targets} target node(s).`,
       '',
     );

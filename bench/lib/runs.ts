@@ -8,6 +8,7 @@ import { podsOnTargets, type Scenario } from '../scenarios.js';
 import { apiFigures, scrapeRequestCounters, type ApiFigures } from './apiserver.js';
 import {
   DrainflowProcesses,
+  type DrainflowRuntime,
   createPlan,
   deletePlan,
   historyFigures,
@@ -38,6 +39,10 @@ export interface RunResult {
   tool: Tool;
   rep: number;
   maxConcurrentPerNode?: number;
+  /** How drainflow ran (compiled dist or tsx); absent in runs made before the option existed (tsx). */
+  runtime?: DrainflowRuntime;
+  /** When the targets were cordoned (drainflow spec.cordon; kubectl: `kubectl cordon` first). */
+  cordon?: 'PerNode' | 'AllAtStart';
   ok: boolean;
   error?: string;
   /** The run measured something else than intended (another operator ran the plan): repeated by the bench. */
@@ -71,6 +76,10 @@ export interface RunOptions {
   logDir: string;
   split: boolean;
   maxConcurrentPerNode?: number;
+  /** How drainflow runs [dist]. */
+  runtime?: DrainflowRuntime;
+  /** Overrides the scenario's cordon policy. */
+  cordon?: 'PerNode' | 'AllAtStart';
 }
 
 function derive(r: RunResult): void {
@@ -126,10 +135,12 @@ export async function runOnce(
   rep: number,
   opts: RunOptions,
 ): Promise<RunResult> {
+  const cordon = opts.cordon ?? s.cordon ?? 'PerNode';
   const r: RunResult = {
     tool,
     rep,
     ...(tool === 'drainflow' ? { maxConcurrentPerNode: opts.maxConcurrentPerNode ?? 4 } : {}),
+    cordon,
     ok: false,
     startedAt: new Date().toISOString(),
     podsOnTargets: podsOnTargets(s),
@@ -149,7 +160,8 @@ export async function runOnce(
     );
 
     if (tool === 'drainflow') {
-      procs = await DrainflowProcesses.start(opts.logDir, opts.split);
+      procs = await DrainflowProcesses.start(opts.logDir, opts.split, opts.runtime ?? 'dist');
+      r.runtime = opts.runtime ?? 'dist';
       await sleep(2000);
       const startup = procs.proc();
       const reset = procs.resetPeaks();
@@ -162,6 +174,7 @@ export async function runOnce(
         maxUnavailableNodes: s.maxUnavailableNodes,
         drainTimeoutSeconds: s.timeoutSeconds,
         podSelection: { ignoreDaemonSets: true, deleteEmptyDirData: true },
+        cordon,
         ...(opts.maxConcurrentPerNode !== undefined
           ? { eviction: { maxConcurrentPerNode: opts.maxConcurrentPerNode } }
           : {}),
@@ -221,7 +234,13 @@ export async function runOnce(
       await sleep(2000);
       const before = await scrapeRequestCounters();
       w.observer.record(w.targets);
-      const res = await kubectlDrain(w.targets, s.maxUnavailableNodes, s.timeoutSeconds, opts.logDir);
+      const res = await kubectlDrain(
+        w.targets,
+        s.maxUnavailableNodes,
+        s.timeoutSeconds,
+        opts.logDir,
+        cordon === 'AllAtStart',
+      );
       r.wallSeconds = round((res.endMs - res.startMs) / 1000, 2);
       await sleep(2000);
       const after = await scrapeRequestCounters();
