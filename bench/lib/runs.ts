@@ -41,6 +41,8 @@ export interface RunResult {
   maxConcurrentPerNode?: number;
   /** How drainflow ran (compiled dist or tsx); absent in runs made before the option existed (tsx). */
   runtime?: DrainflowRuntime;
+  /** Memory settings drainflow ran with: BENCH_DRAINFLOW_NODE_OPTIONS and MALLOC_ARENA_MAX, when set. */
+  memorySettings?: { nodeOptions?: string; mallocArenaMax?: string };
   /** When the targets were cordoned (drainflow spec.cordon; kubectl: `kubectl cordon` first). */
   cordon?: 'PerNode' | 'AllAtStart';
   ok: boolean;
@@ -162,6 +164,12 @@ export async function runOnce(
     if (tool === 'drainflow') {
       procs = await DrainflowProcesses.start(opts.logDir, opts.split, opts.runtime ?? 'dist');
       r.runtime = opts.runtime ?? 'dist';
+      const { BENCH_DRAINFLOW_NODE_OPTIONS: nodeOptions, MALLOC_ARENA_MAX: mallocArenaMax } = process.env;
+      if (nodeOptions || mallocArenaMax)
+        r.memorySettings = {
+          ...(nodeOptions ? { nodeOptions } : {}),
+          ...(mallocArenaMax ? { mallocArenaMax } : {}),
+        };
       await sleep(2000);
       const startup = procs.proc();
       const reset = procs.resetPeaks();

@@ -62,6 +62,15 @@ export interface WorkerDeps {
 }
 
 /**
+ * Workflows kept in the worker's cache (sticky execution). The SDK's default grows with the V8 heap
+ * limit (about 600 per GiB above 200 MiB) and falls to 10 under a small `--max-old-space-size`, where
+ * every plan with more than a few nodes running at once would be replayed over and over. A plan
+ * keeps at most maxUnavailableNodes + 1 workflows busy; 200 covers several large plans at once, and
+ * an idle cached workflow costs little memory with the SDK's shared V8 context.
+ */
+export const MAX_CACHED_WORKFLOWS = 200;
+
+/**
  * Creates (does not run) the worker: takes the workflow bundle (prebuilt, cached, or built once in
  * a child process, see ./bundle.ts) and registers the activities. Run it with `worker.run()`; `worker.shutdown()` stops polling and lets running
  * activities finish (graceful shutdown, as on SIGTERM).
@@ -83,6 +92,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     },
     activities,
     identity: deps.identity,
+    maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
     shutdownGraceTime: '20s',
   });
 }
