@@ -39,6 +39,25 @@ function loaderArgs(): string[] {
 }
 
 /**
+ * `NODE_OPTIONS` without V8 heap-size flags: the worker may run with small heaps
+ * (deploy/base/worker.yaml), which the one-off webpack build does not fit in.
+ */
+export function withoutHeapLimits(nodeOptions: string | undefined): string {
+  const words = (nodeOptions ?? '').split(/\s+/).filter(Boolean);
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (/^--max-(old|semi)-space-size=/.test(w)) continue;
+    if (/^--max-(old|semi)-space-size$/.test(w)) {
+      i++; // its value is the next word
+      continue;
+    }
+    out.push(w);
+  }
+  return out.join(' ');
+}
+
+/**
  * Returns the path of a workflow bundle for the workflows at `workflowsPath`, building it in a
  * child process when the cache has none for the current sources.
  * @throws Error when the bundler process fails (its stderr is in the message).
@@ -63,6 +82,7 @@ export function workflowBundlePath(workflowsPath: string): string {
   const tmp = `${out}.${process.pid}.tmp`;
   execFileSync(process.execPath, [...loaderArgs(), thisFile, workflowsPath, tmp], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, NODE_OPTIONS: withoutHeapLimits(process.env.NODE_OPTIONS) },
   });
   renameSync(tmp, out);
   return out;
