@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
@@ -65,6 +66,33 @@ async function withWorker<T>(sim: SimCluster, fn: (taskQueue: string) => Promise
 }
 
 /**
+ * Starts the plan workflow for `inp` on a worker serving `sim`, waits until the published status
+ * reaches phase `until` (or the predicate `until` holds), runs `between` (assertions on that moment,
+ * given the workflow handle), sends `signal` (release or abort) and returns the workflow's result.
+ */
+async function driveTo(
+  sim: SimCluster,
+  inp: DrainPlanInput,
+  until: string | (() => boolean),
+  signal: typeof releaseSignal | typeof abortSignal,
+  between: (h: WorkflowHandle<typeof drainPlanWorkflow>) => unknown = () => undefined,
+) {
+  return withWorker(sim, async (taskQueue) => {
+    const h = await env.client.workflow.start(drainPlanWorkflow, {
+      taskQueue,
+      workflowId: planWorkflowId(inp.plan),
+      args: [inp],
+    });
+    if (typeof until === 'string')
+      await waitUntil(() => sim.lastStatus()?.phase === until, `${until} status`);
+    else await waitUntil(until, until.toString());
+    await between(h);
+    await h.signal(signal);
+    return h.result();
+  });
+}
+
+/**
  * Saves the histories of plan workflow `id` and its children on `nodes` as replay fixtures
  * (test/fixtures/histories/<workflow ID>.bin) when `UPDATE_HISTORIES` lists `key`
  * (comma-separated, e.g. `UPDATE_HISTORIES=two-pdbs,cordon-all-abort`). See test/workflow/replay.test.ts.
@@ -105,18 +133,10 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       action: 'Skip',
       reason: 'DaemonSetPod',
     });
-    const res = await withWorker(sim, async (taskQueue) => {
-      const inp = input('pdb', { nodeNames: ['n1'], uncordon: 'OnRelease' });
-      const h = await env.client.workflow.start(drainPlanWorkflow, {
-        taskQueue,
-        workflowId: planWorkflowId(inp.plan),
-        args: [inp],
-      });
-      await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status');
-      assert.equal(sim.nodes.get('n1')!.unschedulable, true, 'still cordoned until released');
-      await h.signal(releaseSignal);
-      return h.result();
-    });
+    const inp = input('pdb', { nodeNames: ['n1'], uncordon: 'OnRelease' });
+    const res = await driveTo(sim, inp, 'Drained', releaseSignal, () =>
+      assert.equal(sim.nodes.get('n1')!.unschedulable, true, 'still cordoned until released'),
+    );
     assert.equal(res.phase, 'Completed');
     assert.equal(
       sim.evictions().length,
@@ -252,20 +272,13 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
     sim.addPod({ namespace: 'app', name: 'db-1', node: 'n2', pdbs: ['app/db'] });
     const inp = input('abort', { nodeNames: ['n1', 'n2'], maxUnavailableNodes: 2 });
-    const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, {
-        taskQueue,
-        workflowId: planWorkflowId(inp.plan),
-        args: [inp],
-      });
-      await waitUntil(
-        () => sim.calls.filter((c) => c.name === 'cordonNode').length === 2,
-        'both nodes cordoned',
-      );
-      assert.equal(sim.nodes.get('n1')!.unschedulable, true);
-      await h.signal(abortSignal);
-      return h.result();
-    });
+    const res = await driveTo(
+      sim,
+      inp,
+      () => sim.calls.filter((c) => c.name === 'cordonNode').length === 2,
+      abortSignal,
+      () => assert.equal(sim.nodes.get('n1')!.unschedulable, true),
+    );
     assert.equal(res.phase, 'Aborted');
     assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'n1 uncordoned');
     assert.equal(sim.nodes.get('n2')!.unschedulable, true, 'n2 was cordoned before the plan and stays so');
@@ -284,16 +297,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       cordon,
       uncordon: 'OnRelease',
     });
-    const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, {
-        taskQueue,
-        workflowId: planWorkflowId(inp.plan),
-        args: [inp],
-      });
-      await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status');
-      await h.signal(releaseSignal);
-      return h.result();
-    });
+    const res = await driveTo(sim, inp, 'Drained', releaseSignal);
     const firstEviction = sim.calls.findIndex((c) => c.name === 'evictPod');
     const cordonedBefore = new Set(
       sim.calls
@@ -336,23 +340,18 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       maxUnavailableNodes: 1,
       cordon: 'AllAtStart',
     });
-    const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, {
-        taskQueue,
-        workflowId: planWorkflowId(inp.plan),
-        args: [inp],
-      });
-      await waitUntil(
-        () =>
-          [...sim.nodes.values()].every((n) => n.unschedulable) &&
-          sim.calls.some((c) => c.name === 'waitDisruptionAllowed'),
-        'all nodes cordoned and n1 waiting for its PDB',
-      );
-      const progress = await h.query(progressQuery);
-      assert.equal(progress.nodes?.find((n) => n.name === 'n2')?.phase, 'Cordoned');
-      await h.signal(abortSignal);
-      return h.result();
-    });
+    const res = await driveTo(
+      sim,
+      inp,
+      () =>
+        [...sim.nodes.values()].every((n) => n.unschedulable) &&
+        sim.calls.some((c) => c.name === 'waitDisruptionAllowed'),
+      abortSignal,
+      async (h) => {
+        const progress = await h.query(progressQuery);
+        assert.equal(progress.nodes?.find((n) => n.name === 'n2')?.phase, 'Cordoned');
+      },
+    );
     assert.equal(res.phase, 'Aborted');
     assert.equal(sim.evictions().length, 0);
     assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'n1 uncordoned');
@@ -389,16 +388,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     sim.addPod({ namespace: 'app', name: 'bare', node: 'n1', action: 'Block', reason: 'NoController' });
     sim.addPod({ namespace: 'app', name: 'ok', node: 'n1' });
     const inp = input('two-pdbs', { nodeNames: ['n1'] });
-    const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, {
-        taskQueue,
-        workflowId: planWorkflowId(inp.plan),
-        args: [inp],
-      });
-      await waitUntil(() => sim.lastStatus()?.phase === 'Blocked', 'Blocked status');
-      await h.signal(abortSignal);
-      return h.result();
-    });
+    const res = await driveTo(sim, inp, 'Blocked', abortSignal);
     assert.equal(res.phase, 'Aborted');
     const blocked = sim.statuses.find((s) => s.status.phase === 'Blocked')!.status;
     assert.equal(blocked.reason, 'PodsNotEvictable');
