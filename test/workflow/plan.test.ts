@@ -364,6 +364,44 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     await saveHistories('cordon-all-abort', planWorkflowId(inp.plan), ['n1']);
   });
 
+  it('fills every free slot of maxUnavailableNodes in one workflow task', async () => {
+    const sim = new SimCluster();
+    sim.pdbs.set('app/db', 0);
+    for (const node of ['n1', 'n2', 'n3', 'n4']) {
+      sim.addNode(node);
+      sim.addPod({ namespace: 'app', name: `db-${node}`, node, pdbs: ['app/db'] });
+    }
+    const inp = input('parallel-starts', { nodeNames: ['n1', 'n2', 'n3', 'n4'], maxUnavailableNodes: 3 });
+    let history: proto.temporal.api.history.v1.IHistory | undefined;
+    const res = await driveTo(
+      sim,
+      inp,
+      () => sim.calls.filter((c) => c.name === 'waitDisruptionAllowed').length >= 3,
+      abortSignal,
+      async (h) => {
+        history = await h.fetchHistory();
+      },
+    );
+    assert.equal(res.phase, 'Aborted');
+    const types = (history?.events ?? []).map((e) => e.eventType);
+    const initiated = types.flatMap((t, i) =>
+      t === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+        ? [i]
+        : [],
+    );
+    assert.equal(initiated.length, 3, 'three children started, the fourth waits for a slot');
+    const firstStarted = types.indexOf(
+      proto.temporal.api.enums.v1.EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED,
+    );
+    assert.ok(initiated[2]! < firstStarted, 'all three initiated before the first start was confirmed');
+    assert.deepEqual(
+      ['n1', 'n2', 'n3', 'n4'].map((n) => sim.nodes.get(n)!.unschedulable),
+      [false, false, false, false],
+      'aborted children handed their nodes back',
+    );
+    await saveHistories('parallel-starts', planWorkflowId(inp.plan), ['n1']);
+  });
+
   it('fails with NodeNotFound for an unknown node and cordons nothing', async () => {
     const sim = new SimCluster().addNode('n1');
     const inp = input('missing', { nodeNames: ['n1', 'nope'] });

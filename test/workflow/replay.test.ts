@@ -3,7 +3,7 @@
  * named after its workflow ID, which the workflow code uses) of real runs must replay against the current workflow code.
  * A change that alters the commands a running workflow issues must be wrapped in `patched()`.
  * test/workflow/plan.test.ts writes them: `UPDATE_HISTORIES=<key>[,<key>]` (keys `two-pdbs`,
- * `cordon-all-abort`) saves that test's histories. Refresh an existing fixture only when the change
+ * `cordon-all-abort`, `parallel-starts`) saves that test's histories. Refresh an existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
