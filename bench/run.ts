@@ -230,13 +230,16 @@ async function main(): Promise<void> {
   try {
     for (const name of names) {
       const s = SCENARIOS[name]!;
+      // With --tools naming one side only, the other side's runs already in --out are kept, so
+      // drainflow can be re-measured against the same kubectl runs (each run keeps its own date).
+      const kept = (previous?.scenarios[name]?.runs ?? []).filter((r) => !tools.includes(r.tool));
       const entry: ScenarioResults = {
         scenario: s,
         date: new Date().toISOString(),
         repeat,
-        tools,
-        runs: [],
-        summary: {},
+        tools: [...new Set([...tools, ...kept.map((r) => r.tool)])],
+        runs: [...kept],
+        summary: kept.length > 0 ? summarise(kept) : {},
       };
       for (let rep = 1; rep <= repeat; rep++) {
         for (const tool of tools) {

@@ -169,13 +169,13 @@ function table(summary: Summary, tools: Tool[]): string[] {
 
 function runsTable(runs: RunResult[]): string[] {
   const rows = [
-    '| run | tool | ok | wall s | evictions (201/429/other) | pods | history events | status writes | peak RSS MiB | CPU s |',
-    '| ---: | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
+    '| run | started (UTC) | tool | ok | wall s | evictions (201/429/other) | pods | history events | status writes | peak RSS MiB | CPU s |',
+    '| ---: | --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of runs) {
     const e = r.api?.evictions;
     rows.push(
-      `| ${r.rep} | ${r.tool}${r.maxConcurrentPerNode !== undefined && r.maxConcurrentPerNode !== 4 ? ` (c=${r.maxConcurrentPerNode})` : ''} | ${r.ok ? 'yes' : 'no'} | ${fmt(r.wallSeconds, 2)} | ` +
+      `| ${r.rep} | ${r.startedAt.slice(0, 16).replace('T', ' ')} | ${r.tool}${r.maxConcurrentPerNode !== undefined && r.maxConcurrentPerNode !== 4 ? ` (c=${r.maxConcurrentPerNode})` : ''} | ${r.ok ? 'yes' : 'no'} | ${fmt(r.wallSeconds, 2)} | ` +
         `${e ? `${e.total} (${e.c201}/${e.c429}/${e.other})` : '–'} | ${r.evictedPods ?? '–'} | ${r.history?.events ?? '–'} | ` +
         `${r.tool === 'drainflow' ? (r.statusWrites ?? '–') : '–'} | ${fmt(r.process?.peakRssMb, 0)} | ${fmt(r.process?.cpuSeconds, 2)} |`,
     );
