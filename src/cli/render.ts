@@ -27,6 +27,9 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
   if (s.message) lines.push(`  ${s.message}`);
   const active =
     s.phase === undefined || s.phase === 'Pending' || s.phase === 'Running' || s.phase === 'Paused';
+  // While the plan still runs, the Blocked condition says what holds it up (e.g. NodeHeldByOtherPlan).
+  const blocked = s.conditions?.find((c) => c.type === 'Blocked' && c.status === 'True');
+  if (blocked && active) lines.push(`  waiting: ${blocked.reason} — ${blocked.message}`);
   if (p) {
     const stuck = p.failed > 0 ? `, ${p.failed} cannot be evicted` : '';
     lines.push(

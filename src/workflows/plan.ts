@@ -242,6 +242,22 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
       lastError: p.lastError,
     } satisfies Partial<NodeState>);
     if (p.claimed) claimed.set(p.node, { cordonedByPlan: p.cordonedByPlan ?? false });
+    // A node held by another plan is news once: a Warning Event names the holder (kubectl describe).
+    // patched: runs begun before this Event existed replay without it.
+    const heldKey = `${p.node}|NodeHeldByOtherPlan`;
+    if (p.reason === 'NodeHeldByOtherPlan' && !blockerEvents.has(heldKey) && patched('held-node-event')) {
+      blockerEvents.add(heldKey);
+      void k8s.recordEvent
+        .executeWithOptions({ summary: 'event NodeHeldByOtherPlan' }, [
+          {
+            plan,
+            type: 'Warning',
+            reason: 'NodeHeldByOtherPlan',
+            message: p.message ?? `node ${p.node} is held by another plan`,
+          },
+        ])
+        .catch(() => undefined);
+    }
     for (const b of p.blockedBy) {
       const key = `${b.pod}|${b.reason}`;
       if (b.reason === 'DisruptionBudget' || blockerEvents.has(key)) continue; // PDB waits are normal, not news

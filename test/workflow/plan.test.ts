@@ -402,6 +402,33 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     await saveHistories('parallel-starts', planWorkflowId(inp.plan), ['n1']);
   });
 
+  it('waits for a node held by another plan and says so in a Warning Event and the Blocked condition', async () => {
+    const sim = new SimCluster().addNode('n1');
+    sim.nodes.get('n1')!.heldBy = 'uid-other';
+    const inp = input('held', { nodeNames: ['n1'] });
+    const res = await driveTo(
+      sim,
+      inp,
+      () =>
+        sim.events.some((e) => e.reason === 'NodeHeldByOtherPlan') &&
+        sim.lastStatus()?.conditions?.some((c) => c.type === 'Blocked' && c.status === 'True') === true,
+      abortSignal,
+      () => {
+        const blocked = sim.lastStatus()?.conditions?.find((c) => c.type === 'Blocked');
+        assert.equal(blocked?.reason, 'NodeHeldByOtherPlan');
+        assert.equal(sim.lastStatus()?.phase, 'Running', 'waiting is not an end: the plan keeps running');
+        assert.equal(sim.nodes.get('n1')!.heldBy, 'uid-other', 'the other plan keeps its node');
+      },
+    );
+    assert.equal(res.phase, 'Aborted');
+    assert.equal(
+      sim.events.filter((e) => e.reason === 'NodeHeldByOtherPlan').length,
+      1,
+      'one Event, not one per retry',
+    );
+    assert.equal(sim.evictions().length, 0);
+  });
+
   it('fails with NodeNotFound for an unknown node and cordons nothing', async () => {
     const sim = new SimCluster().addNode('n1');
     const inp = input('missing', { nodeNames: ['n1', 'nope'] });

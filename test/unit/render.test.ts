@@ -1,0 +1,53 @@
+/** `drainflow status` text: what holds a running plan up is printed. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { renderPlan } from '../../src/cli/render.js';
+
+describe('renderPlan', () => {
+  const base = { metadata: { name: 'p2', uid: 'uid-p2' } };
+  it('prints the Blocked condition of a running plan (a node held by another plan)', () => {
+    const text = renderPlan(
+      {
+        ...base,
+        status: {
+          phase: 'Running',
+          reason: 'Draining',
+          conditions: [
+            {
+              type: 'Blocked',
+              status: 'True',
+              reason: 'NodeHeldByOtherPlan',
+              message: 'node n1 is held by plan p1',
+              lastTransitionTime: '2026-11-29T00:00:00Z',
+            },
+          ],
+          nodes: [{ name: 'n1', phase: 'Waiting', podsTotal: 0, podsEvicted: 0 }],
+        },
+      },
+      0,
+    );
+    assert.match(text, /waiting: NodeHeldByOtherPlan — node n1 is held by plan p1/);
+  });
+  it('prints no waiting line for a finished plan', () => {
+    const text = renderPlan(
+      {
+        ...base,
+        status: {
+          phase: 'Blocked',
+          reason: 'DeadlineExceeded',
+          conditions: [
+            {
+              type: 'Blocked',
+              status: 'True',
+              reason: 'DeadlineExceeded',
+              message: 'deadline passed',
+              lastTransitionTime: '2026-11-29T00:00:00Z',
+            },
+          ],
+        },
+      },
+      0,
+    );
+    assert.doesNotMatch(text, /waiting:/);
+  });
+});
