@@ -1,5 +1,4 @@
 /** Small helpers of the benchmark: logging, medians, bounded parallelism, free ports. */
-import { createServer } from 'node:net';
 
 const t0 = Date.now();
 
@@ -39,18 +38,8 @@ export async function mapLimit<T, R>(
   return out;
 }
 
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** A TCP port free on 127.0.0.1 right now (the tests' helper). */
+export { freePort } from '../../test/helpers/processes.js';
 
 /** Polls `fn` every `intervalMs` until it returns a value other than undefined/false, or throws on timeout. */
 export async function until<T>(

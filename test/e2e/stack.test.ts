@@ -64,7 +64,7 @@ import {
   waitPodsReady,
   type Clients,
 } from '../helpers/k8s.js';
-import { timeSkippingEnv } from '../helpers/temporal.js';
+import { timeSkippingEnv, quietBundlerLogger } from '../helpers/temporal.js';
 import { greet, sleepOneDay } from '../fixtures/workflows/trivial.js';
 
 /** Node label the stack puts on its kwok-node-* nodes (scripts/stack/stack.sh ensure_nodes). */
@@ -493,14 +493,7 @@ let bundle: Promise<WorkflowBundle> | undefined;
 function trivialBundle(): Promise<WorkflowBundle> {
   return (bundle ??= bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../fixtures/workflows/trivial.ts', import.meta.url)),
-    logger: {
-      log: () => undefined,
-      trace: () => undefined,
-      debug: () => undefined,
-      info: () => undefined,
-      warn: () => undefined,
-      error: console.error,
-    },
+    logger: quietBundlerLogger,
   }));
 }
 

@@ -26,3 +26,13 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   });
   return env;
 }
+
+/** A logger for `bundleWorkflowCode` in tests: only errors are printed. */
+export const quietBundlerLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: console.error,
+};

@@ -25,7 +25,7 @@ import {
 } from '../../src/workflows/messages.js';
 import { drainPlanWorkflow } from '../../src/workflows/plan.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
-import { timeSkippingEnv } from '../helpers/temporal.js';
+import { timeSkippingEnv, quietBundlerLogger } from '../helpers/temporal.js';
 
 let env: TestWorkflowEnvironment;
 let bundle: WorkflowBundle;
@@ -35,14 +35,7 @@ before(async () => {
   env = await timeSkippingEnv();
   bundle = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
-    logger: {
-      log: () => undefined,
-      trace: () => undefined,
-      debug: () => undefined,
-      info: () => undefined,
-      warn: () => undefined,
-      error: console.error,
-    },
+    logger: quietBundlerLogger,
   });
 });
 after(async () => {

@@ -12,6 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { quietBundlerLogger } from '../helpers/temporal.js';
 
 const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith('.bin'));
@@ -20,14 +21,7 @@ let bundle: WorkflowBundle;
 before(async () => {
   bundle = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
-    logger: {
-      log: () => undefined,
-      trace: () => undefined,
-      debug: () => undefined,
-      info: () => undefined,
-      warn: () => undefined,
-      error: console.error,
-    },
+    logger: quietBundlerLogger,
   });
 });
 
