@@ -475,7 +475,7 @@ describe('plans of many nodes', () => {
     for (const n of names) sim.addNode(n);
     const inp = input('many-nodes', {
       nodeNames: names,
-      maxUnavailableNodes: 50,
+      maxUnavailableNodes: 10,
       uncordon: 'OnRelease',
       release: true,
     });
