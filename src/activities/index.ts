@@ -4,13 +4,22 @@
  *
  * Each activity does one thing, is safe to retry, and classifies errors at this edge:
  *
- * | what happened                                                    | what the activity does                              |
- * | ---------------------------------------------------------------- | --------------------------------------------------- |
- * | network error, timeout, 5xx (but the multiple-PDB 500), 408, 429  | throws {@link TransientKubernetesError} (retryable) |
- * | eviction 429                                                      | returns `TooManyRequests` with its Retry-After      |
- * | eviction 404 / UID-precondition 409                               | returns `Gone` (the pod is already gone = success)  |
- * | eviction 500 "more than one PodDisruptionBudget", 403, other 4xx  | returns `Failed` (waiting never fixes it)           |
- * | other 4xx on the other activities                                 | throws `ApplicationFailure.nonRetryable`            |
+ * | what happened                                                    | what the activity does                                   |
+ * | ---------------------------------------------------------------- | -------------------------------------------------------- |
+ * | network error, timeout, 5xx (but the multiple-PDB 500), 408, 429  | throws {@link TransientKubernetesError} (retryable)      |
+ * | eviction 429                                                      | returns `TooManyRequests` with its Retry-After (a 0 is   |
+ * |                                                                   | reported as absent, so the caller uses its backoff)      |
+ * | eviction 404 / 409 when the pod with that UID is gone             | returns `Gone` (the pod is already gone = success)       |
+ * | eviction 409 while the pod with that UID still exists             | returns `Retry`/`Conflict` (heals: retry after backoff)  |
+ * | eviction 403 with cause NamespaceTerminating                      | returns `Retry`/`NamespaceTerminating` (the namespace    |
+ * |                                                                   | deletion takes the pod; wait for it to go)               |
+ * | eviction 500 "more than one PodDisruptionBudget", other 403,      | returns `Failed` (waiting never fixes it)                |
+ * | other 4xx                                                         |                                                          |
+ * | eviction activity cancelled while its call is in flight           | aborts the HTTP request, throws `CancelledFailure`       |
+ * | other 4xx on the other activities                                 | throws `ApplicationFailure.nonRetryable`                 |
+ *
+ * {@link DrainActivities.evictPod} heartbeats every {@link EVICTION_HEARTBEAT_INTERVAL_MS} while its
+ * Eviction API call is in flight (Temporal only delivers a cancellation to an activity that heartbeats).
  *
  * The waiting activities ({@link DrainActivities.waitPodGone}, {@link DrainActivities.waitDisruptionAllowed})
  * watch the object (reacting within the watch latency, well under a second), heartbeat every
@@ -141,7 +150,7 @@ interface K8sStatus {
 }
 
 /** One HTTP answer: status code, headers (any case) and raw body text. */
-interface RawAnswer {
+export interface RawAnswer {
   code: number;
   headers: Record<string, string>;
   text: string;
@@ -257,13 +266,48 @@ const PDB_NAME_IN_CAUSE =
  */
 const MULTIPLE_PDBS_MESSAGE = /more than one PodDisruptionBudget/i;
 
+/** StatusCause type (JSON `reason`) the NamespaceLifecycle admission plugin attaches to its 403 (`v1.NamespaceTerminatingCause`). */
+const NAMESPACE_TERMINATING_CAUSE = 'NamespaceTerminating';
+
 /**
- * Classifies one Eviction API answer (STACK.md §7). `evictionConflict` is returned for a 409, which
- * the caller resolves by reading the pod.
+ * How often {@link DrainActivities.evictPod} heartbeats while its Eviction API call is in flight, in ms.
+ * A call normally answers in milliseconds, but the API server may hold it for ~10 s (it retries its own
+ * conflicts, e.g. on a terminating pod) and APF may queue it; Temporal delivers a cancellation to the
+ * worker only with a heartbeat answer, so the activity heartbeats while it waits. The worker throttles
+ * what it sends to the server, so frequent heartbeats are cheap.
+ */
+export const EVICTION_HEARTBEAT_INTERVAL_MS = 1000;
+
+/** `n` when it is a finite number > 0, else `undefined`. */
+function positiveSeconds(n: number | undefined): number | undefined {
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/**
+ * Classifies one Eviction API answer (STACK.md §7) by status code and Status cause. `'conflict'` is
+ * returned for a 409, which the caller resolves by reading the pod (Gone when the pod with that UID is
+ * gone, else Retry/Conflict).
  *
+ * - 2xx → Evicted, unless the body is a `Status` with status Failure (its code counts, e.g. the
+ *   multiple-PDB 500 that the REST storage returns as a result object);
+ * - 404 → Gone; 409 → `'conflict'`;
+ * - 429 → TooManyRequests: cause DisruptionBudget when a `DisruptionBudget` StatusCause is present (the
+ *   PDB name parsed from its message), else Throttled; `retryAfterSeconds` from the `Retry-After` header
+ *   (seconds or HTTP-date), else `details.retryAfterSeconds`, and absent when neither is > 0;
+ * - 500 "more than one PodDisruptionBudget" → Failed/MultiplePodDisruptionBudgets;
+ * - 403 with cause NamespaceTerminating → Retry/NamespaceTerminating; other 403 and 4xx → Failed with
+ *   the Status reason (`HTTP<code>` without one).
+ *
+ * @param answer the raw answer (code, headers, body text).
+ * @param pdbNamespace the pod's namespace, which is the PDB's.
+ * @param nowMs the current time, for an HTTP-date Retry-After.
  * @throws TransientKubernetesError for 5xx other than the multiple-PDB 500, and 408.
  */
-function classifyEviction(answer: RawAnswer, pdbNamespace: string): EvictResult | 'conflict' {
+export function classifyEviction(
+  answer: RawAnswer,
+  pdbNamespace: string,
+  nowMs: number = Date.now(),
+): EvictResult | 'conflict' {
   const status = parseStatus(answer.text);
   // A `Status` with status Failure carries the real code even when HTTP said 201 (the multiple-PDB
   // Status is returned by the REST storage as a result object, not as an error).
@@ -277,10 +321,14 @@ function classifyEviction(answer: RawAnswer, pdbNamespace: string): EvictResult 
   if (code === 429) {
     const causes = status?.details?.causes ?? [];
     const pdbCause = causes.find((c) => c.reason === DISRUPTION_BUDGET_CAUSE);
-    const headerSeconds = parseRetryAfter(header(answer.headers, 'retry-after'), Date.now());
-    const bodySeconds = status?.details?.retryAfterSeconds;
+    // A Retry-After of 0 (header "0", an HTTP-date not in the future, or details.retryAfterSeconds 0)
+    // is reported as absent, never as 0: "retry at once" would make the workflow re-evict without any
+    // pause, a hot loop against a budget or a flow-control level that keeps refusing. The API server
+    // itself never sends 0 (it sets the header only when retryAfterSeconds > 0, STACK.md §7), so a 0
+    // comes from something in between or a clock skew; absent makes the caller use its backoff.
     const retryAfterSeconds =
-      headerSeconds ?? (typeof bodySeconds === 'number' && bodySeconds > 0 ? bodySeconds : undefined);
+      positiveSeconds(parseRetryAfter(header(answer.headers, 'retry-after'), nowMs)) ??
+      positiveSeconds(status?.details?.retryAfterSeconds);
     const message = pdbCause?.message
       ? `${status?.message ?? ''} ${pdbCause.message}`.trim()
       : (status?.message ?? answer.text.trim()) || 'HTTP 429 Too Many Requests';
@@ -301,10 +349,24 @@ function classifyEviction(answer: RawAnswer, pdbNamespace: string): EvictResult 
   if (isTransientCode(code)) {
     throw new TransientKubernetesError(`evict pod: ${describeAnswer(code, answer.text)}`, code);
   }
-  // 403 with cause NamespaceTerminating: the namespace is being deleted (the pod goes with it).
-  const nsTerminating = status?.details?.causes?.some((c) => c.reason === 'NamespaceTerminating');
-  const reason = nsTerminating ? 'NamespaceTerminating' : (status?.reason ?? `HTTP${code}`);
-  return { outcome: 'Failed', code, reason, message: message || `HTTP ${code}` };
+  // 403 with cause NamespaceTerminating (NamespaceLifecycle admission refuses every create, the
+  // eviction too, in a namespace being deleted): the namespace deletion takes the pod with it. That
+  // heals by itself, so it is a Retry, not a Failed: the drain waits for the pod to go and retries
+  // after its backoff (kubectl drain retries it too).
+  if (code === 403 && status?.details?.causes?.some((c) => c.reason === NAMESPACE_TERMINATING_CAUSE)) {
+    return {
+      outcome: 'Retry',
+      code,
+      reason: 'NamespaceTerminating',
+      message: message || `HTTP ${code}`,
+    };
+  }
+  return {
+    outcome: 'Failed',
+    code,
+    reason: status?.reason ?? `HTTP${code}`,
+    message: message || `HTTP ${code}`,
+  };
 }
 
 function causesMatch(status: K8sStatus | undefined, re: RegExp): boolean {
@@ -315,14 +377,23 @@ function causesMatch(status: K8sStatus | undefined, re: RegExp): boolean {
  * A per-call middleware that keeps the raw answer (code, headers, body text) of the request, so an
  * answer can be classified from its real body whatever the generated client makes of it (it would
  * deserialize a `Status` body of a 201 into an empty `V1Eviction`, and keeps error bodies as text).
+ *
+ * With `signal`, its `pre` hook sets the signal on the request (`RequestContext.setSignal`):
+ * client-node 2.0.1 sends requests with undici's `fetch(url, { ..., signal: request.getSignal() })`
+ * (dist/gen/http/isomorphic-fetch.js), which rejects at once without sending when the signal is
+ * already aborted, and otherwise aborts the connection (and a body still being read) when it aborts,
+ * rejecting with the signal's reason.
  */
-function captureAnswer(): {
+function captureAnswer(signal?: AbortSignal): {
   options: ConfigurationOptions<ObservableMiddleware>;
   answer: () => RawAnswer | undefined;
 } {
   let captured: RawAnswer | undefined;
   const middleware: ObservableMiddleware = {
-    pre: (ctx) => new Observable(Promise.resolve(ctx)),
+    pre: (ctx) => {
+      if (signal) ctx.setSignal(signal);
+      return new Observable(Promise.resolve(ctx));
+    },
     post: (resp) =>
       new Observable(
         (async () => {
@@ -806,61 +877,101 @@ export function createActivities(deps: ActivityDeps): DrainActivities {
     /**
      * Sends one Eviction API call (`POST /api/v1/namespaces/{ns}/pods/{name}/eviction`, policy/v1
      * Eviction with `deleteOptions.preconditions.uid` and the optional `gracePeriodSeconds`) and
-     * classifies the answer by status code and Status cause (STACK.md §7):
-     * 2xx → Evicted; 404 → Gone; 409 (UID precondition failed) → Gone when a read confirms the pod with
-     * that UID no longer exists; 429 → TooManyRequests (cause DisruptionBudget when a `DisruptionBudget`
-     * StatusCause is present, else Throttled; `retryAfterSeconds` from the `Retry-After` header or
-     * `details.retryAfterSeconds`, absent when the server gave none); 500 for a pod under several PDBs →
-     * Failed/MultiplePodDisruptionBudgets; other 4xx → Failed with the Status reason.
+     * classifies the answer by status code and Status cause ({@link classifyEviction}, STACK.md §7):
+     * 2xx → Evicted; 404 → Gone; 409 → Gone when a read confirms the pod with that UID no longer
+     * exists, else Retry/Conflict; 429 → TooManyRequests (cause DisruptionBudget when a
+     * `DisruptionBudget` StatusCause is present, else Throttled; `retryAfterSeconds` from the
+     * `Retry-After` header or `details.retryAfterSeconds`, absent when the server gave none or 0);
+     * 403 with cause NamespaceTerminating → Retry/NamespaceTerminating; 500 for a pod under several
+     * PDBs → Failed/MultiplePodDisruptionBudgets; other 403 and 4xx → Failed with the Status reason.
      *
+     * Inside an activity it heartbeats at once and every {@link EVICTION_HEARTBEAT_INTERVAL_MS} until
+     * it answers, and the activity's cancellation aborts the HTTP request (an AbortSignal set on the
+     * request by a middleware, see {@link captureAnswer}); a cancellation before the call is sent
+     * sends nothing. An eviction the server already received is not undone by the abort: the
+     * workflow re-reads the pod anyway. An answer that arrived before the cancellation is returned.
+     * Outside an activity (CLI, tests) it neither heartbeats nor can be cancelled.
+     *
+     * @throws CancelledFailure when the activity is cancelled before the answer arrived.
      * @throws TransientKubernetesError on transport errors, timeouts, and 5xx other than the multiple-PDB 500.
      */
     async evictPod(input: EvictInput) {
       const { namespace, name, uid } = input;
+      const pod = `${namespace}/${name}`;
       const deleteOptions: { preconditions: { uid: string }; gracePeriodSeconds?: number } = {
         preconditions: { uid },
       };
       if (input.gracePeriodSeconds !== undefined) deleteOptions.gracePeriodSeconds = input.gracePeriodSeconds;
-      const capture = captureAnswer();
-      let answer: RawAnswer | undefined;
+      const ctx = activityContext();
+      const cancel = ctx?.cancellationSignal;
+      // A signal of our own, aborted by the activity's cancellation, so the request's abort listener
+      // never outlives this call.
+      const abort = new AbortController();
+      const onCancel = (): void => abort.abort(cancel?.reason);
+      cancel?.addEventListener('abort', onCancel, { once: true });
+      if (cancel?.aborted) onCancel();
+      const cancelled = (): CancelledFailure =>
+        cancel?.reason instanceof CancelledFailure
+          ? cancel.reason
+          : new CancelledFailure(`evict pod ${pod} cancelled`);
+      ctx?.heartbeat();
+      const beat = ctx ? setInterval(() => ctx.heartbeat(), EVICTION_HEARTBEAT_INTERVAL_MS) : undefined;
       try {
-        await core.createNamespacedPodEviction(
-          {
-            name,
-            namespace,
-            body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace }, deleteOptions },
-          },
-          capture.options,
-        );
-        answer = capture.answer();
-      } catch (err) {
-        answer = capture.answer();
-        if (answer === undefined && isApiException(err)) {
-          answer = {
-            code: err.code,
-            headers: err.headers ?? {},
-            text: typeof err.body === 'string' ? err.body : JSON.stringify(err.body ?? ''),
-          };
+        const capture = captureAnswer(ctx ? abort.signal : undefined);
+        let answer: RawAnswer | undefined;
+        try {
+          await core.createNamespacedPodEviction(
+            {
+              name,
+              namespace,
+              body: {
+                apiVersion: 'policy/v1',
+                kind: 'Eviction',
+                metadata: { name, namespace },
+                deleteOptions,
+              },
+            },
+            capture.options,
+          );
+          answer = capture.answer();
+        } catch (err) {
+          answer = capture.answer();
+          if (answer === undefined && abort.signal.aborted) {
+            log.info({ pod }, 'eviction cancelled, request aborted');
+            throw cancelled();
+          }
+          if (answer === undefined && isApiException(err)) {
+            answer = {
+              code: err.code,
+              headers: err.headers ?? {},
+              text: typeof err.body === 'string' ? err.body : JSON.stringify(err.body ?? ''),
+            };
+          }
+          if (answer === undefined) throw classifyError(err, `evict pod ${pod}`);
         }
-        if (answer === undefined) throw classifyError(err, `evict pod ${namespace}/${name}`);
+        if (answer === undefined) return { outcome: 'Evicted' };
+        let result = classifyEviction(answer, namespace);
+        if (result === 'conflict') {
+          if (abort.signal.aborted) throw cancelled();
+          const state = await activities.checkPod({ namespace, name, uid });
+          const status = parseStatus(answer.text);
+          result =
+            state === 'Gone'
+              ? { outcome: 'Gone' }
+              : {
+                  outcome: 'Retry',
+                  code: 409,
+                  reason: 'Conflict',
+                  message: status?.message ?? (answer.text.trim() || 'HTTP 409 Conflict'),
+                };
+        }
+        const level = result.outcome === 'Evicted' || result.outcome === 'Gone' ? 'info' : 'warn';
+        log[level]({ pod, code: answer.code, result }, 'eviction answered');
+        return result;
+      } finally {
+        clearInterval(beat);
+        cancel?.removeEventListener('abort', onCancel);
       }
-      if (answer === undefined) return { outcome: 'Evicted' };
-      let result = classifyEviction(answer, namespace);
-      if (result === 'conflict') {
-        const state = await activities.checkPod({ namespace, name, uid });
-        result =
-          state === 'Gone'
-            ? { outcome: 'Gone' }
-            : {
-                outcome: 'Failed',
-                code: 409,
-                reason: parseStatus(answer.text)?.reason ?? 'Conflict',
-                message: parseStatus(answer.text)?.message ?? answer.text.trim(),
-              };
-      }
-      const level = result.outcome === 'Evicted' || result.outcome === 'Gone' ? 'info' : 'warn';
-      log[level]({ pod: `${namespace}/${name}`, code: answer.code, result }, 'eviction answered');
-      return result;
     },
 
     /**

@@ -79,6 +79,13 @@ export type EvictResult =
   /** 404, or the pod now has another UID: the pod is already gone, which counts as success. */
   | { outcome: 'Gone' }
   /**
+   * A refusal that heals by itself, to be retried after the backoff: 409 Conflict while the pod with
+   * this UID still exists (reason `Conflict`), 403 with cause `NamespaceTerminating` (reason
+   * `NamespaceTerminating`: the namespace is being deleted and takes the pod with it; the drain waits
+   * for the pod to go rather than evicting it again).
+   */
+  | { outcome: 'Retry'; code: number; reason: 'Conflict' | 'NamespaceTerminating'; message: string }
+  /**
    * 429. `cause` DisruptionBudget: a PDB allows no disruption now (no Retry-After) or is not yet
    * processed (Retry-After 10). `cause` Throttled: API Priority and Fairness or max-in-flight.
    */
@@ -131,7 +138,11 @@ export interface DrainActivities {
   releaseNode(input: { plan: PlanRef; node: string; uncordon: boolean }): Promise<{ uncordoned: boolean }>;
   /** Lists the pods bound to the node, classified, with the PDBs covering them. */
   listNodePods(input: { node: string; selection: PodSelection }): Promise<NodePods>;
-  /** Sends one Eviction API call. Throws (retryable) only on transport errors and 5xx other than the multiple-PDB 500. */
+  /**
+   * Sends one Eviction API call. Heartbeats while the call is in flight, and aborts the HTTP request
+   * when the activity is cancelled (then throws the cancellation). Throws (retryable) only on
+   * transport errors and 5xx other than the multiple-PDB 500.
+   */
   evictPod(input: EvictInput): Promise<EvictResult>;
   /** Reads the pod by name and compares UIDs. */
   checkPod(input: { namespace: string; name: string; uid: string }): Promise<PodState>;

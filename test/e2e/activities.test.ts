@@ -660,6 +660,136 @@ describe('waiting activities heartbeat and stop on cancellation', { timeout: 60_
   });
 });
 
+describe('evictPod: self-healing refusals, heartbeats and cancellation', { timeout: 120_000 }, () => {
+  /** Finalizer holding a pod's deletion until the test removes it (kwok's delete stage waits for it). */
+  const HOLD = 'example.com/hold';
+  /** A UID no pod has. */
+  const STALE_UID = '44444444-4444-4444-4444-444444444444';
+
+  /** A namespace `ev-<what>-<unique>`, deleted after all tests. */
+  async function evNamespace(what: string): Promise<string> {
+    const ns = await createNamespace(c, `ev-${what}`);
+    cleanups.push(() => deleteNamespace(c, ns));
+    return ns;
+  }
+
+  /** Removes every finalizer of the pod (merge patch), ignoring a pod already gone. */
+  async function release(ns: string, name: string): Promise<void> {
+    await ignoreNotFound(() =>
+      c.core.patchNamespacedPod(
+        { namespace: ns, name, body: { metadata: { finalizers: null } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+  }
+
+  /** A Ready bare pod whose deletion is held by {@link HOLD} (released after all tests at the latest). */
+  async function heldPod(ns: string, name: string): Promise<{ metadata?: { uid?: string } }> {
+    const body = makePod(ns, name, { nodeName: 'kwok-node-2' });
+    body.metadata = { ...body.metadata, finalizers: [HOLD] };
+    await c.core.createNamespacedPod({ namespace: ns, body });
+    cleanups.push(() => release(ns, name));
+    return waitPodReady(c, ns, name);
+  }
+
+  async function waitTerminating(ns: string, name: string): Promise<void> {
+    await waitFor(
+      async () => (await c.core.readNamespacedPod({ namespace: ns, name })).metadata?.deletionTimestamp,
+      30_000,
+      { what: `pod ${ns}/${name} terminating` },
+    );
+  }
+
+  it('403 NamespaceTerminating → Retry/NamespaceTerminating for a pod of a namespace being deleted', async () => {
+    const ns = await evNamespace('nsterm');
+    const pod = await heldPod(ns, 'held');
+    await c.core.deleteNamespace({ name: ns });
+    await waitFor(
+      async () => (await c.core.readNamespace({ name: ns })).status?.phase === 'Terminating',
+      30_000,
+      { what: `namespace ${ns} Terminating` },
+    );
+    // The namespace controller deletes the pod; its finalizer keeps it (Terminating) meanwhile.
+    await waitTerminating(ns, 'held');
+
+    const result = await acts.evictPod({ namespace: ns, name: 'held', uid: uidOf(pod) });
+    assert.equal(result.outcome, 'Retry', JSON.stringify(result));
+    const r = result as Extract<EvictResult, { outcome: 'Retry' }>;
+    assert.equal(r.code, 403);
+    assert.equal(r.reason, 'NamespaceTerminating');
+    assert.match(r.message, new RegExp(`unable to create new content in namespace ${ns}`));
+    assert.equal(await acts.checkPod({ namespace: ns, name: 'held', uid: uidOf(pod) }), 'Terminating');
+
+    // Released, the pod goes with its namespace: what the drain waits for after this Retry.
+    await release(ns, 'held');
+    const gone = await acts.waitPodGone({ namespace: ns, name: 'held', uid: uidOf(pod), timeoutSeconds: 60 });
+    assert.deepEqual(gone, { gone: true });
+  });
+
+  it('cancelled mid-call: aborts the in-flight request and throws CancelledFailure at once, heartbeating meanwhile', async () => {
+    const ns = await evNamespace('cancel');
+    await heldPod(ns, 'slow');
+    // An eviction of a terminating pod with a stale UID is held ~10 s by the API server (it retries
+    // its own precondition conflict, STACK.md §7 / test/e2e/stack.test.ts), long enough to cancel it.
+    await c.core.deleteNamespacedPod({ namespace: ns, name: 'slow' });
+    await waitTerminating(ns, 'slow');
+
+    // Outside an activity: no heartbeat, no cancellation, the call just takes the server's time.
+    const t0 = Date.now();
+    const control = acts.evictPod({ namespace: ns, name: 'slow', uid: STALE_UID }).then((r) => ({
+      r,
+      ms: Date.now() - t0,
+    }));
+
+    const env = new MockActivityEnvironment();
+    const beats: number[] = [];
+    env.on('heartbeat', () => beats.push(Date.now() - t0));
+    const running = env.run(acts.evictPod, { namespace: ns, name: 'slow', uid: STALE_UID });
+    setTimeout(() => env.cancel(), 2500);
+    await assert.rejects(running, (err) => err instanceof CancelledFailure);
+    const cancelledMs = Date.now() - t0;
+    assert.ok(cancelledMs >= 2400 && cancelledMs < 3500, `cancelled call ended after ${cancelledMs} ms`);
+    assert.ok(beats.length >= 3, `heartbeats at ${beats.join(', ')} ms`);
+    assert.ok(beats[0]! < 500, `first heartbeat at once, got ${beats[0]} ms`);
+    const beatsAtCancel = beats.length;
+
+    const { r, ms } = await control;
+    assert.deepEqual(r, { outcome: 'Gone' }, 'the stale UID conflicts, and the pod has another UID');
+    assert.ok(ms >= 5000, `the uncancelled call was held by the server for ${ms} ms`);
+    assert.equal(beats.length, beatsAtCancel, 'no heartbeat after the activity ended');
+  });
+
+  it('cancelled before the call: sends no eviction (the pod stays) and throws CancelledFailure', async () => {
+    const ns = await evNamespace('precancel');
+    await c.core.createNamespacedPod({
+      namespace: ns,
+      body: makePod(ns, 'keep', { nodeName: 'kwok-node-2' }),
+    });
+    const pod = await waitPodReady(c, ns, 'keep');
+
+    const env = new MockActivityEnvironment();
+    let beats = 0;
+    env.on('heartbeat', () => beats++);
+    env.cancel();
+    const t0 = Date.now();
+    await assert.rejects(
+      env.run(acts.evictPod, { namespace: ns, name: 'keep', uid: uidOf(pod) }),
+      (err) => err instanceof CancelledFailure,
+    );
+    assert.ok(Date.now() - t0 < 1000, 'throws at once');
+    assert.ok(beats >= 1, 'heartbeated');
+    // Nothing was sent: the pod is not terminating ...
+    const still = await c.core.readNamespacedPod({ namespace: ns, name: 'keep' });
+    assert.equal(still.metadata?.deletionTimestamp, undefined, 'no eviction reached the server');
+    assert.equal(await acts.checkPod({ namespace: ns, name: 'keep', uid: uidOf(pod) }), 'Present');
+    // ... and the same call, not cancelled, evicts it.
+    const env2 = new MockActivityEnvironment();
+    assert.deepEqual(await env2.run(acts.evictPod, { namespace: ns, name: 'keep', uid: uidOf(pod) }), {
+      outcome: 'Evicted',
+    });
+  });
+});
+
 describe('publishStatus and recordEvent', { timeout: 60_000 }, () => {
   it('writes a changed status once, then skips an identical one; ignores missing or re-created plans', async () => {
     await applyCrds(c);
