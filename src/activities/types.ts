@@ -49,9 +49,49 @@ export interface PodItem {
   /** CamelCase reason of the decision (e.g. DaemonSetPod, NoController, EmptyDirData, Terminating). */
   reason: string;
   message: string;
+  /** metadata.deletionTimestamp as ms since epoch, when the pod is terminating. */
+  deletionTimestampMs?: number;
   /** Keys of the PodDisruptionBudgets whose selector matches the pod (0, 1 or more). */
   pdbs: string[];
 }
+
+/**
+ * Input of {@link DrainActivities.observeNode}: what to observe and what the caller already knows.
+ */
+export interface ObserveNodeInput {
+  node: string;
+  selection: PodSelection;
+  /**
+   * Fingerprint of the observation the caller holds ({@link NodeObservation.fingerprint}). The
+   * activity answers as soon as the world differs from it; absent means "answer at once".
+   */
+  since?: string;
+  /** Longest wait, seconds, before answering `{ changed: false }` when nothing material changed. */
+  maxWaitSeconds: number;
+  /**
+   * Coalescing window, ms: after the first material change the activity waits this long for more
+   * changes and answers them as one batch. Default 500.
+   */
+  coalesceMs?: number;
+}
+
+/**
+ * What {@link DrainActivities.observeNode} saw. `changed: false` carries no payload (the caller's
+ * view is still true), which keeps unchanged observations small in the workflow history.
+ */
+export type NodeObservation =
+  | { changed: false; fingerprint: string }
+  | {
+      changed: true;
+      /** Hash of the material content below (pods with their decisions and PDBs, node existence and schedulability). */
+      fingerprint: string;
+      /** The node itself: whether it exists and whether `spec.unschedulable` is true. */
+      node: { exists: boolean; unschedulable: boolean };
+      /** Every pod bound to the node (`spec.nodeName`), classified, sorted by key. Empty when the node does not exist. */
+      pods: PodItem[];
+      /** Every PDB matching at least one of `pods`, sorted by key. */
+      pdbs: PdbObservation[];
+    };
 
 /** A PodDisruptionBudget as observed by {@link DrainActivities.listNodePods}. */
 export interface PdbObservation {
@@ -144,6 +184,12 @@ export interface DrainActivities {
    * transport errors and 5xx other than the multiple-PDB 500.
    */
   evictPod(input: EvictInput): Promise<EvictResult>;
+  /**
+   * Observes one node, its pods and the PDBs covering them (list, then watch), heartbeating, and
+   * answers when what the caller holds (`since`) is no longer true (after coalescing), or after
+   * `maxWaitSeconds` with `{ changed: false }`. Cancellable.
+   */
+  observeNode(input: ObserveNodeInput): Promise<NodeObservation>;
   /** Reads the pod by name and compares UIDs. */
   checkPod(input: { namespace: string; name: string; uid: string }): Promise<PodState>;
   /**

@@ -217,9 +217,10 @@ export const NodePhaseSchema = z
     'Released',
     'Aborted',
     'Failed',
+    'Deleted',
   ])
   .describe(
-    'Where one node is: Pending, Waiting (held by another plan), Cordoned, Draining, Paused, Blocked, Drained, Released, Aborted or Failed.',
+    'Where one node is: Pending, Waiting (held by another plan), Cordoned, Draining, Paused, Blocked, Drained, Released, Aborted, Failed or Deleted (the Node object was deleted during the drain).',
   );
 export type NodePhase = z.infer<typeof NodePhaseSchema>;
 

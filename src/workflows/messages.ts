@@ -5,8 +5,16 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { MaintenancePlanStatus, MaintenancePlanSpec, PlanPhase } from '../api/plan.js';
+import type {
+  MaintenancePlanStatus,
+  MaintenancePlanSpec,
+  PlanPhase,
+  PodSelection,
+  RetryBackoff,
+} from '../api/plan.js';
 import type { NodeState } from '../drain/projection.js';
+import type { NodeDrainState } from '../drain/node-drain.js';
+import type { PlanRunState } from '../drain/plan-drain.js';
 import type { PlanRef } from '../activities/types.js';
 
 /** Default task queue of the drain workers. */
@@ -74,6 +82,8 @@ export interface DrainPlanInput {
   spec: MaintenancePlanSpec;
   /** Base URL of the Temporal UI, for status.workflow.url (e.g. http://127.0.0.1:8233). */
   temporalUiUrl?: string;
+  /** State carried across continue-as-new (absent in a plan's first run). */
+  carried?: PlanRunState;
 }
 
 /** Final result of the plan workflow. */
@@ -83,11 +93,46 @@ export interface DrainPlanResult {
   message: string;
 }
 
+/**
+ * What a node drain reads of the plan's spec (the child input carries only this, not the spec with
+ * its possibly thousands of node names). Durations in seconds.
+ */
+export interface NodeDrainSpec {
+  /** eviction.callTimeoutSeconds: start-to-close timeout of one Eviction API call. */
+  callTimeoutSeconds: number;
+  /** eviction.maxConcurrentPerNode. */
+  maxConcurrentPerNode: number;
+  /** eviction.gracePeriodSeconds; absent means the pod's own. */
+  gracePeriodSeconds?: number;
+  /** eviction.retryBackoff. */
+  retryBackoff: RetryBackoff;
+  /** spec.podSelection. */
+  podSelection: PodSelection;
+}
+
+/** The {@link NodeDrainSpec} of a plan spec. */
+export function nodeDrainSpec(spec: MaintenancePlanSpec): NodeDrainSpec {
+  return {
+    callTimeoutSeconds: spec.eviction.callTimeoutSeconds,
+    maxConcurrentPerNode: spec.eviction.maxConcurrentPerNode,
+    ...(spec.eviction.gracePeriodSeconds !== undefined
+      ? { gracePeriodSeconds: spec.eviction.gracePeriodSeconds }
+      : {}),
+    retryBackoff: spec.eviction.retryBackoff,
+    podSelection: spec.podSelection,
+  };
+}
+
 /** Input of the per-node child workflow. */
 export interface DrainNodeInput {
   plan: PlanRef;
   node: string;
-  spec: MaintenancePlanSpec;
+  /** The whole plan spec: only in inputs written before `drain` existed. */
+  spec?: MaintenancePlanSpec;
+  /** What the drain reads of the spec (inputs of current plans). */
+  drain?: NodeDrainSpec;
+  /** State carried across continue-as-new (absent in the node's first run). */
+  carried?: NodeDrainState;
   /** Absolute plan deadline, ms since epoch. */
   deadlineMs: number;
   /** Workflow ID of the plan workflow, which receives {@link nodeProgressSignal}. */
@@ -106,6 +151,8 @@ export interface NodeProgress extends Omit<NodeState, 'name'> {
   cordonedByPlan?: boolean;
   /** Whether this plan holds the claim on the node. */
   claimed?: boolean;
+  /** Whether this is the node drain's last report (its workflow is ending). */
+  final?: boolean;
 }
 
 /** Child → parent: a node's progress changed. */

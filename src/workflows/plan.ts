@@ -1,37 +1,64 @@
 /**
- * `drainPlanWorkflow`: one run per MaintenancePlan (ID {@link planWorkflowId}). Resolves the nodes,
- * cordons all of them first when spec.cordon is AllAtStart, drains them as child workflows (`drainNodeWorkflow`, at most spec.maxUnavailableNodes at once),
- * projects its state into the plan's status, and hands the nodes back per spec.uncordon.
+ * `drainPlanWorkflow`: one workflow per MaintenancePlan (ID {@link planWorkflowId}). It resolves the
+ * nodes, cordons all of them first when spec.cordon is AllAtStart, drains them as child workflows
+ * (`drainNodeWorkflow`, at most spec.maxUnavailableNodes at once), projects its state into the
+ * plan's status, and hands the nodes back per spec.uncordon.
  *
  * Lifecycle: Pending → Running (⇄ Paused) → Drained | Blocked | Failed | Aborted; from Drained or
  * Blocked the workflow stays open, waiting for `release` (→ Completed) or `abort` (sent by the
  * operator when the plan is deleted), so nodes are handed back exactly once by the workflow that
  * took them.
  *
+ * Structure (Temporal's safe-message-handlers shape): one JSON-plain {@link PlanRunState}, message
+ * handlers of one line each that change it, and one loop that sequences act → publish → wait. The
+ * decisions are the pure reducers of `src/drain/plan-drain.ts`.
+ *
+ * - Slots: a node holds its slot of maxUnavailableNodes until its drain ends (Drained, deadline,
+ *   aborted, failed, node deleted); a blocked node keeps it.
+ * - Children are started with ParentClosePolicy ABANDON and report their end by a final
+ *   `nodeProgress` signal, so they survive this workflow's continue-as-new (within one run the
+ *   child's result is followed as well).
+ * - Status writes are local activities (the status is not stored in the history; only the small
+ *   result is), at an interval that grows with the plan's size ({@link statusWriteIntervalMs}).
+ * - Continue-as-new at a quiet point (no child start, Event or signal in flight; handlers finished)
+ *   when the history passes {@link CONTINUE_AS_NEW_EVENTS}, Temporal suggests it, or the run is
+ *   older than {@link CONTINUE_AS_NEW_AGE_MS}. `status.workflow` keeps the first run.
+ *
+ * Runs begun before this loop existed replay `legacy/plan-v1.ts` (`patched('plan-loop')`).
+ *
  * Deterministic: only pure modules, activity types and `@temporalio/workflow` are imported.
  */
 import {
   ParentClosePolicy,
+  allHandlersFinished,
   condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
-  sleep,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
-  type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { DrainActivities, PlanRef } from '../activities/types.js';
 import type { MaintenancePlanStatus, PlanPhase } from '../api/plan.js';
 import { statusEquals } from '../drain/conditions.js';
 import {
-  FINAL_PHASES,
-  planConditions,
-  projectStatus,
-  type NodeState,
-  type PlanState,
-} from '../drain/projection.js';
+  drainSettled,
+  markFinished,
+  mergeNodeProgress,
+  nodeWorkflowFailed,
+  nodesToStart,
+  pendingNode,
+  planOutcome,
+  runningNodes,
+  type PlanEvent,
+  type PlanRunState,
+} from '../drain/plan-drain.js';
+import { FINAL_PHASES, planConditions, projectStatus } from '../drain/projection.js';
+import { drainPlanV1, searchableNodes } from './legacy/plan-v1.js';
 import {
   SA_NODES,
   SA_PHASE,
@@ -39,6 +66,7 @@ import {
   abortSignal,
   controlUpdate,
   nodeControlSignal,
+  nodeDrainSpec,
   nodeProgressSignal,
   nodeWorkflowId,
   pauseSignal,
@@ -53,170 +81,170 @@ import {
   type NodeProgress,
 } from './messages.js';
 import { drainNodeWorkflow } from './node.js';
+import { WakeTimer } from './wake-timer.js';
 
-/** Minimum time between two status writes, ms: bursts of changes are coalesced into one write. */
-const STATUS_WRITE_INTERVAL_MS = 1000;
-/** `cordonNode` activities in flight at once while spec.cordon is AllAtStart. */
-const CORDON_CONCURRENCY = 10;
+export { searchableNodes };
+
+/** `cordonNode` activities in flight at once while spec.cordon is AllAtStart, and `releaseNode` at hand-back. */
+const NODE_CALL_CONCURRENCY = 10;
+/** Most nodes one plan drains (spec.nodeNames allows as many; a nodeSelector matching more fails the plan). */
+export const MAX_PLAN_NODES = 5000;
+/** History length (events) after which the plan continues as new at its next quiet point. */
+export const CONTINUE_AS_NEW_EVENTS = 10000;
+/** Age of a run after which it continues as new at its next quiet point, ms (24 h). */
+export const CONTINUE_AS_NEW_AGE_MS = 24 * 3600 * 1000;
+/** After the deadline, how long a running node may take to report its end before it counts as lost, ms. */
+const LOST_NODE_GRACE_MS = 10 * 60 * 1000;
+
+/**
+ * Minimum time between two status writes, ms: 1 s for up to 20 nodes, growing by 50 ms per node,
+ * at most 15 s (a 200-node plan writes at most every 10 s), so the API server's load from status
+ * writes does not grow with the plan's size times its progress rate.
+ */
+export function statusWriteIntervalMs(nodes: number): number {
+  return Math.min(15000, Math.max(1000, nodes * 50));
+}
 
 const k8s = proxyActivities<DrainActivities>({
   startToCloseTimeout: '60s',
   retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
 });
+const local = proxyLocalActivities<DrainActivities>({
+  startToCloseTimeout: '60s',
+  retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+});
 
-/**
- * Temporal limits one search attribute value to 2 KiB by default
- * (`limit.searchAttributeValueSize`; a larger value fails every workflow task with
- * BadSearchAttributes). The node list is cut to fit; status.nodes always has all of them.
- */
-const SEARCH_ATTRIBUTE_VALUE_BYTES = 1900;
-
-/** The longest prefix of `nodes` whose JSON encoding fits {@link SEARCH_ATTRIBUTE_VALUE_BYTES}. */
-export function searchableNodes(nodes: readonly string[]): string[] {
-  const out: string[] = [];
-  let size = 2; // []
-  for (const n of nodes) {
-    size += n.length + 3; // quotes and comma
-    if (size > SEARCH_ATTRIBUTE_VALUE_BYTES) break;
-    out.push(n);
-  }
-  return out;
+function errorMessage(err: unknown): string {
+  const cause = (err as { cause?: unknown })?.cause;
+  if (cause instanceof Error) return cause.message;
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Drains the nodes of one MaintenancePlan. See the module comment. */
 export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPlanResult> {
+  if (!patched('plan-loop')) return drainPlanV1(input);
+  return drainPlanLoop(input);
+}
+
+async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   const { spec } = input;
   const plan: PlanRef = { name: input.plan.name, uid: input.plan.uid };
   const info = workflowInfo();
-  const state: PlanState = {
-    phase: 'Pending',
-    reason: 'Starting',
-    message: 'resolving nodes',
-    observedGeneration: input.plan.generation,
-    workflow: {
-      namespace: info.namespace,
-      workflowId: info.workflowId,
-      runId: info.firstExecutionRunId,
-      ...(input.temporalUiUrl
-        ? {
-            url: temporalUiUrl(
-              input.temporalUiUrl,
-              info.namespace,
-              info.workflowId,
-              info.firstExecutionRunId,
-            ),
-          }
-        : {}),
+  const runStartMs = Date.now();
+  const s: PlanRunState = input.carried ?? {
+    stage: 'Resolve',
+    plan: {
+      phase: 'Pending',
+      reason: 'Starting',
+      message: 'resolving nodes',
+      observedGeneration: input.plan.generation,
+      workflow: {
+        namespace: info.namespace,
+        workflowId: info.workflowId,
+        runId: info.firstExecutionRunId,
+        ...(input.temporalUiUrl
+          ? { url: temporalUiUrl(input.temporalUiUrl, info.namespace, info.workflowId, info.firstExecutionRunId) }
+          : {}),
+      },
+      nodes: [],
+      conditions: [],
     },
-    nodes: [],
-    conditions: [],
+    paused: spec.paused,
+    aborted: spec.abort,
+    released: spec.release,
+    claimed: {},
+    started: [],
+    finished: [],
+    cordoned: 0,
+    stopStarting: false,
+    announced: [],
+    continuedRuns: 0,
   };
-  let paused = spec.paused;
-  let aborted = spec.abort;
-  let released = spec.release;
-  const children = new Map<string, ChildWorkflowHandle<typeof drainNodeWorkflow>>();
-  const claimed = new Map<string, { cordonedByPlan: boolean }>();
 
-  // ---- status projection: publish after each change, coalesced, skipped when unchanged ----
-  let dirty = true;
-  let closing = false;
-  let published: MaintenancePlanStatus | undefined;
-  const project = (): MaintenancePlanStatus => {
-    state.conditions = planConditions(state, Date.now());
-    return projectStatus(state);
+  // ---- what the loop acts on next (not carried: the loop empties them before continuing as new) ----
+  let woken = false;
+  let changeSeq = 1;
+  let publishedSeq = 0;
+  let urgent = false;
+  const events: PlanEvent[] = [];
+  const forwards: { node: string; action: 'pause' | 'resume' | 'abort' }[] = [];
+  const background = new Set<Promise<void>>();
+  let pendingStarts = 0;
+  const wake = () => {
+    woken = true;
+    changeSeq++;
   };
-  const publisher = (async () => {
-    for (;;) {
-      await condition(() => dirty || closing);
-      if (!dirty) return;
-      dirty = false;
-      const status = project();
-      if (!published || !statusEquals(status, published)) {
-        const { exists } = await k8s.publishStatus.executeWithOptions({ summary: `status ${state.phase}` }, [
-          { plan, status },
-        ]);
-        published = status;
-        if (!exists) return; // the plan is gone; nothing to write to any more
-      }
-      if (!closing) await sleep(STATUS_WRITE_INTERVAL_MS);
-    }
-  })();
+  /** Follows a background call (Event, signal) so continue-as-new and the end wait for it; failures are ignored. */
+  const track = (p: Promise<unknown>) => {
+    const t: Promise<void> = p
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        background.delete(t);
+        woken = true;
+      });
+    background.add(t);
+  };
 
-  let lastEventPhase: PlanPhase | undefined;
-  const blockerEvents = new Set<string>();
   const setPhase = (phase: PlanPhase, reason: string, message: string) => {
-    const changedPhase = phase !== state.phase || reason !== state.reason;
-    state.phase = phase;
-    state.reason = reason;
-    state.message = message;
-    if (FINAL_PHASES.has(phase) && phase !== 'Blocked') state.completedAtMs ??= Date.now();
-    if (phase === 'Blocked' && reason === 'DeadlineExceeded') state.completedAtMs ??= Date.now();
-    dirty = true;
-    if (changedPhase) {
+    const st = s.plan;
+    const changed = phase !== st.phase || reason !== st.reason;
+    st.phase = phase;
+    st.reason = reason;
+    st.message = message;
+    if (FINAL_PHASES.has(phase) && phase !== 'Blocked') st.completedAtMs ??= Date.now();
+    if (phase === 'Blocked' && reason === 'DeadlineExceeded') st.completedAtMs ??= Date.now();
+    if (changed) {
       upsertSearchAttributes([{ key: SA_PHASE, value: phase }]);
-      if (lastEventPhase !== phase) {
-        lastEventPhase = phase;
-        const warn = phase === 'Blocked' || phase === 'Failed';
-        void k8s.recordEvent
-          .executeWithOptions({ summary: `event ${reason}` }, [
-            { plan, type: warn ? 'Warning' : 'Normal', reason, message },
-          ])
-          .catch(() => undefined);
+      if (s.lastEventPhase !== phase) {
+        s.lastEventPhase = phase;
+        events.push({ type: phase === 'Blocked' || phase === 'Failed' ? 'Warning' : 'Normal', reason, message });
       }
     }
+    wake();
   };
 
-  // ---- messages ----
-  const forward = (action: 'pause' | 'resume' | 'abort') => {
-    for (const h of children.values()) void h.signal(nodeControlSignal, { action }).catch(() => undefined);
-  };
-  const noteGeneration = (args?: ControlArgs) => {
-    if (args?.generation !== undefined && args.generation > state.observedGeneration) {
-      state.observedGeneration = args.generation;
-      dirty = true;
-    }
+  // ---- messages: one line each over the state ----
+  const forwardAll = (action: 'pause' | 'resume' | 'abort') => {
+    for (const node of runningNodes(s)) forwards.push({ node, action });
   };
   const control = (action: ControlAction, args?: ControlArgs) => {
-    noteGeneration(args);
-    switch (action) {
-      case 'pause':
-        if (!paused && !FINAL_PHASES.has(state.phase)) {
-          paused = true;
-          forward('pause');
-          if (state.phase === 'Running' || state.phase === 'Pending')
-            setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
-        }
-        break;
-      case 'resume':
-        if (paused) {
-          paused = false;
-          forward('resume');
-          if (state.phase === 'Paused') setPhase('Running', 'Draining', 'draining nodes');
-        }
-        break;
-      case 'abort':
-        if (!aborted) {
-          aborted = true;
-          forward('abort');
-        }
-        break;
-      case 'release':
-        released = true;
-        break;
+    if (args?.generation !== undefined && args.generation > s.plan.observedGeneration)
+      s.plan.observedGeneration = args.generation;
+    if (action === 'pause' && !s.paused && !FINAL_PHASES.has(s.plan.phase)) {
+      s.paused = true;
+      forwardAll('pause');
+      if (s.plan.phase === 'Running' || s.plan.phase === 'Pending')
+        setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
+    } else if (action === 'resume' && s.paused) {
+      s.paused = false;
+      forwardAll('resume');
+      if (s.plan.phase === 'Paused') setPhase('Running', 'Draining', 'draining nodes');
+    } else if (action === 'abort' && !s.aborted) {
+      s.aborted = true;
+      forwardAll('abort');
+    } else if (action === 'release') {
+      s.released = true;
     }
-    dirty = true;
+    wake();
   };
+  const project = (): MaintenancePlanStatus =>
+    projectStatus({ ...s.plan, conditions: planConditions(s.plan, Date.now()) });
   setHandler(pauseSignal, (a) => control('pause', a));
   setHandler(resumeSignal, (a) => control('resume', a));
   setHandler(abortSignal, (a) => control('abort', a));
   setHandler(releaseSignal, (a) => control('release', a));
-  setHandler(progressQuery, () => projectStatus({ ...state, conditions: planConditions(state, Date.now()) }));
+  setHandler(progressQuery, project);
   setHandler(
     controlUpdate,
     async ({ action, generation }) => {
       control(action, generation !== undefined ? { generation } : undefined);
-      await condition(() => !dirty || closing);
-      return projectStatus({ ...state, conditions: planConditions(state, Date.now()) });
+      const mine = changeSeq;
+      urgent = true;
+      await condition(() => publishedSeq >= mine || planGone);
+      return project();
     },
     {
       validator: ({ action }) => {
@@ -226,283 +254,259 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
     },
   );
   setHandler(nodeProgressSignal, (p: NodeProgress) => {
-    const n = state.nodes.find((x) => x.name === p.node);
-    if (!n) return;
-    Object.assign(n, {
-      phase: p.phase,
-      reason: p.reason,
-      message: p.message,
-      podsTotal: p.podsTotal,
-      podsEvicted: p.podsEvicted,
-      podsFailed: p.podsFailed,
-      blockedBy: p.blockedBy,
-      attempts: p.attempts,
-      tooManyRequests: p.tooManyRequests,
-      nextActionAtMs: p.nextActionAtMs,
-      lastError: p.lastError,
-    } satisfies Partial<NodeState>);
-    if (p.claimed) claimed.set(p.node, { cordonedByPlan: p.cordonedByPlan ?? false });
-    // A node held by another plan is news once: a Warning Event names the holder (kubectl describe).
-    // patched: runs begun before this Event existed replay without it.
-    const heldKey = `${p.node}|NodeHeldByOtherPlan`;
-    if (p.reason === 'NodeHeldByOtherPlan' && !blockerEvents.has(heldKey) && patched('held-node-event')) {
-      blockerEvents.add(heldKey);
-      void k8s.recordEvent
-        .executeWithOptions({ summary: 'event NodeHeldByOtherPlan' }, [
-          {
-            plan,
-            type: 'Warning',
-            reason: 'NodeHeldByOtherPlan',
-            message: p.message ?? `node ${p.node} is held by another plan`,
-          },
-        ])
-        .catch(() => undefined);
-    }
-    for (const b of p.blockedBy) {
-      const key = `${b.pod}|${b.reason}`;
-      if (b.reason === 'DisruptionBudget' || blockerEvents.has(key)) continue; // PDB waits are normal, not news
-      blockerEvents.add(key);
-      void k8s.recordEvent
-        .executeWithOptions({ summary: `event ${b.reason}` }, [
-          { plan, type: 'Warning', reason: b.reason, message: `node ${p.node}: pod ${b.pod}: ${b.message}` },
-        ])
-        .catch(() => undefined);
-    }
-    dirty = true;
+    events.push(...mergeNodeProgress(s, p));
+    wake();
   });
 
+  // ---- act: Events, control forwarding, status writes ----
+  let planGone = false;
+  let published: MaintenancePlanStatus | undefined;
+  let lastPublishMs = 0;
+  const flushEvents = () => {
+    for (const e of events.splice(0))
+      track(k8s.recordEvent.executeWithOptions({ summary: `event ${e.reason}` }, [{ plan, ...e }]));
+    for (const f of forwards.splice(0))
+      track(getExternalWorkflowHandle(nodeWorkflowId(info.workflowId, f.node)).signal(nodeControlSignal, { action: f.action }));
+  };
+  /** Writes the status when it changed and the interval allows (or an Update waits); @returns when to try again. */
+  const publish = async (force: boolean): Promise<number | undefined> => {
+    if (planGone || publishedSeq >= changeSeq) return undefined;
+    const due = lastPublishMs + statusWriteIntervalMs(s.plan.nodes.length);
+    if (!force && !urgent && Date.now() < due) return due;
+    urgent = false;
+    const seq = changeSeq;
+    s.plan.conditions = planConditions(s.plan, Date.now());
+    const status = projectStatus(s.plan);
+    lastPublishMs = Date.now();
+    if (!published || !statusEquals(status, published)) {
+      try {
+        const { exists } = await local.publishStatus({ plan, status });
+        if (!exists) planGone = true; // the plan is gone: nothing to write to any more
+        published = status;
+      } catch {
+        // A status write refused for good (e.g. 422) must not stop the drain; the next change tries again.
+      }
+    }
+    publishedSeq = seq;
+    return undefined;
+  };
   const close = async (result: DrainPlanResult): Promise<DrainPlanResult> => {
-    dirty = true;
-    closing = true;
-    await publisher;
-    await condition(() => true); // let in-flight handlers settle
+    flushEvents();
+    await publish(true);
+    await condition(() => background.size === 0);
+    await condition(allHandlersFinished);
     return result;
   };
 
-  /**
-   * Claims and cordons `nodes` ({@link CORDON_CONCURRENCY} `cordonNode` activities at a time), records
-   * each claim for the hand-back, and marks the node Cordoned, or Waiting/NodeHeldByOtherPlan when
-   * another plan holds it (its child workflow keeps trying). Stops between batches when `stop()`.
-   */
-  const cordonAll = async (nodes: readonly string[], stop: () => boolean) => {
-    setPhase('Running', 'Cordoning', `cordoning ${nodes.length} node(s) before the first eviction`);
-    for (let i = 0; i < nodes.length && !stop(); i += CORDON_CONCURRENCY) {
-      const batch = nodes.slice(i, i + CORDON_CONCURRENCY);
-      const results = await Promise.all(
-        batch.map((node) =>
-          k8s.cordonNode.executeWithOptions({ summary: `cordon ${node}` }, [{ plan, node }]),
-        ),
-      );
-      batch.forEach((node, j) => {
-        const res = results[j]!;
-        const n = state.nodes.find((x) => x.name === node)!;
-        if (res.outcome === 'Cordoned') {
-          claimed.set(node, { cordonedByPlan: !res.wasUnschedulable });
-          n.phase = 'Cordoned';
-        } else if (res.outcome === 'HeldByOtherPlan') {
-          n.phase = 'Waiting';
-          n.reason = 'NodeHeldByOtherPlan';
-          n.message = `node ${node} is held by plan ${res.heldBy}`;
-        }
-      });
-      dirty = true;
-    }
-  };
-
-  // ---- 1. resolve the nodes (once) ----
-  upsertSearchAttributes([
-    { key: SA_PLAN, value: plan.name },
-    { key: SA_PHASE, value: state.phase },
-  ]);
-  const resolved = await k8s.resolveNodes.executeWithOptions({ summary: 'resolve nodes' }, [
-    {
-      ...(spec.nodeNames ? { nodeNames: spec.nodeNames } : {}),
-      ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
-    },
-  ]);
-  if (resolved.missing.length > 0) {
-    const msg = `node(s) not found: ${resolved.missing.join(', ')}`;
-    setPhase('Failed', 'NodeNotFound', msg);
-    return close({ phase: 'Failed', reason: 'NodeNotFound', message: msg });
-  }
-  if (resolved.nodes.length === 0) {
-    const msg = 'spec.nodeSelector matches no node';
-    setPhase('Failed', 'NoNodesMatched', msg);
-    return close({ phase: 'Failed', reason: 'NoNodesMatched', message: msg });
-  }
-  upsertSearchAttributes([{ key: SA_NODES, value: searchableNodes(resolved.nodes) }]);
-  state.nodes = resolved.nodes.map((name) => ({
-    name,
-    phase: 'Pending',
-    podsTotal: 0,
-    podsEvicted: 0,
-    podsFailed: 0,
-    blockedBy: [],
-    attempts: 0,
-    tooManyRequests: 0,
-  }));
-  state.startedAtMs = Date.now();
-  state.deadlineMs = state.startedAtMs + spec.drainTimeoutSeconds * 1000;
-  if (paused) setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
-  else setPhase('Running', 'Draining', `draining ${resolved.nodes.length} node(s)`);
-
-  // ---- 2. drain, at most maxUnavailableNodes at once ----
-  let deadlineHit = false;
-  void sleep(state.deadlineMs - Date.now()).then(() => {
-    deadlineHit = true;
-  });
-  // spec.cordon AllAtStart: claim and cordon every node before the first eviction, so evicted pods
-  // are rescheduled only onto nodes outside the plan. (Runs started before the field existed have
-  // no spec.cordon and never take this branch, so their replay is unchanged without a patch.)
-  if (spec.cordon === 'AllAtStart') {
-    await condition(() => aborted || deadlineHit || !paused);
-    await cordonAll(resolved.nodes, () => aborted || deadlineHit);
-    if (!aborted && !deadlineHit && !paused)
-      setPhase('Running', 'Draining', `draining ${resolved.nodes.length} node(s)`);
-  }
-  let running = 0;
-  const started = new Set<string>();
-  const nodeFailed = (node: string, err: unknown) => {
-    const n = state.nodes.find((x) => x.name === node)!;
-    n.phase = 'Failed';
-    n.reason = 'NodeWorkflowFailed';
-    n.message = err instanceof Error ? err.message : String(err);
-    running--;
-    children.delete(node);
-    dirty = true;
-  };
-  /**
-   * Tracks a started child until it ends. `startedPaused` is the pause flag it was started with; with
-   * `catchUp`, an abort or a pause/resume that arrived while it was starting is sent to it now.
-   */
-  const follow = (
-    node: string,
-    handle: ChildWorkflowHandle<typeof drainNodeWorkflow>,
-    startedPaused: boolean,
-    catchUp: boolean,
-  ) => {
-    children.set(node, handle);
-    if (catchUp && (aborted || paused !== startedPaused)) {
-      const action = aborted ? 'abort' : paused ? 'pause' : 'resume';
-      void handle.signal(nodeControlSignal, { action }).catch(() => undefined);
-    }
-    void handle.result().then(
-      (r) => {
-        if (r.claimed) claimed.set(node, { cordonedByPlan: r.cordonedByPlan ?? false });
-        running--;
-        children.delete(node);
-      },
-      (err: unknown) => nodeFailed(node, err),
+  const continueAsNewDue = () => {
+    const wf = workflowInfo();
+    return (
+      wf.continueAsNewSuggested ||
+      wf.historyLength >= CONTINUE_AS_NEW_EVENTS ||
+      Date.now() - runStartMs >= CONTINUE_AS_NEW_AGE_MS
     );
   };
-  // Children are started without waiting for each start to be confirmed, so every free slot is
-  // filled in one workflow task (sequential starts left about half of maxUnavailableNodes idle in
-  // the 200-node benchmark). patched: runs begun with sequential starts replay them.
-  const parallelStarts = patched('parallel-child-start');
-  for (const node of resolved.nodes) {
-    await condition(() => aborted || deadlineHit || (running < spec.maxUnavailableNodes && !paused));
-    if (aborted || deadlineHit) break;
-    running++;
-    started.add(node);
-    const startedPaused = paused;
-    const starting = startChild(drainNodeWorkflow, {
+  const continueAsNewNow = async (): Promise<never> => {
+    flushEvents();
+    await publish(true);
+    await condition(() => background.size === 0 && pendingStarts === 0);
+    await condition(allHandlersFinished);
+    s.continuedRuns++;
+    return continueAsNew<typeof drainPlanWorkflow>({ ...input, carried: s });
+  };
+
+  const startNode = (node: string) => {
+    s.started.push(node);
+    pendingStarts++;
+    const startedPaused = s.paused;
+    startChild(drainNodeWorkflow, {
       workflowId: nodeWorkflowId(info.workflowId, node),
       args: [
         {
           plan,
           node,
-          spec,
-          deadlineMs: state.deadlineMs,
+          drain: nodeDrainSpec(spec),
+          deadlineMs: s.plan.deadlineMs!,
           parentWorkflowId: info.workflowId,
           paused: startedPaused,
         },
       ],
-      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      parentClosePolicy: ParentClosePolicy.ABANDON,
       staticSummary: `drain node ${node}`,
-    });
-    if (parallelStarts) {
-      void starting.then(
-        (handle) => follow(node, handle, startedPaused, true),
-        (err: unknown) => nodeFailed(node, err),
-      );
-    } else {
-      follow(node, await starting, startedPaused, false);
-    }
-  }
-  await condition(() => running === 0);
-
-  // ---- 3. outcome ----
-  const nodes = state.nodes;
-  const handBack = async (uncordon: boolean) => {
-    for (const [node, c] of [...claimed.entries()].sort()) {
-      const { uncordoned } = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
-        { plan, node, uncordon },
-      ]);
-      const n = nodes.find((x) => x.name === node);
-      if (n && uncordoned && c.cordonedByPlan) n.phase = 'Released';
-      claimed.delete(node);
-      dirty = true;
-    }
+    }).then(
+      (handle) => {
+        pendingStarts--;
+        // An abort or a pause/resume that arrived while the child was starting goes to it now.
+        if (s.aborted) forwards.push({ node, action: 'abort' });
+        else if (s.paused !== startedPaused) forwards.push({ node, action: s.paused ? 'pause' : 'resume' });
+        wake();
+        handle.result().then(
+          (r) => {
+            events.push(...mergeNodeProgress(s, { ...r, final: true }));
+            markFinished(s, node);
+            wake();
+          },
+          (err: unknown) => {
+            if (!s.finished.includes(node)) nodeWorkflowFailed(s, node, errorMessage(err));
+            wake();
+          },
+        );
+      },
+      (err: unknown) => {
+        pendingStarts--;
+        nodeWorkflowFailed(s, node, `could not start the node's drain: ${errorMessage(err)}`);
+        wake();
+      },
+    );
   };
-  if (aborted) {
-    await handBack(spec.uncordon !== 'Never');
-    setPhase('Aborted', 'Aborted', 'aborted: no more evictions; nodes handed back per spec.uncordon');
-    return close({ phase: 'Aborted', reason: 'Aborted', message: state.message });
-  }
-  for (const n of nodes) {
-    if (!started.has(n.name)) {
-      n.phase = 'Blocked';
-      n.reason = 'DeadlineExceeded';
-      n.message = 'deadline passed before the node was started';
-    }
-  }
-  const byReason = (r: string) => nodes.filter((n) => n.reason === r).map((n) => n.name);
-  const describeBlockers = () =>
-    nodes
-      .flatMap((n) => n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`))
-      .slice(0, 10)
-      .join('; ');
-  if (nodes.every((n) => n.phase === 'Drained')) {
-    setPhase('Drained', 'AllNodesDrained', `${nodes.length} node(s) drained`);
-  } else if (nodes.some((n) => n.phase === 'Failed')) {
-    const failed = nodes.filter((n) => n.phase === 'Failed');
-    setPhase(
-      'Failed',
-      failed[0]!.reason ?? 'NodeFailed',
-      failed.map((n) => `${n.name}: ${n.message ?? ''}`).join('; '),
-    );
-  } else if (deadlineHit || byReason('DeadlineExceeded').length > 0) {
-    setPhase(
-      'Blocked',
-      'DeadlineExceeded',
-      `deadline passed; still blocking: ${describeBlockers() || 'nodes not drained'}`,
-    );
-  } else {
-    setPhase('Blocked', 'PodsNotEvictable', `pods that cannot be evicted: ${describeBlockers()}`);
-  }
 
-  // ---- 4. hand back: wait for release or abort (the operator aborts when the plan is deleted) ----
+  // ---- search attributes (each run upserts them: cheap, and independent of what continue-as-new copies) ----
+  upsertSearchAttributes([
+    { key: SA_PLAN, value: plan.name },
+    { key: SA_PHASE, value: s.plan.phase },
+    ...(s.plan.nodes.length ? [{ key: SA_NODES, value: searchableNodes(s.plan.nodes.map((n) => n.name)) }] : []),
+  ]);
+
+  // ---- 1. resolve the nodes (once) ----
+  if (s.stage === 'Resolve') {
+    let resolved;
+    try {
+      resolved = await k8s.resolveNodes.executeWithOptions({ summary: 'resolve nodes' }, [
+        {
+          ...(spec.nodeNames ? { nodeNames: spec.nodeNames } : {}),
+          ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
+        },
+      ]);
+    } catch (err) {
+      const msg = `resolving the nodes failed: ${errorMessage(err)}`;
+      setPhase('Failed', 'ResolveFailed', msg);
+      return close({ phase: 'Failed', reason: 'ResolveFailed', message: msg });
+    }
+    let failure: { reason: string; message: string } | undefined;
+    if (resolved.missing.length > 0) failure = { reason: 'NodeNotFound', message: `node(s) not found: ${resolved.missing.join(', ')}` };
+    else if (resolved.nodes.length === 0) failure = { reason: 'NoNodesMatched', message: 'spec.nodeSelector matches no node' };
+    else if (resolved.nodes.length > MAX_PLAN_NODES)
+      failure = { reason: 'TooManyNodes', message: `${resolved.nodes.length} nodes match; one plan drains at most ${MAX_PLAN_NODES}` };
+    if (failure) {
+      setPhase('Failed', failure.reason, failure.message);
+      return close({ phase: 'Failed', ...failure });
+    }
+    upsertSearchAttributes([{ key: SA_NODES, value: searchableNodes(resolved.nodes) }]);
+    s.plan.nodes = resolved.nodes.map(pendingNode);
+    s.plan.startedAtMs = Date.now();
+    s.plan.deadlineMs = s.plan.startedAtMs + spec.drainTimeoutSeconds * 1000;
+    s.stage = spec.cordon === 'AllAtStart' ? 'Cordon' : 'Drain';
+    if (s.paused) setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
+    else if (s.stage === 'Cordon')
+      setPhase('Running', 'Cordoning', `cordoning ${resolved.nodes.length} node(s) before the first eviction`);
+    else setPhase('Running', 'Draining', `draining ${resolved.nodes.length} node(s)`);
+  }
+  const deadlineMs = s.plan.deadlineMs!;
+  const timer = new WakeTimer();
+
+  // ---- 2. the loop: act → publish → continue-as-new at a quiet point → wait ----
   for (;;) {
-    await condition(() => released || aborted);
-    if (aborted) {
-      await handBack(spec.uncordon !== 'Never');
-      setPhase('Aborted', 'Aborted', 'plan ended: nodes handed back per spec.uncordon');
-      return close({ phase: 'Aborted', reason: 'Aborted', message: state.message });
+    const now = Date.now();
+    if (s.stage === 'Cordon') {
+      if (s.aborted || now >= deadlineMs || s.cordoned >= s.plan.nodes.length) {
+        s.stage = 'Drain';
+        if (!s.aborted && !s.paused && now < deadlineMs) setPhase('Running', 'Draining', `draining ${s.plan.nodes.length} node(s)`);
+        continue;
+      }
+      if (!s.paused) {
+        // spec.cordon AllAtStart: claim and cordon every node before the first eviction, so evicted
+        // pods are rescheduled only onto nodes outside the plan.
+        if (s.plan.phase !== 'Running' || s.plan.reason !== 'Cordoning')
+          setPhase('Running', 'Cordoning', `cordoning ${s.plan.nodes.length} node(s) before the first eviction`);
+        const batch = s.plan.nodes.slice(s.cordoned, s.cordoned + NODE_CALL_CONCURRENCY);
+        const results = await Promise.all(
+          batch.map((n) =>
+            k8s.cordonNode.executeWithOptions({ summary: `cordon ${n.name}` }, [{ plan, node: n.name }]).catch(() => undefined),
+          ),
+        );
+        batch.forEach((n, i) => {
+          const res = results[i];
+          if (res?.outcome === 'Cordoned') {
+            s.claimed[n.name] = { cordonedByPlan: !res.wasUnschedulable };
+            n.phase = 'Cordoned';
+          } else if (res?.outcome === 'HeldByOtherPlan') {
+            n.phase = 'Waiting';
+            n.reason = 'NodeHeldByOtherPlan';
+            n.message = `node ${n.name} is held by plan ${res.heldBy}`;
+          }
+          // NodeNotFound or an error: the node's own drain tries again and reports it.
+        });
+        s.cordoned += batch.length;
+        wake();
+      }
+    } else if (s.stage === 'Drain') {
+      for (const node of nodesToStart(s, spec.maxUnavailableNodes, now)) startNode(node);
+      // A node that never reports its end after the deadline (its workflow was terminated) is lost.
+      if (now >= deadlineMs + LOST_NODE_GRACE_MS && pendingStarts === 0)
+        for (const node of runningNodes(s)) nodeWorkflowFailed(s, node, 'the node drain did not report its end after the deadline');
+      if (pendingStarts === 0 && drainSettled(s, now)) {
+        s.stage = 'Settled';
+        if (!s.aborted) {
+          const o = planOutcome(s);
+          setPhase(o.phase, o.reason, o.message);
+        }
+        continue;
+      }
+      if (s.paused && s.plan.phase === 'Running') setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
+    } else {
+      // Settled: wait for release or abort (the operator aborts when the plan is deleted).
+      if (s.aborted || s.released) {
+        const uncordon = s.aborted ? spec.uncordon !== 'Never' : spec.uncordon === 'OnRelease';
+        if (s.aborted || spec.uncordon !== 'OnDelete') {
+          const nodes = Object.keys(s.claimed).sort();
+          for (let i = 0; i < nodes.length; i += NODE_CALL_CONCURRENCY) {
+            await Promise.all(
+              nodes.slice(i, i + NODE_CALL_CONCURRENCY).map(async (node) => {
+                const c = s.claimed[node]!;
+                try {
+                  const { uncordoned } = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
+                    { plan, node, uncordon },
+                  ]);
+                  const n = s.plan.nodes.find((x) => x.name === node);
+                  if (n && uncordoned && c.cordonedByPlan) n.phase = 'Released';
+                  delete s.claimed[node];
+                } catch (err) {
+                  events.push({ type: 'Warning', reason: 'HandBackFailed', message: `node ${node}: ${errorMessage(err)}` });
+                }
+              }),
+            );
+          }
+          wake();
+        }
+        if (s.aborted) {
+          setPhase('Aborted', 'Aborted', 'aborted: no more evictions; nodes handed back per spec.uncordon');
+          return close({ phase: 'Aborted', reason: 'Aborted', message: s.plan.message });
+        }
+        if (spec.uncordon === 'OnDelete') {
+          if (s.plan.phase !== 'Completed')
+            setPhase('Completed', 'Released', 'released; nodes stay cordoned until the plan is deleted');
+          s.released = false;
+        } else {
+          setPhase(
+            'Completed',
+            'Released',
+            spec.uncordon === 'OnRelease' ? 'released; nodes uncordoned' : 'released; nodes left cordoned (uncordon: Never)',
+          );
+          return close({ phase: 'Completed', reason: 'Released', message: s.plan.message });
+        }
+      }
     }
-    if (spec.uncordon === 'OnDelete') {
-      if (state.phase !== 'Completed')
-        setPhase('Completed', 'Released', 'released; nodes stay cordoned until the plan is deleted');
-      released = false;
-      continue;
-    }
-    await handBack(spec.uncordon === 'OnRelease');
-    setPhase(
-      'Completed',
-      'Released',
-      spec.uncordon === 'OnRelease'
-        ? 'released; nodes uncordoned'
-        : 'released; nodes left cordoned (uncordon: Never)',
-    );
-    return close({ phase: 'Completed', reason: 'Released', message: state.message });
+
+    flushEvents();
+    const publishAt = await publish(false);
+    if (continueAsNewDue()) await continueAsNewNow();
+    if (s.stage === 'Cordon' && !s.paused && !s.aborted) continue;
+
+    if (Date.now() < deadlineMs) timer.ensure(deadlineMs);
+    else if (s.stage === 'Drain') timer.ensure(deadlineMs + LOST_NODE_GRACE_MS);
+    if (publishAt !== undefined) timer.ensure(publishAt);
+    woken = false;
+    await condition(() => woken || urgent || timer.fired);
+    timer.fired = false;
   }
 }

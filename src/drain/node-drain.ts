@@ -1,0 +1,609 @@
+/**
+ * The node drain as a level-triggered loop: the pure half (observe → **decide** → act → report).
+ *
+ * The node workflow keeps one JSON-plain {@link NodeDrainState} (carried whole across
+ * continue-as-new) and feeds it three kinds of input, each through one reducer here:
+ * - {@link applyObservation}: what the `observeNode` activity saw (the node, its pods, their PDBs);
+ * - {@link applyEvictionAnswer}: what one Eviction API call answered (or that it failed);
+ * - {@link applyControl}: pause, resume, abort from the plan.
+ * {@link decideNode} then says which pods to evict now, what the node's phase is, whether the node
+ * is done, and when to look again. {@link nodeProgress} is the report to the plan.
+ *
+ * PURE and DETERMINISTIC: imported by workflow code. No I/O, no clock: the time is a parameter.
+ * Mutating reducers change the state they are given (the workflow owns exactly one) and return it.
+ *
+ * Rules and where they come from:
+ * - A node is `Drained` only when an observation shows it exists, is still unschedulable and holds
+ *   no pod that must leave (kubectl drain waits for every evicted pod to be deleted).
+ * - Blockers are re-evaluated on every observation: a pod blocked by a rule (no controller, emptyDir,
+ *   two PDBs) returns to the queue when the observation no longer blocks it. `PodsNotEvictable` is a
+ *   phase the node leaves, not an end; the end is the deadline.
+ * - Evictions behind one PodDisruptionBudget never exceed what the PDB allows: the last observed
+ *   `disruptionsAllowed`, minus calls in flight behind it, minus evictions answered since the
+ *   observation was taken (the eviction subresource spends a disruption in the PDB's status before it
+ *   deletes the pod, so a later observation already counts it).
+ * - A pod covered by more than one PDB is blocked without a call: the eviction subresource refuses
+ *   it with a 500 whatever happens (registry/core/pod/storage/eviction.go).
+ * - 429 with a `DisruptionBudget` cause and no `Retry-After`: the PDB's budget counts as 0 until an
+ *   observation shows it changed, or a backoff bound passes (then one pod probes); never a blind
+ *   per-pod retry. 429 `Throttled` (API Priority and Fairness): the server's `Retry-After`, else the
+ *   backoff. `Retry-After: 0` and a 429 naming no known PDB use the backoff: never a 0 s loop.
+ * - 409 Conflict and 403 `NamespaceTerminating` heal by themselves: the pod is retried after the
+ *   backoff (a terminating namespace deletes the pod, which the observation then shows).
+ * - A call that failed or timed out may still have taken effect: the pod is not evicted again
+ *   before an observation taken after the failure shows it still there and not terminating.
+ * - An externally uncordoned node (`spec.unschedulable` false) gets no eviction and is never
+ *   `Drained` while schedulable; the plan does not cordon it again (it does not fight the admin).
+ */
+import type { EvictResult, NodeObservation, PodItem } from '../activities/types.js';
+import type { Blocker, NodePhase, RetryBackoff } from '../api/plan.js';
+import { backoffSeconds } from './backoff.js';
+import { sortAndCapBlockers } from './conditions.js';
+
+/** Where one pod is in the drain. */
+export type PodDrainState =
+  /** To be evicted, from `notBeforeMs` on (and, after a failed call, after a fresh observation). */
+  | 'Pending'
+  /** An Eviction API call is in flight. */
+  | 'Evicting'
+  /** Evicted by this drain or found terminating: waiting for an observation without it. */
+  | 'Terminating'
+  /** Cannot be evicted now (a rule, two PDBs, a refusal): re-evaluated on every observation. */
+  | 'Blocked';
+
+/** One pod of the node that must leave (gone pods are dropped and counted). */
+export interface PodRecord {
+  /** `namespace/name`. */
+  key: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  /** Keys of the PDBs covering the pod, as last observed. */
+  pdbs: string[];
+  state: PodDrainState;
+  /** Eviction calls sent for this pod. */
+  attempts: number;
+  /** Consecutive refusals and failures (drives the backoff). */
+  refusals: number;
+  /** Earliest next eviction call, ms since epoch (the cooldown's end). */
+  notBeforeMs: number;
+  /** After a failed call: the observation sequence number that must have been applied first. */
+  checkAfterSeq?: number;
+  /** Whether this drain's eviction took effect (201). */
+  evicted?: boolean;
+  /** When the pod was first refused or blocked, ms since epoch. */
+  blockedSinceMs?: number;
+  /** CamelCase reason of the last refusal or of the block. */
+  reason?: string;
+  message?: string;
+  /** The PDB named by the last refusal, when any. */
+  blockingPdb?: string;
+  /** Blocked by the classification rules (cleared by an observation that no longer blocks it). */
+  ruleBlocked?: boolean;
+}
+
+/** One PodDisruptionBudget covering pods of the node, as this drain sees it. */
+export interface PdbRecord {
+  key: string;
+  /** status.disruptionsAllowed at the last observation (0 while not yet processed). */
+  observedAllowed: number;
+  /** Observation sequence numbers current when evictions behind this PDB were answered 201. */
+  spentAtSeq: number[];
+  /** Set after a 429 DisruptionBudget: the budget counts as 0 until this time, ms since epoch... */
+  refusedUntilMs?: number;
+  /** ...or until an observation shows `observedAllowed` different from this value. */
+  refusedAllowed?: number;
+  /** Consecutive refusals without the budget changing (drives the probe backoff). */
+  refusalRounds: number;
+}
+
+/** What the node's last observation said about the node itself. */
+export interface NodeView {
+  fingerprint: string;
+  exists: boolean;
+  unschedulable: boolean;
+  /** Sequence number of that observation. */
+  seq: number;
+}
+
+/** The node drain's whole state: JSON-plain, carried across continue-as-new. */
+export interface NodeDrainState {
+  node: string;
+  phase: NodePhase;
+  reason?: string;
+  message?: string;
+  /** Whether this plan holds the node's claim. */
+  claimed: boolean;
+  /** Whether this plan cordoned the node (false when it was unschedulable before). */
+  cordonedByPlan: boolean;
+  /** Claim attempts refused because another plan holds the node (drives the retry backoff). */
+  claimRounds: number;
+  paused: boolean;
+  aborted: boolean;
+  /** Absolute deadline, ms since epoch. */
+  deadlineMs: number;
+  /** Pods that must leave and are not gone yet, by UID. */
+  pods: Record<string, PodRecord>;
+  /** PDBs covering those pods, by key. */
+  pdbs: Record<string, PdbRecord>;
+  /** The last observation; absent before the first. */
+  view?: NodeView;
+  /** Observations started so far (the next one gets `observeSeq + 1`). */
+  observeSeq: number;
+  /** Pods that must leave and are gone (evicted, deleted, or finished). */
+  podsGone: number;
+  /** Eviction calls sent. */
+  attempts: number;
+  /** Eviction calls answered 429. */
+  tooManyRequests: number;
+  lastError?: string;
+}
+
+/** The drain settings a node reads (a subset of the plan's spec). */
+export interface NodeDrainSettings {
+  /** eviction.maxConcurrentPerNode. */
+  maxConcurrentPerNode: number;
+  /** eviction.retryBackoff, seconds. */
+  retryBackoff: RetryBackoff;
+}
+
+/** Final outcome of a node drain. */
+export interface NodeOutcome {
+  phase: Extract<NodePhase, 'Drained' | 'Blocked' | 'Aborted' | 'Failed' | 'Deleted'>;
+  reason: string;
+  message: string;
+}
+
+/** Output of {@link decideNode}. */
+export interface NodeDecision {
+  /** UIDs of the pods to evict now, in pod-key order. */
+  evict: string[];
+  /** The node's phase now (also written into the state). */
+  phase: NodePhase;
+  reason?: string;
+  message?: string;
+  /** Set when the drain is over (and nothing is in flight). */
+  outcome?: NodeOutcome;
+  /** When to decide again without new input, ms since epoch (cooldown end, probe, deadline). */
+  wakeAtMs?: number;
+}
+
+/** Failure of an eviction call as the workflow saw it (no answer from the API server). */
+export interface EvictionCallFailure {
+  outcome: 'CallFailed';
+  /** Whether the call hit its start-to-close timeout (`eviction.callTimeoutSeconds`). */
+  timedOut: boolean;
+  /** Whether the call was cancelled (abort): not a failure, the pod is simply not evicted. */
+  cancelled?: boolean;
+  message: string;
+}
+
+/** Reasons used in node phases and blockers (CamelCase, Kubernetes API conventions). */
+export const NodeReason = {
+  Drained: 'Drained',
+  Draining: 'Draining',
+  DeadlineExceeded: 'DeadlineExceeded',
+  PodsNotEvictable: 'PodsNotEvictable',
+  NodeUncordonedExternally: 'NodeUncordonedExternally',
+  NodeDeleted: 'NodeDeleted',
+  NodeHeldByOtherPlan: 'NodeHeldByOtherPlan',
+  NodeNotFound: 'NodeNotFound',
+  PausedByUser: 'PausedByUser',
+  Aborted: 'Aborted',
+  ActivityFailed: 'ActivityFailed',
+  MultiplePodDisruptionBudgets: 'MultiplePodDisruptionBudgets',
+  DisruptionBudget: 'DisruptionBudget',
+  TooManyRequests: 'TooManyRequests',
+  CallFailed: 'CallFailed',
+} as const;
+
+const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+/** A fresh state for `node`: nothing claimed, nothing observed. */
+export function initialNodeState(node: string, deadlineMs: number, paused: boolean): NodeDrainState {
+  return {
+    node,
+    phase: 'Pending',
+    claimed: false,
+    cordonedByPlan: false,
+    claimRounds: 0,
+    paused,
+    aborted: false,
+    deadlineMs,
+    pods: {},
+    pdbs: {},
+    observeSeq: 0,
+    podsGone: 0,
+    attempts: 0,
+    tooManyRequests: 0,
+  };
+}
+
+/** Applies pause, resume or abort (signals from the plan). Abort wins over everything. */
+export function applyControl(s: NodeDrainState, action: 'pause' | 'resume' | 'abort'): NodeDrainState {
+  if (action === 'pause') s.paused = true;
+  else if (action === 'resume') s.paused = false;
+  else s.aborted = true;
+  return s;
+}
+
+function newRecord(item: PodItem): PodRecord {
+  return {
+    key: item.key,
+    namespace: item.namespace,
+    name: item.name,
+    uid: item.uid,
+    pdbs: [...item.pdbs],
+    state: 'Pending',
+    attempts: 0,
+    refusals: 0,
+    notBeforeMs: 0,
+  };
+}
+
+/** Puts a pod into Blocked by a rule of the observation (classification or two PDBs). */
+function blockByRule(p: PodRecord, reason: string, message: string, nowMs: number): void {
+  p.state = 'Blocked';
+  p.ruleBlocked = true;
+  p.reason = reason;
+  p.message = message;
+  p.blockedSinceMs ??= nowMs;
+}
+
+/** Takes a rule block away again (the observation no longer blocks the pod). */
+function unblock(p: PodRecord): void {
+  p.state = 'Pending';
+  p.ruleBlocked = false;
+  p.reason = undefined;
+  p.message = undefined;
+  p.blockedSinceMs = undefined;
+}
+
+/**
+ * Applies one observation with material changes. `seq` is the sequence number the observation was
+ * started with (see {@link NodeDrainState.observeSeq}).
+ *
+ * - Node absent: only the view changes (the pods go with the node; {@link decideNode} ends it).
+ * - A pod that must leave and is not tracked is added (Pending; Terminating when it already has a
+ *   deletionTimestamp; Blocked when a rule blocks it or it has more than one PDB).
+ * - A tracked pod missing from the observation, or now skipped (e.g. finished), is gone: counted and
+ *   dropped (a late eviction answer for it is ignored).
+ * - A pod blocked by a rule is re-evaluated: when the rule no longer applies it is Pending again.
+ * - PDBs take the observed allowance; evictions answered before this observation started no longer
+ *   count against it; a refusal is lifted when the allowance changed.
+ */
+export function applyObservation(
+  s: NodeDrainState,
+  obs: Extract<NodeObservation, { changed: true }>,
+  seq: number,
+  nowMs: number,
+): NodeDrainState {
+  s.view = { fingerprint: obs.fingerprint, exists: obs.node.exists, unschedulable: obs.node.unschedulable, seq };
+  if (!obs.node.exists) return s;
+
+  const pdbs: Record<string, PdbRecord> = {};
+  for (const o of obs.pdbs) {
+    const known = s.pdbs[o.key];
+    const rec: PdbRecord = known ?? { key: o.key, observedAllowed: o.disruptionsAllowed, spentAtSeq: [], refusalRounds: 0 };
+    rec.observedAllowed = o.disruptionsAllowed;
+    rec.spentAtSeq = rec.spentAtSeq.filter((x) => x >= seq);
+    if (rec.refusedAllowed !== undefined && rec.observedAllowed !== rec.refusedAllowed) {
+      rec.refusedAllowed = undefined;
+      rec.refusedUntilMs = undefined;
+      rec.refusalRounds = 0;
+    }
+    pdbs[o.key] = rec;
+  }
+  s.pdbs = pdbs;
+
+  const seen = new Set<string>();
+  for (const item of obs.pods) {
+    if (item.action === 'Skip') continue;
+    seen.add(item.uid);
+    let p = s.pods[item.uid];
+    if (!p) {
+      p = newRecord(item);
+      s.pods[item.uid] = p;
+    }
+    p.pdbs = [...item.pdbs];
+    if (p.state === 'Evicting') continue; // the call's answer comes first
+    if (item.action === 'Wait') {
+      p.state = 'Terminating';
+      p.ruleBlocked = false;
+      continue;
+    }
+    if (p.state === 'Terminating') continue; // evicted by us; deletion is not reversible
+    if (item.action === 'Block') {
+      blockByRule(p, item.reason, item.message, nowMs);
+      continue;
+    }
+    if (p.pdbs.length > 1) {
+      blockByRule(
+        p,
+        NodeReason.MultiplePodDisruptionBudgets,
+        `pod is covered by more than one PodDisruptionBudget (${p.pdbs.join(', ')}); the eviction subresource refuses such pods`,
+        nowMs,
+      );
+      continue;
+    }
+    if (p.ruleBlocked) unblock(p);
+  }
+  for (const uid of Object.keys(s.pods)) {
+    if (seen.has(uid)) continue;
+    delete s.pods[uid];
+    s.podsGone++;
+  }
+  return s;
+}
+
+/**
+ * Applies one eviction answer (or call failure) for the pod `uid`. `seq` is {@link
+ * NodeDrainState.observeSeq} at the time of the answer (the newest observation started).
+ * Answers for pods no longer tracked (seen gone meanwhile) change nothing but the counters.
+ */
+export function applyEvictionAnswer(
+  s: NodeDrainState,
+  uid: string,
+  answer: EvictResult | EvictionCallFailure,
+  nowMs: number,
+  backoff: RetryBackoff,
+): NodeDrainState {
+  const p = s.pods[uid];
+  if (answer.outcome === 'TooManyRequests') s.tooManyRequests++;
+  if (!p) return s;
+  const cooldown = (seconds: number, reason: string, message: string) => {
+    p.state = 'Pending';
+    p.refusals++;
+    p.notBeforeMs = nowMs + Math.max(0, seconds) * 1000;
+    p.reason = reason;
+    p.message = message;
+    p.blockedSinceMs ??= nowMs;
+  };
+  const pdbOf = (key: string | undefined) => (key ? s.pdbs[key] : undefined);
+  switch (answer.outcome) {
+    case 'Evicted': {
+      p.state = 'Terminating';
+      p.evicted = true;
+      p.refusals = 0;
+      p.reason = undefined;
+      p.message = undefined;
+      p.blockingPdb = undefined;
+      p.blockedSinceMs = undefined;
+      for (const key of p.pdbs) pdbOf(key)?.spentAtSeq.push(s.observeSeq);
+      return s;
+    }
+    case 'Gone':
+      delete s.pods[uid];
+      s.podsGone++;
+      return s;
+    case 'TooManyRequests': {
+      s.lastError = answer.message;
+      const retryAfter = answer.retryAfterSeconds !== undefined && answer.retryAfterSeconds > 0 ? answer.retryAfterSeconds : undefined;
+      if (answer.cause === 'DisruptionBudget') {
+        const key = answer.pdb ?? (p.pdbs.length === 1 ? p.pdbs[0] : undefined);
+        const pdb = pdbOf(key);
+        p.blockingPdb = key;
+        if (pdb) {
+          // The PDB said no: its budget is 0 for this drain until it changes or the probe bound passes.
+          pdb.refusalRounds++;
+          pdb.refusedAllowed = pdb.observedAllowed;
+          pdb.refusedUntilMs = nowMs + backoffSeconds(pdb.refusalRounds, backoff) * 1000;
+          pdb.spentAtSeq = [];
+          cooldown(retryAfter ?? 0, NodeReason.DisruptionBudget, answer.message);
+        } else {
+          // A budget this drain does not know: nothing to watch, so back off (never 0 s).
+          cooldown(retryAfter ?? backoffSeconds(p.refusals + 1, backoff), NodeReason.DisruptionBudget, answer.message);
+        }
+      } else {
+        cooldown(retryAfter ?? backoffSeconds(p.refusals + 1, backoff), NodeReason.TooManyRequests, answer.message);
+      }
+      return s;
+    }
+    case 'Retry':
+      s.lastError = answer.message;
+      cooldown(backoffSeconds(p.refusals + 1, backoff), answer.reason, answer.message);
+      return s;
+    case 'Failed':
+      s.lastError = answer.message;
+      if (answer.reason === NodeReason.MultiplePodDisruptionBudgets) {
+        // Waiting never fixes it; an observation with at most one PDB over the pod does.
+        p.refusals++;
+        blockByRule(p, answer.reason, answer.message, nowMs);
+        return s;
+      }
+      // Other refusals (403, 4xx): a blocker, tried again after the backoff until the deadline.
+      p.state = 'Blocked';
+      p.ruleBlocked = false;
+      p.refusals++;
+      p.reason = answer.reason;
+      p.message = answer.message;
+      p.blockedSinceMs ??= nowMs;
+      p.notBeforeMs = nowMs + backoffSeconds(p.refusals, backoff) * 1000;
+      return s;
+    case 'CallFailed':
+      if (answer.cancelled) {
+        p.state = 'Pending';
+        p.checkAfterSeq = s.observeSeq + 1;
+        return s;
+      }
+      s.lastError = answer.message;
+      cooldown(backoffSeconds(p.refusals + 1, backoff), NodeReason.CallFailed, answer.message);
+      // The call may have taken effect: look before evicting again.
+      p.checkAfterSeq = s.observeSeq + 1;
+      return s;
+  }
+}
+
+/** Disruptions this drain may still spend behind `pdb` now. */
+function budgetOf(s: NodeDrainState, pdb: PdbRecord, nowMs: number): number {
+  if (pdb.refusedUntilMs !== undefined) {
+    if (nowMs < pdb.refusedUntilMs) return 0;
+    // The probe bound passed without the budget changing: let one pod try (the status may be stale).
+    return 1 - evictingBehind(s, pdb.key);
+  }
+  return pdb.observedAllowed - pdb.spentAtSeq.length - evictingBehind(s, pdb.key);
+}
+
+function evictingBehind(s: NodeDrainState, key: string): number {
+  let n = 0;
+  for (const p of Object.values(s.pods)) if (p.state === 'Evicting' && p.pdbs.includes(key)) n++;
+  return n;
+}
+
+/**
+ * Decides what the node does now; writes the phase (and reason, message) into the state.
+ *
+ * In order: no observation yet → wait; node deleted → ends `Deleted`/NodeDeleted; abort → ends
+ * Aborted (once nothing is in flight); no pod left on a cordoned node → ends Drained; deadline
+ * passed → ends Blocked/DeadlineExceeded; node schedulable → Blocked/NodeUncordonedExternally, no
+ * eviction; paused → Paused; otherwise evict what cooldowns, the PDB budgets and
+ * `maxConcurrentPerNode` allow. `quiesce` (a continue-as-new is due) starts no new eviction.
+ */
+export function decideNode(
+  s: NodeDrainState,
+  nowMs: number,
+  settings: NodeDrainSettings,
+  quiesce = false,
+): NodeDecision {
+  const pods = Object.values(s.pods).sort(byKey);
+  const inFlight = pods.filter((p) => p.state === 'Evicting').length;
+  const result = (phase: NodePhase, reason?: string, message?: string, extra: Partial<NodeDecision> = {}): NodeDecision => {
+    s.phase = phase;
+    s.reason = reason;
+    s.message = message;
+    return { evict: [], phase, ...(reason ? { reason } : {}), ...(message ? { message } : {}), ...extra };
+  };
+  const end = (outcome: NodeOutcome): NodeDecision =>
+    inFlight > 0
+      ? { evict: [], phase: s.phase, ...(s.reason ? { reason: s.reason } : {}), ...(s.message ? { message: s.message } : {}) }
+      : result(outcome.phase, outcome.reason, outcome.message, { outcome });
+
+  if (s.aborted) return end({ phase: 'Aborted', reason: NodeReason.Aborted, message: 'drain aborted' });
+  const view = s.view;
+  if (!view) return result(s.phase === 'Pending' ? 'Cordoned' : s.phase, s.reason, s.message, { wakeAtMs: s.deadlineMs });
+  if (!view.exists)
+    return end({ phase: 'Deleted', reason: NodeReason.NodeDeleted, message: `node ${s.node} was deleted during the drain` });
+  if (pods.length === 0 && view.unschedulable)
+    return end({ phase: 'Drained', reason: NodeReason.Drained, message: `all ${s.podsGone} pod(s) evicted` });
+  if (nowMs >= s.deadlineMs) {
+    const left = pods.length;
+    return end({
+      phase: 'Blocked',
+      reason: NodeReason.DeadlineExceeded,
+      message: view.unschedulable
+        ? `deadline passed with ${left} pod(s) not evicted`
+        : `deadline passed while the node was uncordoned by someone else (${left} pod(s) left)`,
+    });
+  }
+  let wakeAtMs = s.deadlineMs;
+  const wake = (t: number) => {
+    if (t > nowMs && t < wakeAtMs) wakeAtMs = t;
+  };
+  if (!view.unschedulable)
+    return result('Blocked', NodeReason.NodeUncordonedExternally, `node ${s.node} was uncordoned by someone else; no evictions until it is cordoned again`, { wakeAtMs });
+
+  // Blocked pods whose refusal backoff ended go back to the queue (rule blocks wait for observations).
+  for (const p of pods) {
+    if (p.state === 'Blocked' && !p.ruleBlocked) {
+      if (p.notBeforeMs <= nowMs) p.state = 'Pending';
+      else wake(p.notBeforeMs);
+    }
+  }
+  const evict: string[] = [];
+  const budgets = new Map<string, number>();
+  for (const pdb of Object.values(s.pdbs)) {
+    budgets.set(pdb.key, budgetOf(s, pdb, nowMs));
+    if (pdb.refusedUntilMs !== undefined) wake(pdb.refusedUntilMs);
+  }
+  let running = inFlight;
+  for (const p of pods) {
+    if (p.state !== 'Pending') continue;
+    if (p.notBeforeMs > nowMs) {
+      wake(p.notBeforeMs);
+      continue;
+    }
+    if (p.checkAfterSeq !== undefined && view.seq < p.checkAfterSeq) continue;
+    if (s.paused || quiesce || running >= settings.maxConcurrentPerNode) continue;
+    const key = p.pdbs[0];
+    if (key !== undefined) {
+      const left = budgets.get(key) ?? 0;
+      if (left <= 0) continue;
+      budgets.set(key, left - 1);
+    }
+    evict.push(p.uid);
+    running++;
+  }
+  for (const uid of evict) {
+    const p = s.pods[uid]!;
+    p.state = 'Evicting';
+    p.attempts++;
+    p.checkAfterSeq = undefined;
+    s.attempts++;
+  }
+  if (s.paused) return { ...result('Paused', NodeReason.PausedByUser, 'no new evictions until resumed'), evict, wakeAtMs };
+  const stuck = pods.filter((p) => p.state === 'Blocked');
+  if (stuck.length > 0 && stuck.length === pods.length)
+    return { ...result('Blocked', NodeReason.PodsNotEvictable, `${stuck.length} pod(s) cannot be evicted`), evict, wakeAtMs };
+  return { ...result('Draining', NodeReason.Draining, `${pods.length} pod(s) to go`), evict, wakeAtMs };
+}
+
+/** Whether a pod that has not been tried waits for its PDB's budget (for the blocker list). */
+function waitsForBudget(s: NodeDrainState, p: PodRecord, nowMs: number): PdbRecord | undefined {
+  if (p.state !== 'Pending' || p.pdbs.length !== 1) return undefined;
+  const pdb = s.pdbs[p.pdbs[0]!];
+  return pdb && budgetOf(s, pdb, nowMs) <= 0 ? pdb : undefined;
+}
+
+/** What blocks the node now: pods refused, blocked, or waiting for their PDB (capped, sorted). */
+export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
+  const out: Blocker[] = [];
+  const deadline = nowMs >= s.deadlineMs;
+  for (const p of Object.values(s.pods)) {
+    const since = p.blockedSinceMs !== undefined ? { since: new Date(p.blockedSinceMs).toISOString() } : {};
+    const pdb = p.blockingPdb ?? (p.pdbs.length === 1 ? p.pdbs[0] : undefined);
+    if (p.reason) {
+      out.push({ pod: p.key, ...(pdb ? { pdb } : {}), reason: p.reason, message: p.message ?? '', ...since, attempts: p.attempts });
+      continue;
+    }
+    const waiting = waitsForBudget(s, p, nowMs);
+    if (waiting) {
+      out.push({
+        pod: p.key,
+        pdb: waiting.key,
+        reason: NodeReason.DisruptionBudget,
+        message: `waiting for PodDisruptionBudget ${waiting.key} to allow a disruption`,
+        attempts: p.attempts,
+      });
+    } else if (deadline) {
+      out.push({
+        pod: p.key,
+        ...(pdb ? { pdb } : {}),
+        reason: p.state === 'Terminating' ? 'Terminating' : 'NotEvicted',
+        message: p.state === 'Terminating' ? 'pod is still terminating' : 'pod was not evicted before the deadline',
+        attempts: p.attempts,
+      });
+    }
+  }
+  return sortAndCapBlockers(out).blockers;
+}
+
+/** The earliest future cooldown end (a pod's `notBeforeMs` or a PDB refusal's bound), if any. */
+export function nextActionAt(s: NodeDrainState, nowMs: number): number | undefined {
+  let at: number | undefined;
+  const consider = (t: number | undefined) => {
+    if (t !== undefined && t > nowMs) at = at === undefined ? t : Math.min(at, t);
+  };
+  for (const p of Object.values(s.pods)) if (p.state === 'Pending' || p.state === 'Blocked') consider(p.notBeforeMs);
+  for (const pdb of Object.values(s.pdbs)) consider(pdb.refusedUntilMs);
+  return at;
+}
+
+/** Counts for the node's report. */
+export function nodeCounts(s: NodeDrainState): { podsTotal: number; podsEvicted: number; podsFailed: number } {
+  const pods = Object.values(s.pods);
+  return {
+    podsTotal: s.podsGone + pods.length,
+    podsEvicted: s.podsGone,
+    podsFailed: pods.filter((p) => p.state === 'Blocked').length,
+  };
+}

@@ -1,0 +1,218 @@
+/**
+ * The plan drain's pure half: the plan workflow's one JSON-plain state ({@link PlanRunState},
+ * carried whole across continue-as-new) and the reducers over it — node progress merged in, which
+ * nodes start next, the plan's outcome.
+ *
+ * PURE and DETERMINISTIC: imported by workflow code. No I/O, no clock: the time is a parameter.
+ * Mutating reducers change the state they are given and return what the caller must act on.
+ */
+import type { PlanPhase } from '../api/plan.js';
+import type { NodeProgress } from '../workflows/messages.js';
+import type { NodeState, PlanState } from './projection.js';
+
+/** Where the plan workflow is. */
+export type PlanStage =
+  /** Resolving spec.nodeNames / spec.nodeSelector (once). */
+  | 'Resolve'
+  /** spec.cordon AllAtStart: claiming and cordoning every node before the first eviction. */
+  | 'Cordon'
+  /** Draining the nodes as child workflows, at most maxUnavailableNodes at once. */
+  | 'Drain'
+  /** Every node ended: waiting for release or abort to hand the nodes back. */
+  | 'Settled';
+
+/** The plan workflow's whole state. */
+export interface PlanRunState {
+  stage: PlanStage;
+  /** What the status projection reads. */
+  plan: PlanState;
+  paused: boolean;
+  aborted: boolean;
+  released: boolean;
+  /** Nodes this plan holds the claim of, with whether it cordoned them. */
+  claimed: Record<string, { cordonedByPlan: boolean }>;
+  /** Nodes whose drain (child workflow) was started, in start order. */
+  started: string[];
+  /** Nodes whose drain ended (final report or child result). */
+  finished: string[];
+  /** spec.cordon AllAtStart: nodes tried so far. */
+  cordoned: number;
+  /** A node failed: no further node starts; the plan ends Failed once the running ones end. */
+  stopStarting: boolean;
+  /** Phase of the last phase Event, so an Event goes out once per phase. */
+  lastEventPhase?: PlanPhase;
+  /** Keys (`node|reason` or `pod|reason`) of the Warning Events already recorded (capped). */
+  announced: string[];
+  /** Runs before this one (continue-as-new count). */
+  continuedRuns: number;
+}
+
+/** An Event the plan workflow should record on the plan. */
+export interface PlanEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** Node reasons that are news: one Warning Event each, the first time a node reports them. */
+export const NEWS_NODE_REASONS: ReadonlySet<string> = new Set([
+  'NodeHeldByOtherPlan',
+  'NodeUncordonedExternally',
+  'NodeDeleted',
+]);
+
+/** Most Event keys remembered (older ones may be announced again; Events aggregate by content). */
+const ANNOUNCED_CAP = 2000;
+
+/** Node phases in which a node's drain has ended. */
+export const FINAL_NODE_PHASES: ReadonlySet<string> = new Set([
+  'Drained',
+  'Released',
+  'Aborted',
+  'Failed',
+  'Deleted',
+]);
+
+/** A fresh node entry of the plan. */
+export function pendingNode(name: string): NodeState {
+  return {
+    name,
+    phase: 'Pending',
+    podsTotal: 0,
+    podsEvicted: 0,
+    podsFailed: 0,
+    blockedBy: [],
+    attempts: 0,
+    tooManyRequests: 0,
+  };
+}
+
+function announce(s: PlanRunState, key: string): boolean {
+  if (s.announced.includes(key)) return false;
+  s.announced.push(key);
+  if (s.announced.length > ANNOUNCED_CAP) s.announced.splice(0, s.announced.length - ANNOUNCED_CAP);
+  return true;
+}
+
+/** Marks a node's drain as ended (idempotent). */
+export function markFinished(s: PlanRunState, node: string): void {
+  if (!s.finished.includes(node)) s.finished.push(node);
+  const n = s.plan.nodes.find((x) => x.name === node);
+  if (n?.phase === 'Failed') s.stopStarting = true;
+}
+
+/**
+ * Merges a node's progress report into the plan. A `final` report ends the node's drain (so does
+ * the child's result, whichever arrives first). A report for an unknown node is ignored.
+ * @returns the Warning Events this report makes news of (new node reasons, new pod blockers other
+ *   than the normal wait for a PodDisruptionBudget).
+ */
+export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[] {
+  const n = s.plan.nodes.find((x) => x.name === p.node);
+  if (!n) return [];
+  if (s.finished.includes(p.node) && !p.final) return []; // a late report after the end
+  n.phase = p.phase;
+  n.reason = p.reason;
+  n.message = p.message;
+  n.podsTotal = p.podsTotal;
+  n.podsEvicted = p.podsEvicted;
+  n.podsFailed = p.podsFailed;
+  n.blockedBy = p.blockedBy;
+  n.attempts = p.attempts;
+  n.tooManyRequests = p.tooManyRequests;
+  n.nextActionAtMs = p.nextActionAtMs;
+  n.lastError = p.lastError;
+  if (p.claimed) s.claimed[p.node] = { cordonedByPlan: p.cordonedByPlan ?? false };
+  if (p.final) markFinished(s, p.node);
+  const events: PlanEvent[] = [];
+  if (p.reason && NEWS_NODE_REASONS.has(p.reason) && announce(s, `${p.node}|${p.reason}`)) {
+    events.push({ type: 'Warning', reason: p.reason, message: p.message ?? `node ${p.node}: ${p.reason}` });
+  }
+  for (const b of p.blockedBy) {
+    if (b.reason === 'DisruptionBudget') continue; // waiting for a PDB is normal, not news
+    if (!announce(s, `${b.pod}|${b.reason}`)) continue;
+    events.push({ type: 'Warning', reason: b.reason, message: `node ${p.node}: pod ${b.pod}: ${b.message}` });
+  }
+  return events;
+}
+
+/** Marks a node whose child workflow failed (or could not start) as Failed with the error. */
+export function nodeWorkflowFailed(s: PlanRunState, node: string, message: string): void {
+  const n = s.plan.nodes.find((x) => x.name === node);
+  if (n) {
+    n.phase = 'Failed';
+    n.reason = 'NodeWorkflowFailed';
+    n.message = message;
+  }
+  markFinished(s, node);
+}
+
+/** Nodes whose drain runs now (started, not ended). Each holds one slot of maxUnavailableNodes. */
+export function runningNodes(s: PlanRunState): string[] {
+  return s.started.filter((n) => !s.finished.includes(n));
+}
+
+/**
+ * The nodes to start now: the next not-started nodes in plan order, as many as free slots of
+ * `maxUnavailableNodes` allow. None while paused, aborted, past the deadline or after a failure.
+ */
+export function nodesToStart(s: PlanRunState, maxUnavailableNodes: number, nowMs: number): string[] {
+  if (s.paused || s.aborted || s.stopStarting) return [];
+  if (s.plan.deadlineMs !== undefined && nowMs >= s.plan.deadlineMs) return [];
+  const free = maxUnavailableNodes - runningNodes(s).length;
+  if (free <= 0) return [];
+  return s.plan.nodes
+    .map((n) => n.name)
+    .filter((n) => !s.started.includes(n))
+    .slice(0, free);
+}
+
+/** Whether every node either ended or can no longer start. */
+export function drainSettled(s: PlanRunState, nowMs: number): boolean {
+  if (runningNodes(s).length > 0) return false;
+  const pastDeadline = s.plan.deadlineMs !== undefined && nowMs >= s.plan.deadlineMs;
+  return s.aborted || s.stopStarting || pastDeadline || s.started.length === s.plan.nodes.length;
+}
+
+/**
+ * The plan's phase once the drain settled: Drained when every node is drained (or deleted), Failed
+ * when a node failed, Blocked/DeadlineExceeded when the deadline passed (nodes never started are
+ * marked so), else Blocked/PodsNotEvictable. Writes the not-started nodes' phase.
+ */
+export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string; message: string } {
+  const nodes = s.plan.nodes;
+  for (const n of nodes) {
+    if (!s.started.includes(n.name)) {
+      n.phase = 'Blocked';
+      n.reason = 'DeadlineExceeded';
+      n.message = s.stopStarting ? 'not started: another node of the plan failed' : 'deadline passed before the node was started';
+    }
+  }
+  const describeBlockers = () =>
+    nodes
+      .flatMap((n) => n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`))
+      .slice(0, 10)
+      .join('; ');
+  const failed = nodes.filter((n) => n.phase === 'Failed');
+  if (failed.length > 0)
+    return {
+      phase: 'Failed',
+      reason: failed[0]!.reason ?? 'NodeFailed',
+      message: failed.map((n) => `${n.name}: ${n.message ?? ''}`).join('; '),
+    };
+  if (nodes.every((n) => n.phase === 'Drained' || n.phase === 'Deleted')) {
+    const deleted = nodes.filter((n) => n.phase === 'Deleted').map((n) => n.name);
+    return {
+      phase: 'Drained',
+      reason: 'AllNodesDrained',
+      message: `${nodes.length - deleted.length} node(s) drained${deleted.length ? `; deleted during the drain: ${deleted.join(', ')}` : ''}`,
+    };
+  }
+  if (nodes.some((n) => n.reason === 'DeadlineExceeded'))
+    return {
+      phase: 'Blocked',
+      reason: 'DeadlineExceeded',
+      message: `deadline passed; still blocking: ${describeBlockers() || 'nodes not drained'}`,
+    };
+  return { phase: 'Blocked', reason: 'PodsNotEvictable', message: `pods that cannot be evicted: ${describeBlockers()}` };
+}
