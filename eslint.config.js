@@ -13,8 +13,19 @@ export default tseslint.config(
     },
   },
   {
+    // Everything bundled into workflows: a promise that rejects unhandled fails every workflow task
+    // from then on (the workflow freezes), so none may float. Type-aware.
+    files: ['src/workflows/**/*.ts', 'src/drain/**/*.ts', 'src/api/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
     // Workflow code must stay deterministic: no Node built-ins, no I/O libraries, only activity types.
-    files: ['src/workflows/**/*.ts'],
+    // src/drain and src/api are bundled into workflows too.
+    files: ['src/workflows/**/*.ts', 'src/drain/**/*.ts', 'src/api/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -26,6 +37,7 @@ export default tseslint.config(
             },
             {
               group: ['@kubernetes/*', 'pino', 'prom-client', '@temporalio/client', '@temporalio/worker'],
+              allowTypeImports: true,
               message: 'Workflows must be deterministic: do I/O in activities.',
             },
             {

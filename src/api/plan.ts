@@ -148,17 +148,36 @@ export const PodSelectionSchema = z
   .strict();
 export type PodSelection = z.infer<typeof PodSelectionSchema>;
 
+/**
+ * Upper bound of spec.maxUnavailableNodes. Each node drained at once is one running child workflow
+ * with one observation and up to maxConcurrentPerNode eviction activities pending in the plan's
+ * Temporal namespace; Temporal refuses more than 2,000 pending child workflows or activities per
+ * workflow by default (limit.numPendingChildExecutions, limit.numPendingActivities).
+ */
+export const MAX_UNAVAILABLE_NODES = 500;
+
+/** Upper bound of the nodes of one plan (spec.nodeNames; a nodeSelector matching more fails the plan). */
+export const MAX_PLAN_NODES = 5000;
+
 export const MaintenancePlanSpecSchema = z
   .object({
     nodeNames: z
       .array(z.string().min(1).max(253))
-      .max(5000)
+      .max(MAX_PLAN_NODES)
       .optional()
-      .describe('Names of the nodes to drain.'),
+      .describe(`Names of the nodes to drain (at most ${MAX_PLAN_NODES}).`),
     nodeSelector: LabelSelectorSchema.optional().describe(
       'Label selector of the nodes to drain; resolved once at start, the result recorded in status.nodes.',
     ),
-    maxUnavailableNodes: z.number().int().min(1).default(1).describe('Nodes drained at the same time.'),
+    maxUnavailableNodes: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_UNAVAILABLE_NODES)
+      .default(1)
+      .describe(
+        `Nodes drained at the same time (at most ${MAX_UNAVAILABLE_NODES}): a node holds its slot until it is drained or its drain ends at the deadline, so a blocked node keeps it. Under cordon AllAtStart every node is cordoned from the start by choice.`,
+      ),
     drainTimeoutSeconds: z
       .number()
       .int()

@@ -278,13 +278,23 @@ export function applyObservation(
   seq: number,
   nowMs: number,
 ): NodeDrainState {
-  s.view = { fingerprint: obs.fingerprint, exists: obs.node.exists, unschedulable: obs.node.unschedulable, seq };
+  s.view = {
+    fingerprint: obs.fingerprint,
+    exists: obs.node.exists,
+    unschedulable: obs.node.unschedulable,
+    seq,
+  };
   if (!obs.node.exists) return s;
 
   const pdbs: Record<string, PdbRecord> = {};
   for (const o of obs.pdbs) {
     const known = s.pdbs[o.key];
-    const rec: PdbRecord = known ?? { key: o.key, observedAllowed: o.disruptionsAllowed, spentAtSeq: [], refusalRounds: 0 };
+    const rec: PdbRecord = known ?? {
+      key: o.key,
+      observedAllowed: o.disruptionsAllowed,
+      spentAtSeq: [],
+      refusalRounds: 0,
+    };
     rec.observedAllowed = o.disruptionsAllowed;
     rec.spentAtSeq = rec.spentAtSeq.filter((x) => x >= seq);
     if (rec.refusedAllowed !== undefined && rec.observedAllowed !== rec.refusedAllowed) {
@@ -378,7 +388,10 @@ export function applyEvictionAnswer(
       return s;
     case 'TooManyRequests': {
       s.lastError = answer.message;
-      const retryAfter = answer.retryAfterSeconds !== undefined && answer.retryAfterSeconds > 0 ? answer.retryAfterSeconds : undefined;
+      const retryAfter =
+        answer.retryAfterSeconds !== undefined && answer.retryAfterSeconds > 0
+          ? answer.retryAfterSeconds
+          : undefined;
       if (answer.cause === 'DisruptionBudget') {
         const key = answer.pdb ?? (p.pdbs.length === 1 ? p.pdbs[0] : undefined);
         const pdb = pdbOf(key);
@@ -392,10 +405,18 @@ export function applyEvictionAnswer(
           cooldown(retryAfter ?? 0, NodeReason.DisruptionBudget, answer.message);
         } else {
           // A budget this drain does not know: nothing to watch, so back off (never 0 s).
-          cooldown(retryAfter ?? backoffSeconds(p.refusals + 1, backoff), NodeReason.DisruptionBudget, answer.message);
+          cooldown(
+            retryAfter ?? backoffSeconds(p.refusals + 1, backoff),
+            NodeReason.DisruptionBudget,
+            answer.message,
+          );
         }
       } else {
-        cooldown(retryAfter ?? backoffSeconds(p.refusals + 1, backoff), NodeReason.TooManyRequests, answer.message);
+        cooldown(
+          retryAfter ?? backoffSeconds(p.refusals + 1, backoff),
+          NodeReason.TooManyRequests,
+          answer.message,
+        );
       }
       return s;
     }
@@ -467,7 +488,12 @@ export function decideNode(
 ): NodeDecision {
   const pods = Object.values(s.pods).sort(byKey);
   const inFlight = pods.filter((p) => p.state === 'Evicting').length;
-  const result = (phase: NodePhase, reason?: string, message?: string, extra: Partial<NodeDecision> = {}): NodeDecision => {
+  const result = (
+    phase: NodePhase,
+    reason?: string,
+    message?: string,
+    extra: Partial<NodeDecision> = {},
+  ): NodeDecision => {
     s.phase = phase;
     s.reason = reason;
     s.message = message;
@@ -475,14 +501,26 @@ export function decideNode(
   };
   const end = (outcome: NodeOutcome): NodeDecision =>
     inFlight > 0
-      ? { evict: [], phase: s.phase, ...(s.reason ? { reason: s.reason } : {}), ...(s.message ? { message: s.message } : {}) }
+      ? {
+          evict: [],
+          phase: s.phase,
+          ...(s.reason ? { reason: s.reason } : {}),
+          ...(s.message ? { message: s.message } : {}),
+        }
       : result(outcome.phase, outcome.reason, outcome.message, { outcome });
 
   if (s.aborted) return end({ phase: 'Aborted', reason: NodeReason.Aborted, message: 'drain aborted' });
   const view = s.view;
-  if (!view) return result(s.phase === 'Pending' ? 'Cordoned' : s.phase, s.reason, s.message, { wakeAtMs: s.deadlineMs });
+  if (!view)
+    return result(s.phase === 'Pending' ? 'Cordoned' : s.phase, s.reason, s.message, {
+      wakeAtMs: s.deadlineMs,
+    });
   if (!view.exists)
-    return end({ phase: 'Deleted', reason: NodeReason.NodeDeleted, message: `node ${s.node} was deleted during the drain` });
+    return end({
+      phase: 'Deleted',
+      reason: NodeReason.NodeDeleted,
+      message: `node ${s.node} was deleted during the drain`,
+    });
   if (pods.length === 0 && view.unschedulable)
     return end({ phase: 'Drained', reason: NodeReason.Drained, message: `all ${s.podsGone} pod(s) evicted` });
   if (nowMs >= s.deadlineMs) {
@@ -500,7 +538,12 @@ export function decideNode(
     if (t > nowMs && t < wakeAtMs) wakeAtMs = t;
   };
   if (!view.unschedulable)
-    return result('Blocked', NodeReason.NodeUncordonedExternally, `node ${s.node} was uncordoned by someone else; no evictions until it is cordoned again`, { wakeAtMs });
+    return result(
+      'Blocked',
+      NodeReason.NodeUncordonedExternally,
+      `node ${s.node} was uncordoned by someone else; no evictions until it is cordoned again`,
+      { wakeAtMs },
+    );
 
   // Blocked pods whose refusal backoff ended go back to the queue (rule blocks wait for observations).
   for (const p of pods) {
@@ -540,10 +583,19 @@ export function decideNode(
     p.checkAfterSeq = undefined;
     s.attempts++;
   }
-  if (s.paused) return { ...result('Paused', NodeReason.PausedByUser, 'no new evictions until resumed'), evict, wakeAtMs };
+  if (s.paused)
+    return {
+      ...result('Paused', NodeReason.PausedByUser, 'no new evictions until resumed'),
+      evict,
+      wakeAtMs,
+    };
   const stuck = pods.filter((p) => p.state === 'Blocked');
   if (stuck.length > 0 && stuck.length === pods.length)
-    return { ...result('Blocked', NodeReason.PodsNotEvictable, `${stuck.length} pod(s) cannot be evicted`), evict, wakeAtMs };
+    return {
+      ...result('Blocked', NodeReason.PodsNotEvictable, `${stuck.length} pod(s) cannot be evicted`),
+      evict,
+      wakeAtMs,
+    };
   return { ...result('Draining', NodeReason.Draining, `${pods.length} pod(s) to go`), evict, wakeAtMs };
 }
 
@@ -562,7 +614,14 @@ export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
     const since = p.blockedSinceMs !== undefined ? { since: new Date(p.blockedSinceMs).toISOString() } : {};
     const pdb = p.blockingPdb ?? (p.pdbs.length === 1 ? p.pdbs[0] : undefined);
     if (p.reason) {
-      out.push({ pod: p.key, ...(pdb ? { pdb } : {}), reason: p.reason, message: p.message ?? '', ...since, attempts: p.attempts });
+      out.push({
+        pod: p.key,
+        ...(pdb ? { pdb } : {}),
+        reason: p.reason,
+        message: p.message ?? '',
+        ...since,
+        attempts: p.attempts,
+      });
       continue;
     }
     const waiting = waitsForBudget(s, p, nowMs);
@@ -579,7 +638,8 @@ export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
         pod: p.key,
         ...(pdb ? { pdb } : {}),
         reason: p.state === 'Terminating' ? 'Terminating' : 'NotEvicted',
-        message: p.state === 'Terminating' ? 'pod is still terminating' : 'pod was not evicted before the deadline',
+        message:
+          p.state === 'Terminating' ? 'pod is still terminating' : 'pod was not evicted before the deadline',
         attempts: p.attempts,
       });
     }
@@ -593,13 +653,18 @@ export function nextActionAt(s: NodeDrainState, nowMs: number): number | undefin
   const consider = (t: number | undefined) => {
     if (t !== undefined && t > nowMs) at = at === undefined ? t : Math.min(at, t);
   };
-  for (const p of Object.values(s.pods)) if (p.state === 'Pending' || p.state === 'Blocked') consider(p.notBeforeMs);
+  for (const p of Object.values(s.pods))
+    if (p.state === 'Pending' || p.state === 'Blocked') consider(p.notBeforeMs);
   for (const pdb of Object.values(s.pdbs)) consider(pdb.refusedUntilMs);
   return at;
 }
 
 /** Counts for the node's report. */
-export function nodeCounts(s: NodeDrainState): { podsTotal: number; podsEvicted: number; podsFailed: number } {
+export function nodeCounts(s: NodeDrainState): {
+  podsTotal: number;
+  podsEvicted: number;
+  podsFailed: number;
+} {
   const pods = Object.values(s.pods);
   return {
     podsTotal: s.podsGone + pods.length,

@@ -185,7 +185,9 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
     if (!s.started.includes(n.name)) {
       n.phase = 'Blocked';
       n.reason = 'DeadlineExceeded';
-      n.message = s.stopStarting ? 'not started: another node of the plan failed' : 'deadline passed before the node was started';
+      n.message = s.stopStarting
+        ? 'not started: another node of the plan failed'
+        : 'deadline passed before the node was started';
     }
   }
   const describeBlockers = () =>
@@ -214,5 +216,9 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
       reason: 'DeadlineExceeded',
       message: `deadline passed; still blocking: ${describeBlockers() || 'nodes not drained'}`,
     };
-  return { phase: 'Blocked', reason: 'PodsNotEvictable', message: `pods that cannot be evicted: ${describeBlockers()}` };
+  return {
+    phase: 'Blocked',
+    reason: 'PodsNotEvictable',
+    message: `pods that cannot be evicted: ${describeBlockers()}`,
+  };
 }

@@ -185,14 +185,27 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
 
   // ---- 1. claim and cordon; a node held by another plan is tried again with a growing backoff ----
   while (!s.claimed) {
-    if (s.aborted) return finish({ phase: 'Aborted', reason: NodeReason.Aborted, message: 'aborted before the node was cordoned' });
+    if (s.aborted)
+      return finish({
+        phase: 'Aborted',
+        reason: NodeReason.Aborted,
+        message: 'aborted before the node was cordoned',
+      });
     if (Date.now() >= s.deadlineMs)
-      return finish({ phase: 'Blocked', reason: NodeReason.DeadlineExceeded, message: 'deadline passed before the node could be claimed' });
+      return finish({
+        phase: 'Blocked',
+        reason: NodeReason.DeadlineExceeded,
+        message: 'deadline passed before the node could be claimed',
+      });
     let res;
     try {
       res = await k8s.cordonNode.executeWithOptions({ summary: `cordon ${node}` }, [{ plan, node }]);
     } catch (err) {
-      return finish({ phase: 'Failed', reason: NodeReason.ActivityFailed, message: `cordon ${node}: ${errorMessage(err)}` });
+      return finish({
+        phase: 'Failed',
+        reason: NodeReason.ActivityFailed,
+        message: `cordon ${node}: ${errorMessage(err)}`,
+      });
     }
     if (res.outcome === 'Cordoned') {
       s.claimed = true;
@@ -203,7 +216,11 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       break;
     }
     if (res.outcome === 'NodeNotFound')
-      return finish({ phase: 'Failed', reason: NodeReason.NodeNotFound, message: `node ${node} does not exist` });
+      return finish({
+        phase: 'Failed',
+        reason: NodeReason.NodeNotFound,
+        message: `node ${node} does not exist`,
+      });
     s.claimRounds++;
     s.phase = 'Waiting';
     s.reason = NodeReason.NodeHeldByOtherPlan;
@@ -249,7 +266,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
           inbox.push({ kind: 'observed', seq, startedAtMs, obs });
         },
         (err: unknown) => {
-          inbox.push({ kind: 'observeFailed', seq, message: errorMessage(err), cancelled: isCancellation(err) });
+          inbox.push({
+            kind: 'observeFailed',
+            seq,
+            message: errorMessage(err),
+            cancelled: isCancellation(err),
+          });
         },
       )
       .finally(() => {
@@ -285,7 +307,9 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
               outcome: 'CallFailed',
               timedOut,
               cancelled,
-              message: timedOut ? `eviction of ${p.key} timed out` : `eviction of ${p.key} failed: ${errorMessage(err)}`,
+              message: timedOut
+                ? `eviction of ${p.key} timed out`
+                : `eviction of ${p.key} failed: ${errorMessage(err)}`,
             },
           });
         },
@@ -328,7 +352,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
         // An unchanged answer means the activity waited its bound; never look again sooner.
         if (!item.obs.changed) nextObserveAtMs = item.startedAtMs + observeWaitSeconds * 1000;
       } else if (item.kind === 'observeFailed') {
-        if (!item.cancelled) outcome ??= { phase: 'Failed', reason: NodeReason.ActivityFailed, message: `observe ${node}: ${item.message}` };
+        if (!item.cancelled)
+          outcome ??= {
+            phase: 'Failed',
+            reason: NodeReason.ActivityFailed,
+            message: `observe ${node}: ${item.message}`,
+          };
       } else {
         applyEvictionAnswer(s, item.uid, item.answer, now, backoff);
       }

@@ -43,7 +43,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DrainActivities, PlanRef } from '../activities/types.js';
-import type { MaintenancePlanStatus, PlanPhase } from '../api/plan.js';
+import { MAX_PLAN_NODES, type MaintenancePlanStatus, type PlanPhase } from '../api/plan.js';
 import { statusEquals } from '../drain/conditions.js';
 import {
   drainSettled,
@@ -87,8 +87,6 @@ export { searchableNodes };
 
 /** `cordonNode` activities in flight at once while spec.cordon is AllAtStart, and `releaseNode` at hand-back. */
 const NODE_CALL_CONCURRENCY = 10;
-/** Most nodes one plan drains (spec.nodeNames allows as many; a nodeSelector matching more fails the plan). */
-export const MAX_PLAN_NODES = 5000;
 /** History length (events) after which the plan continues as new at its next quiet point. */
 export const CONTINUE_AS_NEW_EVENTS = 10000;
 /** Age of a run after which it continues as new at its next quiet point, ms (24 h). */
@@ -143,7 +141,14 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
         workflowId: info.workflowId,
         runId: info.firstExecutionRunId,
         ...(input.temporalUiUrl
-          ? { url: temporalUiUrl(input.temporalUiUrl, info.namespace, info.workflowId, info.firstExecutionRunId) }
+          ? {
+              url: temporalUiUrl(
+                input.temporalUiUrl,
+                info.namespace,
+                info.workflowId,
+                info.firstExecutionRunId,
+              ),
+            }
           : {}),
       },
       nodes: [],
@@ -200,7 +205,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       upsertSearchAttributes([{ key: SA_PHASE, value: phase }]);
       if (s.lastEventPhase !== phase) {
         s.lastEventPhase = phase;
-        events.push({ type: phase === 'Blocked' || phase === 'Failed' ? 'Warning' : 'Normal', reason, message });
+        events.push({
+          type: phase === 'Blocked' || phase === 'Failed' ? 'Warning' : 'Normal',
+          reason,
+          message,
+        });
       }
     }
     wake();
@@ -266,7 +275,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     for (const e of events.splice(0))
       track(k8s.recordEvent.executeWithOptions({ summary: `event ${e.reason}` }, [{ plan, ...e }]));
     for (const f of forwards.splice(0))
-      track(getExternalWorkflowHandle(nodeWorkflowId(info.workflowId, f.node)).signal(nodeControlSignal, { action: f.action }));
+      track(
+        getExternalWorkflowHandle(nodeWorkflowId(info.workflowId, f.node)).signal(nodeControlSignal, {
+          action: f.action,
+        }),
+      );
   };
   /** Writes the status when it changed and the interval allows (or an Update waits); @returns when to try again. */
   const publish = async (force: boolean): Promise<number | undefined> => {
@@ -364,7 +377,9 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   upsertSearchAttributes([
     { key: SA_PLAN, value: plan.name },
     { key: SA_PHASE, value: s.plan.phase },
-    ...(s.plan.nodes.length ? [{ key: SA_NODES, value: searchableNodes(s.plan.nodes.map((n) => n.name)) }] : []),
+    ...(s.plan.nodes.length
+      ? [{ key: SA_NODES, value: searchableNodes(s.plan.nodes.map((n) => n.name)) }]
+      : []),
   ]);
 
   // ---- 1. resolve the nodes (once) ----
@@ -383,10 +398,15 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       return close({ phase: 'Failed', reason: 'ResolveFailed', message: msg });
     }
     let failure: { reason: string; message: string } | undefined;
-    if (resolved.missing.length > 0) failure = { reason: 'NodeNotFound', message: `node(s) not found: ${resolved.missing.join(', ')}` };
-    else if (resolved.nodes.length === 0) failure = { reason: 'NoNodesMatched', message: 'spec.nodeSelector matches no node' };
+    if (resolved.missing.length > 0)
+      failure = { reason: 'NodeNotFound', message: `node(s) not found: ${resolved.missing.join(', ')}` };
+    else if (resolved.nodes.length === 0)
+      failure = { reason: 'NoNodesMatched', message: 'spec.nodeSelector matches no node' };
     else if (resolved.nodes.length > MAX_PLAN_NODES)
-      failure = { reason: 'TooManyNodes', message: `${resolved.nodes.length} nodes match; one plan drains at most ${MAX_PLAN_NODES}` };
+      failure = {
+        reason: 'TooManyNodes',
+        message: `${resolved.nodes.length} nodes match; one plan drains at most ${MAX_PLAN_NODES}`,
+      };
     if (failure) {
       setPhase('Failed', failure.reason, failure.message);
       return close({ phase: 'Failed', ...failure });
@@ -398,7 +418,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     s.stage = spec.cordon === 'AllAtStart' ? 'Cordon' : 'Drain';
     if (s.paused) setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
     else if (s.stage === 'Cordon')
-      setPhase('Running', 'Cordoning', `cordoning ${resolved.nodes.length} node(s) before the first eviction`);
+      setPhase(
+        'Running',
+        'Cordoning',
+        `cordoning ${resolved.nodes.length} node(s) before the first eviction`,
+      );
     else setPhase('Running', 'Draining', `draining ${resolved.nodes.length} node(s)`);
   }
   const deadlineMs = s.plan.deadlineMs!;
@@ -410,18 +434,25 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     if (s.stage === 'Cordon') {
       if (s.aborted || now >= deadlineMs || s.cordoned >= s.plan.nodes.length) {
         s.stage = 'Drain';
-        if (!s.aborted && !s.paused && now < deadlineMs) setPhase('Running', 'Draining', `draining ${s.plan.nodes.length} node(s)`);
+        if (!s.aborted && !s.paused && now < deadlineMs)
+          setPhase('Running', 'Draining', `draining ${s.plan.nodes.length} node(s)`);
         continue;
       }
       if (!s.paused) {
         // spec.cordon AllAtStart: claim and cordon every node before the first eviction, so evicted
         // pods are rescheduled only onto nodes outside the plan.
         if (s.plan.phase !== 'Running' || s.plan.reason !== 'Cordoning')
-          setPhase('Running', 'Cordoning', `cordoning ${s.plan.nodes.length} node(s) before the first eviction`);
+          setPhase(
+            'Running',
+            'Cordoning',
+            `cordoning ${s.plan.nodes.length} node(s) before the first eviction`,
+          );
         const batch = s.plan.nodes.slice(s.cordoned, s.cordoned + NODE_CALL_CONCURRENCY);
         const results = await Promise.all(
           batch.map((n) =>
-            k8s.cordonNode.executeWithOptions({ summary: `cordon ${n.name}` }, [{ plan, node: n.name }]).catch(() => undefined),
+            k8s.cordonNode
+              .executeWithOptions({ summary: `cordon ${n.name}` }, [{ plan, node: n.name }])
+              .catch(() => undefined),
           ),
         );
         batch.forEach((n, i) => {
@@ -443,7 +474,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       for (const node of nodesToStart(s, spec.maxUnavailableNodes, now)) startNode(node);
       // A node that never reports its end after the deadline (its workflow was terminated) is lost.
       if (now >= deadlineMs + LOST_NODE_GRACE_MS && pendingStarts === 0)
-        for (const node of runningNodes(s)) nodeWorkflowFailed(s, node, 'the node drain did not report its end after the deadline');
+        for (const node of runningNodes(s))
+          nodeWorkflowFailed(s, node, 'the node drain did not report its end after the deadline');
       if (pendingStarts === 0 && drainSettled(s, now)) {
         s.stage = 'Settled';
         if (!s.aborted) {
@@ -452,7 +484,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
         }
         continue;
       }
-      if (s.paused && s.plan.phase === 'Running') setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
+      if (s.paused && s.plan.phase === 'Running')
+        setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
     } else {
       // Settled: wait for release or abort (the operator aborts when the plan is deleted).
       if (s.aborted || s.released) {
@@ -464,14 +497,19 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
               nodes.slice(i, i + NODE_CALL_CONCURRENCY).map(async (node) => {
                 const c = s.claimed[node]!;
                 try {
-                  const { uncordoned } = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
-                    { plan, node, uncordon },
-                  ]);
+                  const { uncordoned } = await k8s.releaseNode.executeWithOptions(
+                    { summary: `hand back ${node}` },
+                    [{ plan, node, uncordon }],
+                  );
                   const n = s.plan.nodes.find((x) => x.name === node);
                   if (n && uncordoned && c.cordonedByPlan) n.phase = 'Released';
                   delete s.claimed[node];
                 } catch (err) {
-                  events.push({ type: 'Warning', reason: 'HandBackFailed', message: `node ${node}: ${errorMessage(err)}` });
+                  events.push({
+                    type: 'Warning',
+                    reason: 'HandBackFailed',
+                    message: `node ${node}: ${errorMessage(err)}`,
+                  });
                 }
               }),
             );
@@ -490,7 +528,9 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
           setPhase(
             'Completed',
             'Released',
-            spec.uncordon === 'OnRelease' ? 'released; nodes uncordoned' : 'released; nodes left cordoned (uncordon: Never)',
+            spec.uncordon === 'OnRelease'
+              ? 'released; nodes uncordoned'
+              : 'released; nodes left cordoned (uncordon: Never)',
           );
           return close({ phase: 'Completed', reason: 'Released', message: s.plan.message });
         }

@@ -30,7 +30,12 @@ import type { Blocker, NodePhase } from '../../api/plan.js';
 import { backoffSeconds } from '../../drain/backoff.js';
 import { planNextStep, nextActionAtMs, type PdbTrack, type PodTrack } from '../../drain/scheduler.js';
 import { sortAndCapBlockers } from '../../drain/conditions.js';
-import { nodeControlSignal, nodeProgressSignal, type DrainNodeInput, type NodeProgress } from '../messages.js';
+import {
+  nodeControlSignal,
+  nodeProgressSignal,
+  type DrainNodeInput,
+  type NodeProgress,
+} from '../messages.js';
 
 /** Longest single wait on a terminating pod before looking again, seconds. */
 const POD_GONE_WAIT_SECONDS = 300;
