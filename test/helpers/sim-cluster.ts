@@ -1,22 +1,42 @@
 /**
  * An in-memory cluster implementing the activity contract ({@link DrainActivities}) for workflow
- * tests in the time-skipping environment. It models what the workflow depends on — node claims and
- * cordons, PodDisruptionBudgets whose allowance is spent by evictions and restored when a
- * replacement is "ready", scripted Eviction API answers (429 with or without Retry-After, 500) —
- * and records every call with the Temporal server's (skipped) time, so tests can assert orderings
+ * tests in the time-skipping environment. It models what the workflow depends on, where the real
+ * cluster's behaviour matters to the drain:
+ *
+ * - node claims and cordons, and external changes (an admin uncordons, cordons or deletes a node);
+ * - terminating pods: an evicted pod stays terminating for `graceMs` of real time (observations
+ *   show it with action `Wait`, reason `Terminating` and a `deletionTimestampMs`), then it is gone;
+ * - replacement readiness: a PDB in {@link SimCluster.refill} gets its allowance back only when the
+ *   evicted pod's replacement is Ready, `readyDelayMs` of real time after the old pod is gone;
+ * - the Eviction API's answers: 201, 404 (Gone), 429 DisruptionBudget without Retry-After when the
+ *   PDB allows 0, the multiple-PDB 500, 200 for a pod already terminating; and, on request
+ *   ({@link SimCluster.refuse}), 429 "still being processed" (Retry-After 10), 429 Throttled with a
+ *   Retry-After, Retry-After 0, a 429 naming an unknown PDB, 409 Conflict and 403
+ *   NamespaceTerminating (both `Retry`), plus scripted answers per pod (`script`);
+ * - injected activity faults ({@link SimCluster.fail}): the next N calls of an activity throw a
+ *   retryable error, throw `ApplicationFailure.nonRetryable`, or hang (no heartbeat) so the server
+ *   times them out, optionally after the call took effect;
+ * - `observeNode` like the real activity: at once when the world differs from `since`, else it polls
+ *   for up to `observePollMs` of real time and answers `{ changed: false }` (the workflow paces
+ *   unchanged answers with a durable timer, so skipped time advances). The fingerprint is the real
+ *   activity's {@link observationFingerprint}.
+ *
+ * Every call is recorded with the Temporal server's (skipped) time, so tests can assert orderings
  * and cooldowns. Real-cluster behaviour is covered by the e2e tests.
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type {
   CordonResult,
   DrainActivities,
   EvictResult,
+  NodeObservation,
   NodePods,
   PodItem,
   PodState,
   ResolvedNodes,
 } from '../../src/activities/types.js';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
+import { observationFingerprint } from '../../src/activities/node-pods.js';
 import { statusEquals } from '../../src/drain/conditions.js';
 
 export interface SimPod {
@@ -27,9 +47,17 @@ export interface SimPod {
   action?: PodItem['action'];
   reason?: string;
   pdbs?: string[];
-  /** Scripted answers for the next eviction calls (consumed in order; then the PDB rules apply). */
+  /** Scripted answers for the next eviction calls (consumed in order; then the cluster's rules apply). */
   script?: EvictResult[];
   gone?: boolean;
+  /** Real ms this pod stays terminating once evicted (default: the cluster's `graceMs`). */
+  graceMs?: number;
+  /** Terminating (evicted or its namespace deleted): gone at this real time (ms). */
+  terminatingUntil?: number;
+  /** metadata.deletionTimestamp (server time of the eviction, ms) while terminating. */
+  deletionTimestampMs?: number;
+  /** Eviction calls that took effect on this pod (201 on a live pod, or 200 on a terminating one). */
+  evictedTimes?: number;
 }
 
 export interface SimNode {
@@ -46,9 +74,56 @@ export interface CallRecord {
   result?: unknown;
 }
 
+/** Eviction refusals the cluster can give without a per-pod script (see {@link SimCluster.refuse}). */
+export type RefusalKind =
+  /** 429 DisruptionBudget, Retry-After 10: the PDB's status is not yet processed. */
+  | 'PdbProcessing'
+  /** 429 Throttled (API Priority and Fairness) with `retryAfterSeconds` (default 1). */
+  | 'Throttled'
+  /** 429 Throttled with Retry-After 0 (the real activity reports it as absent; this sends the 0). */
+  | 'RetryAfterZero'
+  /** 429 DisruptionBudget naming a PDB that covers no pod of the node (`app/unknown-pdb`). */
+  | 'UnknownPdb'
+  /** 409 Conflict while the pod still exists: `Retry`. */
+  | 'Conflict'
+  /** 403 NamespaceTerminating: `Retry`; the namespace deletion then terminates the pod. */
+  | 'NamespaceTerminating';
+
+interface Refusal {
+  kind: RefusalKind;
+  pod?: string;
+  times: number;
+  retryAfterSeconds?: number;
+}
+
+/** Activity faults (see {@link SimCluster.fail}). */
+export type FaultKind = 'retryable' | 'nonRetryable' | 'hang';
+
+interface Fault {
+  activity: keyof DrainActivities;
+  kind: FaultKind;
+  times: number;
+  /** For 'hang': do the call's work first, then hang (the answer is lost, the effect is not). */
+  afterEffect: boolean;
+  /** For 'hang': real ms to hang (cancellable). */
+  hangMs: number;
+}
+
+/** The PDB key named by {@link RefusalKind} `UnknownPdb`. */
+export const UNKNOWN_PDB = 'app/unknown-pdb';
+
 /** Time of the current activity attempt on the Temporal server's clock (skipped time). */
 function serverNow(): number {
   return Context.current().info.currentAttemptScheduledTimestampMs;
+}
+
+export interface SimOptions {
+  /** Real ms an evicted pod stays terminating (default 20). */
+  graceMs?: number;
+  /** Real ms from a pod's end until its replacement is Ready and a `refill` PDB allows again (default 0). */
+  readyDelayMs?: number;
+  /** Longest real ms `observeNode` polls for a change before answering unchanged (default 200). */
+  observePollMs?: number;
 }
 
 export class SimCluster {
@@ -56,11 +131,24 @@ export class SimCluster {
   pods = new Map<string, SimPod>();
   /** PDB key → disruptions allowed now. */
   pdbs = new Map<string, number>();
-  /** PDBs whose allowance comes back when an evicted pod is gone (its replacement is Ready). */
+  /** PDBs whose allowance comes back when an evicted pod's replacement is Ready. */
   refill = new Set<string>();
   calls: CallRecord[] = [];
   statuses: { atMs: number; status: MaintenancePlanStatus }[] = [];
-  events: { reason: string; message: string }[] = [];
+  events: { type: string; reason: string; message: string }[] = [];
+  graceMs: number;
+  readyDelayMs: number;
+  observePollMs: number;
+  private refusals: Refusal[] = [];
+  private faults: Fault[] = [];
+  /** Replacements not Ready yet: the PDB whose allowance comes back, at this real time. */
+  private replacements: { pdb: string; readyAt: number }[] = [];
+
+  constructor(opts: SimOptions = {}) {
+    this.graceMs = opts.graceMs ?? 20;
+    this.readyDelayMs = opts.readyDelayMs ?? 0;
+    this.observePollMs = opts.observePollMs ?? 200;
+  }
 
   addNode(name: string, unschedulable = false): this {
     this.nodes.set(name, { unschedulable });
@@ -70,6 +158,65 @@ export class SimCluster {
   addPod(p: Omit<SimPod, 'uid'> & { uid?: string }): this {
     const key = `${p.namespace}/${p.name}`;
     this.pods.set(key, { uid: `uid-${key}`, ...p });
+    return this;
+  }
+
+  /** An admin uncordons the node (spec.unschedulable false); the claim annotation stays. */
+  uncordonExternally(node: string): this {
+    this.nodes.get(node)!.unschedulable = false;
+    return this;
+  }
+
+  /** An admin cordons the node. */
+  cordonExternally(node: string): this {
+    this.nodes.get(node)!.unschedulable = true;
+    return this;
+  }
+
+  /** The node is deleted: observations show `exists: false`; its pods are gone with it. */
+  deleteNode(node: string): this {
+    this.nodes.delete(node);
+    for (const p of this.pods.values()) if (p.node === node) p.gone = true;
+    return this;
+  }
+
+  /** The PDB is deleted: it covers no pod any more. */
+  deletePdb(key: string): this {
+    this.pdbs.delete(key);
+    this.refill.delete(key);
+    for (const p of this.pods.values()) if (p.pdbs?.includes(key)) p.pdbs = p.pdbs.filter((k) => k !== key);
+    return this;
+  }
+
+  /** The next `times` eviction calls (of `pod`, a `namespace/name`, or of any pod) get this refusal. */
+  refuse(kind: RefusalKind, opts: { pod?: string; times?: number; retryAfterSeconds?: number } = {}): this {
+    this.refusals.push({
+      kind,
+      times: opts.times ?? Infinity,
+      ...(opts.pod ? { pod: opts.pod } : {}),
+      ...(opts.retryAfterSeconds !== undefined ? { retryAfterSeconds: opts.retryAfterSeconds } : {}),
+    });
+    return this;
+  }
+
+  /**
+   * The next `times` calls of `activity` fail: `retryable` throws a plain error (Temporal retries
+   * per the activity's retry policy), `nonRetryable` throws `ApplicationFailure.nonRetryable`,
+   * `hang` sleeps `hangMs` of real time without heartbeating (cancellable), so the server times the
+   * call out; with `afterEffect` the call's work is done before it hangs.
+   */
+  fail(
+    activity: keyof DrainActivities,
+    kind: FaultKind,
+    opts: { times?: number; afterEffect?: boolean; hangMs?: number } = {},
+  ): this {
+    this.faults.push({
+      activity,
+      kind,
+      times: opts.times ?? 1,
+      afterEffect: opts.afterEffect ?? false,
+      hangMs: opts.hangMs ?? 60_000,
+    });
     return this;
   }
 
@@ -85,130 +232,278 @@ export class SimCluster {
     this.calls.push({ name, atMs: serverNow(), arg, result });
   }
 
+  /** Advances what real time changed: terminating pods end, replacements become Ready. */
+  private tick(): void {
+    const now = Date.now();
+    for (const p of this.pods.values()) {
+      if (!p.gone && p.terminatingUntil !== undefined && now >= p.terminatingUntil) this.end(p, now);
+    }
+    const ready = this.replacements.filter((r) => r.readyAt <= now);
+    this.replacements = this.replacements.filter((r) => r.readyAt > now);
+    for (const r of ready) if (this.pdbs.has(r.pdb)) this.pdbs.set(r.pdb, (this.pdbs.get(r.pdb) ?? 0) + 1);
+  }
+
+  /** The pod is gone; its replacement becomes Ready `readyDelayMs` later (refill PDBs get it back then). */
+  private end(p: SimPod, now: number): void {
+    p.gone = true;
+    const pdb = p.pdbs?.[0];
+    if (pdb && this.refill.has(pdb) && p.evictedTimes)
+      this.replacements.push({ pdb, readyAt: now + this.readyDelayMs });
+  }
+
+  private startTerminating(p: SimPod): void {
+    if (p.terminatingUntil !== undefined) return;
+    p.terminatingUntil = Date.now() + (p.graceMs ?? this.graceMs);
+    p.deletionTimestampMs = serverNow();
+  }
+
+  /** The pods of a node as the activities see them, with the PDBs covering them. */
+  private nodePods(node: string): NodePods {
+    this.tick();
+    const pods: PodItem[] = [...this.pods.values()]
+      .filter((p) => p.node === node && !p.gone)
+      .map((p) => ({
+        key: `${p.namespace}/${p.name}`,
+        namespace: p.namespace,
+        name: p.name,
+        uid: p.uid,
+        action: p.terminatingUntil !== undefined ? 'Wait' : (p.action ?? 'Evict'),
+        reason: p.terminatingUntil !== undefined ? 'Terminating' : (p.reason ?? 'Evictable'),
+        message: p.terminatingUntil !== undefined ? 'pod is terminating' : (p.reason ?? 'evictable'),
+        ...(p.deletionTimestampMs !== undefined ? { deletionTimestampMs: p.deletionTimestampMs } : {}),
+        pdbs: p.pdbs ?? [],
+      }))
+      .sort((a, b) => a.key.localeCompare(b.key));
+    const keys = new Set(pods.flatMap((p) => p.pdbs));
+    const pdbs = [...keys]
+      .filter((k) => this.pdbs.has(k))
+      .sort()
+      .map((key) => ({ key, disruptionsAllowed: Math.max(0, this.pdbs.get(key) ?? 0) }));
+    return { pods, pdbs };
+  }
+
+  private observe(node: string) {
+    const n = this.nodes.get(node);
+    const content = n
+      ? { node: { exists: true, unschedulable: n.unschedulable }, ...this.nodePods(node) }
+      : { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
+    return { content, fingerprint: observationFingerprint(content) };
+  }
+
+  /** Consumes one injected fault of `activity`, if any: throws, or hangs (before or after the work). */
+  private async faulted<T>(
+    activity: keyof DrainActivities,
+    arg: unknown,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const f = this.faults.find((x) => x.activity === activity && x.times > 0);
+    if (!f) return work();
+    f.times--;
+    this.record(activity, arg, { fault: f.kind });
+    if (f.kind === 'retryable') throw new Error(`injected failure of ${activity}`);
+    if (f.kind === 'nonRetryable')
+      throw ApplicationFailure.nonRetryable(
+        `injected non-retryable failure of ${activity}`,
+        'InjectedFailure',
+      );
+    if (f.afterEffect) await work();
+    await Context.current().sleep(f.hangMs);
+    throw new Error(`injected hang of ${activity} ended`);
+  }
+
+  private evictionAnswer(pod: SimPod | undefined, uid: string): EvictResult {
+    if (!pod || pod.gone || pod.uid !== uid) return { outcome: 'Gone' };
+    if (pod.script?.length) return pod.script.shift()!;
+    const key = `${pod.namespace}/${pod.name}`;
+    // A pod already terminating: the eviction subresource answers 200 without a PDB check.
+    if (pod.terminatingUntil !== undefined) return { outcome: 'Evicted' };
+    const refusal = this.refusals.find((r) => r.times > 0 && (r.pod === undefined || r.pod === key));
+    if (refusal) {
+      refusal.times--;
+      switch (refusal.kind) {
+        case 'PdbProcessing':
+          return {
+            outcome: 'TooManyRequests',
+            cause: 'DisruptionBudget',
+            retryAfterSeconds: 10,
+            ...(pod.pdbs?.[0] ? { pdb: pod.pdbs[0] } : {}),
+            message: 'the disruption budget is still being processed by the server',
+          };
+        case 'Throttled':
+          return {
+            outcome: 'TooManyRequests',
+            cause: 'Throttled',
+            retryAfterSeconds: refusal.retryAfterSeconds ?? 1,
+            message: 'Too many requests, please try again later.',
+          };
+        case 'RetryAfterZero':
+          return {
+            outcome: 'TooManyRequests',
+            cause: 'Throttled',
+            retryAfterSeconds: 0,
+            message: 'Too many requests',
+          };
+        case 'UnknownPdb':
+          return {
+            outcome: 'TooManyRequests',
+            cause: 'DisruptionBudget',
+            pdb: UNKNOWN_PDB,
+            message: `Cannot evict pod as it would violate the pod's disruption budget (${UNKNOWN_PDB}).`,
+          };
+        case 'Conflict':
+          return { outcome: 'Retry', code: 409, reason: 'Conflict', message: 'the object has been modified' };
+        case 'NamespaceTerminating':
+          this.startTerminating(pod);
+          return {
+            outcome: 'Retry',
+            code: 403,
+            reason: 'NamespaceTerminating',
+            message: `namespace ${pod.namespace} is being terminated`,
+          };
+      }
+    }
+    const pdbs = (pod.pdbs ?? []).filter((k) => this.pdbs.has(k));
+    if (pdbs.length > 1)
+      return {
+        outcome: 'Failed',
+        code: 500,
+        reason: 'MultiplePodDisruptionBudgets',
+        message: 'more than one PDB',
+      };
+    if (pdbs.length === 1 && (this.pdbs.get(pdbs[0]!) ?? 0) <= 0)
+      return {
+        outcome: 'TooManyRequests',
+        cause: 'DisruptionBudget',
+        pdb: pdbs[0]!,
+        message: `Cannot evict pod as it would violate the pod's disruption budget.`,
+      };
+    return { outcome: 'Evicted' };
+  }
+
   activities(): DrainActivities {
     return {
-      resolveNodes: async (input): Promise<ResolvedNodes> => {
-        const names = new Set(input.nodeNames ?? []);
-        if (input.nodeSelector) for (const n of this.nodes.keys()) names.add(n);
-        const nodes = [...names].filter((n) => this.nodes.has(n)).sort();
-        const missing = [...names].filter((n) => !this.nodes.has(n)).sort();
-        this.record('resolveNodes', input, { nodes, missing });
-        return { nodes, missing };
-      },
-      cordonNode: async ({ plan, node }): Promise<CordonResult> => {
-        const n = this.nodes.get(node);
-        let res: CordonResult;
-        if (!n) res = { outcome: 'NodeNotFound' };
-        else if (n.heldBy && n.heldBy !== plan.uid) res = { outcome: 'HeldByOtherPlan', heldBy: n.heldBy };
-        else {
-          if (!n.heldBy) {
-            n.heldBy = plan.uid;
-            n.wasUnschedulable = n.unschedulable;
+      resolveNodes: async (input): Promise<ResolvedNodes> =>
+        this.faulted('resolveNodes', input, async () => {
+          const names = new Set(input.nodeNames ?? []);
+          if (input.nodeSelector) for (const n of this.nodes.keys()) names.add(n);
+          const nodes = [...names].filter((n) => this.nodes.has(n)).sort();
+          const missing = [...names].filter((n) => !this.nodes.has(n)).sort();
+          this.record('resolveNodes', input, { nodes, missing });
+          return { nodes, missing };
+        }),
+      cordonNode: async ({ plan, node }): Promise<CordonResult> =>
+        this.faulted('cordonNode', { node }, async () => {
+          const n = this.nodes.get(node);
+          let res: CordonResult;
+          if (!n) res = { outcome: 'NodeNotFound' };
+          else if (n.heldBy && n.heldBy !== plan.uid) res = { outcome: 'HeldByOtherPlan', heldBy: n.heldBy };
+          else {
+            if (!n.heldBy) {
+              n.heldBy = plan.uid;
+              n.wasUnschedulable = n.unschedulable;
+            }
+            n.unschedulable = true;
+            res = { outcome: 'Cordoned', wasUnschedulable: n.wasUnschedulable ?? false };
           }
-          n.unschedulable = true;
-          res = { outcome: 'Cordoned', wasUnschedulable: n.wasUnschedulable ?? false };
-        }
-        this.record('cordonNode', { node }, res);
-        return res;
-      },
-      releaseNode: async ({ plan, node, uncordon }) => {
-        const n = this.nodes.get(node);
-        let uncordoned = false;
-        if (n && n.heldBy === plan.uid) {
-          if (uncordon && !n.wasUnschedulable) {
-            n.unschedulable = false;
-            uncordoned = true;
+          this.record('cordonNode', { node }, res);
+          return res;
+        }),
+      releaseNode: async ({ plan, node, uncordon }) =>
+        this.faulted('releaseNode', { node, uncordon }, async () => {
+          const n = this.nodes.get(node);
+          let uncordoned = false;
+          if (n && n.heldBy === plan.uid) {
+            if (uncordon && !n.wasUnschedulable) {
+              n.unschedulable = false;
+              uncordoned = true;
+            }
+            delete n.heldBy;
+            delete n.wasUnschedulable;
           }
-          delete n.heldBy;
-          delete n.wasUnschedulable;
-        }
-        this.record('releaseNode', { node, uncordon }, { uncordoned });
-        return { uncordoned };
-      },
+          this.record('releaseNode', { node, uncordon }, { uncordoned });
+          return { uncordoned };
+        }),
       listNodePods: async ({ node }): Promise<NodePods> => {
-        const pods: PodItem[] = [...this.pods.values()]
-          .filter((p) => p.node === node && !p.gone)
-          .map((p) => ({
-            key: `${p.namespace}/${p.name}`,
-            namespace: p.namespace,
-            name: p.name,
-            uid: p.uid,
-            action: p.action ?? 'Evict',
-            reason: p.reason ?? 'Evictable',
-            message: p.reason ?? 'evictable',
-            pdbs: p.pdbs ?? [],
-          }))
-          .sort((a, b) => a.key.localeCompare(b.key));
-        const keys = new Set(pods.flatMap((p) => p.pdbs));
-        const pdbs = [...keys].sort().map((key) => ({ key, disruptionsAllowed: this.pdbs.get(key) ?? 0 }));
+        const { pods, pdbs } = this.nodePods(node);
         this.record('listNodePods', { node });
         return { pods, pdbs };
       },
-      evictPod: async (input): Promise<EvictResult> => {
-        const key = `${input.namespace}/${input.name}`;
-        const pod = this.pods.get(key);
-        let res: EvictResult;
-        if (!pod || pod.gone || pod.uid !== input.uid) res = { outcome: 'Gone' };
-        else if (pod.script?.length) res = pod.script.shift()!;
-        else if ((pod.pdbs ?? []).length > 1)
-          res = {
-            outcome: 'Failed',
-            code: 500,
-            reason: 'MultiplePodDisruptionBudgets',
-            message: 'more than one PDB',
-          };
-        else if (pod.pdbs?.length === 1 && (this.pdbs.get(pod.pdbs[0]!) ?? 0) <= 0)
-          res = {
-            outcome: 'TooManyRequests',
-            cause: 'DisruptionBudget',
-            pdb: pod.pdbs[0]!,
-            message: `Cannot evict pod as it would violate the pod's disruption budget.`,
-          };
-        else res = { outcome: 'Evicted' };
-        if (res.outcome === 'Evicted' && pod) {
-          const pdb = pod.pdbs?.[0];
-          if (pdb) this.pdbs.set(pdb, (this.pdbs.get(pdb) ?? 0) - 1);
-        }
-        this.record('evictPod', input, res);
-        return res;
-      },
+      observeNode: async (input): Promise<NodeObservation> =>
+        this.faulted('observeNode', { node: input.node, since: input.since }, async () => {
+          const { node, since, maxWaitSeconds } = input;
+          let seen = this.observe(node);
+          const waitMs = Math.min(this.observePollMs, Math.max(0, maxWaitSeconds) * 1000);
+          const end = Date.now() + waitMs;
+          while (since !== undefined && seen.fingerprint === since && Date.now() < end) {
+            await new Promise((r) => setTimeout(r, 10));
+            seen = this.observe(node);
+          }
+          const res: NodeObservation =
+            since !== undefined && seen.fingerprint === since
+              ? { changed: false, fingerprint: since }
+              : { changed: true, fingerprint: seen.fingerprint, ...seen.content };
+          this.record('observeNode', { node, since }, { changed: res.changed });
+          return res;
+        }),
+      evictPod: async (input): Promise<EvictResult> =>
+        this.faulted('evictPod', input, async () => {
+          this.tick();
+          const pod = this.pods.get(`${input.namespace}/${input.name}`);
+          const res = this.evictionAnswer(pod, input.uid);
+          if (res.outcome === 'Evicted' && pod) {
+            pod.evictedTimes = (pod.evictedTimes ?? 0) + 1;
+            if (pod.terminatingUntil === undefined) {
+              this.startTerminating(pod);
+              const pdb = pod.pdbs?.find((k) => this.pdbs.has(k));
+              if (pdb) this.pdbs.set(pdb, (this.pdbs.get(pdb) ?? 0) - 1);
+            }
+          }
+          this.record('evictPod', input, res);
+          return res;
+        }),
       checkPod: async ({ namespace, name, uid }): Promise<PodState> => {
+        this.tick();
         const pod = this.pods.get(`${namespace}/${name}`);
-        const res: PodState = !pod || pod.gone || pod.uid !== uid ? 'Gone' : 'Present';
+        const res: PodState =
+          !pod || pod.gone || pod.uid !== uid
+            ? 'Gone'
+            : pod.terminatingUntil !== undefined
+              ? 'Terminating'
+              : 'Present';
         this.record('checkPod', { namespace, name }, res);
         return res;
       },
       waitPodGone: async ({ namespace, name }) => {
         const key = `${namespace}/${name}`;
         const pod = this.pods.get(key);
-        if (pod && !pod.gone) {
-          pod.gone = true;
-          const pdb = pod.pdbs?.[0];
-          if (pdb && this.refill.has(pdb)) this.pdbs.set(pdb, (this.pdbs.get(pdb) ?? 0) + 1);
-        }
+        if (pod && !pod.gone) this.end(pod, Date.now());
+        this.tick();
         this.record('waitPodGone', { key });
         return { gone: true };
       },
       waitDisruptionAllowed: async ({ pdb }) => {
-        // Like the real activity's watch: return as soon as the budget frees (polled here for up
-        // to 2 s of real time; the workflow's own timer enforces the bound in skipped time).
+        // Legacy (one-pass drain, replay only): polled for up to 2 s of real time.
         for (let i = 0; i < 200 && (this.pdbs.get(pdb) ?? 0) <= 0 && this.pdbs.has(pdb); i++) {
           await new Promise((r) => setTimeout(r, 10));
+          this.tick();
         }
         const allowed = this.pdbs.get(pdb);
         const res = { disruptionsAllowed: Math.max(0, allowed ?? 0), exists: allowed !== undefined };
         this.record('waitDisruptionAllowed', { pdb }, res);
         return res;
       },
-      publishStatus: async ({ status }) => {
-        const last = this.lastStatus();
-        if (last && statusEquals(last, status)) return { written: false, exists: true };
-        this.statuses.push({ atMs: serverNow(), status });
-        return { written: true, exists: true };
-      },
-      recordEvent: async ({ reason, message }) => {
-        this.events.push({ reason, message });
-      },
+      publishStatus: async (input) =>
+        this.faulted('publishStatus', { phase: input.status.phase }, async () => {
+          const last = this.lastStatus();
+          if (last && statusEquals(last, input.status)) return { written: false, exists: true };
+          this.statuses.push({ atMs: serverNow(), status: input.status });
+          return { written: true, exists: true };
+        }),
+      recordEvent: async (input) =>
+        this.faulted('recordEvent', { reason: input.reason }, async () => {
+          this.events.push({ type: input.type, reason: input.reason, message: input.message });
+          this.record('recordEvent', { type: input.type, reason: input.reason }, undefined);
+        }),
     };
   }
 }

@@ -5,112 +5,25 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
-import type { WorkflowHandle } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import {
   abortSignal,
   pauseSignal,
   planWorkflowId,
-  nodeWorkflowId,
   progressQuery,
   resumeSignal,
   releaseSignal,
   controlUpdate,
-  type DrainPlanInput,
 } from '../../src/workflows/messages.js';
 import { drainPlanWorkflow } from '../../src/workflows/plan.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
-import { timeSkippingEnv, quietBundlerLogger } from '../helpers/temporal.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
-let env: TestWorkflowEnvironment;
-let bundle: WorkflowBundle;
-let seq = 0;
+const wf = new WorkflowHarness();
+const { withWorker, driveTo, waitUntil, saveHistories } = wf;
 
-before(async () => {
-  env = await timeSkippingEnv();
-  bundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
-    logger: quietBundlerLogger,
-  });
-});
-after(async () => {
-  await env?.teardown();
-});
-
-function input(name: string, spec: MaintenancePlanSpecInput): DrainPlanInput {
-  return { plan: { name, uid: `uid-${name}`, generation: 1 }, spec: parseSpec(spec) };
-}
-
-/** Runs `fn` with a worker serving the sim cluster on a fresh task queue. */
-async function withWorker<T>(sim: SimCluster, fn: (taskQueue: string) => Promise<T>): Promise<T> {
-  const taskQueue = `wf-test-${++seq}`;
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: bundle,
-    activities: sim.activities(),
-  });
-  return worker.runUntil(fn(taskQueue));
-}
-
-/**
- * Starts the plan workflow for `inp` on a worker serving `sim`, waits until the published status
- * reaches phase `until` (or the predicate `until` holds), runs `between` (assertions on that moment,
- * given the workflow handle), sends `signal` (release or abort) and returns the workflow's result.
- */
-async function driveTo(
-  sim: SimCluster,
-  inp: DrainPlanInput,
-  until: string | (() => boolean),
-  signal: typeof releaseSignal | typeof abortSignal,
-  between: (h: WorkflowHandle<typeof drainPlanWorkflow>) => unknown = () => undefined,
-) {
-  return withWorker(sim, async (taskQueue) => {
-    const h = await env.client.workflow.start(drainPlanWorkflow, {
-      taskQueue,
-      workflowId: planWorkflowId(inp.plan),
-      args: [inp],
-    });
-    if (typeof until === 'string')
-      await waitUntil(() => sim.lastStatus()?.phase === until, `${until} status`);
-    else await waitUntil(until, until.toString());
-    await between(h);
-    await h.signal(signal);
-    return h.result();
-  });
-}
-
-/**
- * Saves the histories of plan workflow `id` and its children on `nodes` as replay fixtures
- * (test/fixtures/histories/<workflow ID>.bin) when `UPDATE_HISTORIES` lists `key`
- * (comma-separated, e.g. `UPDATE_HISTORIES=two-pdbs,cordon-all-abort`). See test/workflow/replay.test.ts.
- */
-async function saveHistories(key: string, id: string, nodes: string[]): Promise<void> {
-  if (!(process.env.UPDATE_HISTORIES ?? '').split(',').includes(key)) return;
-  const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
-  mkdirSync(dir, { recursive: true });
-  for (const wid of [id, ...nodes.map((n) => nodeWorkflowId(id, n))]) {
-    const history = await env.client.workflow.getHandle(wid).fetchHistory();
-    writeFileSync(`${dir}/${wid}.bin`, proto.temporal.api.history.v1.History.encode(history).finish());
-  }
-}
-
-/**
- * Waits for `pred`, letting the test server skip time meanwhile (1 s of workflow time per step),
- * so durable timers in the workflow fire without real waiting.
- */
-async function waitUntil(pred: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await env.sleep('1s');
-  }
-}
+before(wf.setup);
+after(wf.teardown);
 
 describe('drainPlanWorkflow (time-skipping)', () => {
   it('evicts behind a PodDisruptionBudget with one call per pod and no 429', async () => {
@@ -157,13 +70,13 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
     const inp = input('deadline', { nodeNames: ['n1'], drainTimeoutSeconds: 300 });
     const final = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, {
+      const h = await wf.env.client.workflow.start(drainPlanWorkflow, {
         taskQueue,
         workflowId: planWorkflowId(inp.plan),
         args: [inp],
       });
       await waitUntil(() => sim.lastStatus()?.phase === 'Running', 'Running status');
-      await env.sleep('310s'); // the server skips time to the deadline
+      await wf.env.sleep('310s'); // the server skips time to the deadline
       await waitUntil(() => sim.lastStatus()?.reason === 'DeadlineExceeded', 'DeadlineExceeded status');
       const status = sim.lastStatus()!;
       await h.signal(abortSignal);
@@ -209,7 +122,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     });
     const inp = input('retry-after', { nodeNames: ['n1'], uncordon: 'OnRelease', release: true });
     const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, {
+      const h = await wf.env.client.workflow.start(drainPlanWorkflow, {
         taskQueue,
         workflowId: planWorkflowId(inp.plan),
         args: [inp],
@@ -243,13 +156,13 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     for (let i = 0; i < 3; i++) sim.addPod({ namespace: 'app', name: `p-${i}`, node: 'n1' });
     const inp = input('pause', { nodeNames: ['n1'], paused: true, uncordon: 'OnRelease', release: true });
     const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, {
+      const h = await wf.env.client.workflow.start(drainPlanWorkflow, {
         taskQueue,
         workflowId: planWorkflowId(inp.plan),
         args: [inp],
       });
       await waitUntil(() => sim.lastStatus()?.phase === 'Paused', 'Paused status');
-      await env.sleep('10m'); // time passes; nothing may be evicted
+      await wf.env.sleep('10m'); // time passes; nothing may be evicted
       assert.equal(sim.evictions().length, 0, 'no eviction while paused');
       const st = await h.executeUpdate(controlUpdate, { args: [{ action: 'resume' }] });
       assert.notEqual(st.phase, 'Paused', 'the update returns the new state');
@@ -328,7 +241,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     const sim = new SimCluster().addNode('n1').addNode('n2').addNode('n3', true);
     sim.pdbs.set('app/db', 0);
     sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
-    const inp = input('cordon-all-abort', {
+    const inp = input('cordon-all-abort-v2', {
       nodeNames: ['n1', 'n2', 'n3'],
       maxUnavailableNodes: 1,
       cordon: 'AllAtStart',
@@ -338,7 +251,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       inp,
       () =>
         [...sim.nodes.values()].every((n) => n.unschedulable) &&
-        sim.calls.some((c) => c.name === 'waitDisruptionAllowed'),
+        sim.calls.some((c) => c.name === 'observeNode' && (c.arg as { node: string }).node === 'n1'),
       abortSignal,
       async (h) => {
         const progress = await h.query(progressQuery);
@@ -354,7 +267,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       [...sim.nodes.values()].every((n) => n.heldBy === undefined),
       'every claim removed',
     );
-    await saveHistories('cordon-all-abort', planWorkflowId(inp.plan), ['n1']);
+    await saveHistories('cordon-all-abort-v2', planWorkflowId(inp.plan), ['n1']);
   });
 
   it('fills every free slot of maxUnavailableNodes in one workflow task', async () => {
@@ -364,12 +277,15 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       sim.addNode(node);
       sim.addPod({ namespace: 'app', name: `db-${node}`, node, pdbs: ['app/db'] });
     }
-    const inp = input('parallel-starts', { nodeNames: ['n1', 'n2', 'n3', 'n4'], maxUnavailableNodes: 3 });
+    const inp = input('parallel-starts-v2', { nodeNames: ['n1', 'n2', 'n3', 'n4'], maxUnavailableNodes: 3 });
     let history: proto.temporal.api.history.v1.IHistory | undefined;
     const res = await driveTo(
       sim,
       inp,
-      () => sim.calls.filter((c) => c.name === 'waitDisruptionAllowed').length >= 3,
+      () =>
+        new Set(
+          sim.calls.filter((c) => c.name === 'observeNode').map((c) => (c.arg as { node: string }).node),
+        ).size >= 3,
       abortSignal,
       async (h) => {
         history = await h.fetchHistory();
@@ -392,7 +308,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       [false, false, false, false],
       'aborted children handed their nodes back',
     );
-    await saveHistories('parallel-starts', planWorkflowId(inp.plan), ['n1']);
+    await saveHistories('parallel-starts-v2', planWorkflowId(inp.plan), ['n1']);
   });
 
   it('waits for a node held by another plan and says so in a Warning Event and the Blocked condition', async () => {
@@ -426,7 +342,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     const sim = new SimCluster().addNode('n1');
     const inp = input('missing', { nodeNames: ['n1', 'nope'] });
     const res = await withWorker(sim, (taskQueue) =>
-      env.client.workflow.execute(drainPlanWorkflow, {
+      wf.env.client.workflow.execute(drainPlanWorkflow, {
         taskQueue,
         workflowId: planWorkflowId(inp.plan),
         args: [inp],
@@ -438,30 +354,44 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     assert.equal(sim.calls.filter((c) => c.name === 'cordonNode').length, 0);
   });
 
-  it('reports a pod covered by two PDBs as a blocker without retrying it', async () => {
+  it('blocks a pod covered by two PDBs without any eviction call; the plan keeps running', async () => {
     const sim = new SimCluster().addNode('n1');
     sim.pdbs.set('app/a', 5);
     sim.pdbs.set('app/b', 5);
     sim.addPod({ namespace: 'app', name: 'both', node: 'n1', pdbs: ['app/a', 'app/b'] });
     sim.addPod({ namespace: 'app', name: 'bare', node: 'n1', action: 'Block', reason: 'NoController' });
     sim.addPod({ namespace: 'app', name: 'ok', node: 'n1' });
-    const inp = input('two-pdbs', { nodeNames: ['n1'] });
-    const res = await driveTo(sim, inp, 'Blocked', abortSignal);
-    assert.equal(res.phase, 'Aborted');
-    const blocked = sim.statuses.find((s) => s.status.phase === 'Blocked')!.status;
-    assert.equal(blocked.reason, 'PodsNotEvictable');
-    const reasons = blocked.nodes![0]!.blockedBy!.map((b) => `${b.pod}:${b.reason}`);
-    assert.deepEqual(reasons, ['app/bare:NoController', 'app/both:MultiplePodDisruptionBudgets']);
-    assert.equal(
-      sim.evictions().filter((c) => (c.arg as { name: string }).name === 'both').length,
-      1,
-      'no retry of the 500',
+    const inp = input('two-pdbs-v2', { nodeNames: ['n1'] });
+    const res = await driveTo(
+      sim,
+      inp,
+      () =>
+        sim.lastStatus()?.nodes?.[0]?.phase === 'Blocked' &&
+        sim.lastStatus()?.conditions?.some((c) => c.type === 'Blocked' && c.status === 'True') === true,
+      abortSignal,
+      async () => {
+        await wf.env.sleep('10m'); // time passes: blocked is not an end before the deadline
+        const st = sim.lastStatus()!;
+        assert.equal(st.phase, 'Running', 'a blocked node does not end the plan before its deadline');
+        const node = st.nodes![0]!;
+        assert.equal(node.phase, 'Blocked');
+        const reasons = node.blockedBy!.map((b) => `${b.pod}:${b.reason}`);
+        assert.deepEqual(reasons, ['app/bare:NoController', 'app/both:MultiplePodDisruptionBudgets']);
+        assert.equal(st.conditions?.find((c) => c.type === 'Blocked')?.reason, 'PodsNotEvictable');
+      },
     );
+    assert.equal(res.phase, 'Aborted');
+    const calls = (name: string) =>
+      sim.evictions().filter((c) => (c.arg as { name: string }).name === name).length;
+    assert.equal(calls('both'), 0, 'the eviction subresource refuses a pod under two PDBs: no call');
+    assert.equal(calls('bare'), 0);
+    assert.equal(calls('ok'), 1);
     assert.ok(
       sim.events.some((e) => e.reason === 'NoController'),
       'a Warning event names the blocker',
     );
-    await saveHistories('two-pdbs', planWorkflowId(inp.plan), ['n1']);
+    assert.ok(sim.events.some((e) => e.reason === 'MultiplePodDisruptionBudgets'));
+    await saveHistories('two-pdbs-v2', planWorkflowId(inp.plan), ['n1']);
   });
 });
 
@@ -480,7 +410,7 @@ describe('plans of many nodes', () => {
       release: true,
     });
     const res = await withWorker(sim, async (taskQueue) => {
-      const h = await env.client.workflow.start(drainPlanWorkflow, {
+      const h = await wf.env.client.workflow.start(drainPlanWorkflow, {
         taskQueue,
         workflowId: planWorkflowId(inp.plan),
         args: [inp],

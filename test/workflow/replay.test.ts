@@ -2,8 +2,10 @@
  * Determinism guard: saved histories (binary temporal.api.history.v1.History protobufs, each file
  * named after its workflow ID, which the workflow code uses) of real runs must replay against the current workflow code.
  * A change that alters the commands a running workflow issues must be wrapped in `patched()`.
- * test/workflow/plan.test.ts writes them: `UPDATE_HISTORIES=<key>[,<key>]` (keys `two-pdbs`,
- * `cordon-all-abort`, `parallel-starts`) saves that test's histories. Refresh an existing fixture only when the change
+ * test/workflow/plan.test.ts and test/workflow/long-drains.test.ts write them: `UPDATE_HISTORIES=<key>[,<key>]`
+ * saves that test's histories. The fixtures without a suffix (`two-pdbs`, `cordon-all-abort`,
+ * `parallel-starts`) are runs of the one-pass code (they replay through src/workflows/legacy/ and
+ * must be kept); `*-v2` and the long-drains keys are runs of the level-triggered loop. Refresh an existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';

@@ -1,0 +1,175 @@
+/**
+ * Shared harness of the time-skipping workflow tests (test/workflow/*.test.ts): the environment,
+ * one workflow bundle, a worker per test serving a {@link SimCluster}, and the helpers to drive a
+ * plan workflow, wait while the server skips time, read histories and save replay fixtures.
+ *
+ * Usage: `const wf = new WorkflowHarness(); before(() => wf.setup()); after(() => wf.teardown());`
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import proto from '@temporalio/proto';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  DefaultLogger,
+  Runtime,
+  bundleWorkflowCode,
+  Worker,
+  type WorkerOptions,
+  type WorkflowBundle,
+} from '@temporalio/worker';
+import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
+import type { abortSignal, releaseSignal } from '../../src/workflows/messages.js';
+import { nodeWorkflowId, planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
+import { drainPlanWorkflow } from '../../src/workflows/plan.js';
+import type { SimCluster } from './sim-cluster.js';
+import { quietBundlerLogger, timeSkippingEnv } from './temporal.js';
+
+export type History = proto.temporal.api.history.v1.IHistory;
+export const EventType = proto.temporal.api.enums.v1.EventType;
+
+/** The plan workflow's input for plan `name` (uid `uid-<name>`, generation 1). */
+export function input(name: string, spec: MaintenancePlanSpecInput): DrainPlanInput {
+  return { plan: { name, uid: `uid-${name}`, generation: 1 }, spec: parseSpec(spec) };
+}
+
+/** Directory of the replay fixtures (test/fixtures/histories/). */
+export const HISTORIES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+
+/** Whether `UPDATE_HISTORIES` (comma-separated) lists `key`. */
+export function updateRequested(key: string): boolean {
+  return (process.env.UPDATE_HISTORIES ?? '').split(',').includes(key);
+}
+
+/** Writes one history as a replay fixture named `<file>.bin` (the file name is the workflow ID the replay uses). */
+export function writeHistory(file: string, history: History): void {
+  mkdirSync(HISTORIES_DIR, { recursive: true });
+  writeFileSync(
+    `${HISTORIES_DIR}/${file}.bin`,
+    proto.temporal.api.history.v1.History.encode(history).finish(),
+  );
+}
+
+/** Encoded size of a history, bytes (the sum of its encoded events, as the server counts it). */
+export function historyBytes(history: History): number {
+  return proto.temporal.api.history.v1.History.encode(history).finish().length;
+}
+
+let runtimeInstalled = false;
+/** Worker logs at WARN and above only (the INFO lines of every worker start drown the test output). */
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed (another harness in the same process): keep it.
+  }
+}
+
+export class WorkflowHarness {
+  env!: TestWorkflowEnvironment;
+  bundle!: WorkflowBundle;
+  private seq = 0;
+
+  /** Starts the time-skipping server and bundles src/workflows. */
+  setup = async (): Promise<void> => {
+    quietRuntime();
+    this.env = await timeSkippingEnv();
+    this.bundle = await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
+      logger: quietBundlerLogger,
+    });
+  };
+
+  teardown = async (): Promise<void> => {
+    await this.env?.teardown();
+  };
+
+  /** Runs `fn` with a worker serving the sim cluster on a fresh task queue. */
+  withWorker = async <T>(
+    sim: SimCluster,
+    fn: (taskQueue: string) => Promise<T>,
+    options: Partial<WorkerOptions> = {},
+  ): Promise<T> => {
+    const taskQueue = `wf-test-${++this.seq}`;
+    const worker = await Worker.create({
+      connection: this.env.nativeConnection,
+      taskQueue,
+      workflowBundle: this.bundle,
+      activities: sim.activities(),
+      ...options,
+    });
+    return worker.runUntil(fn(taskQueue));
+  };
+
+  /** Starts the plan workflow for `inp` on `taskQueue`. */
+  startPlan = (taskQueue: string, inp: DrainPlanInput): Promise<WorkflowHandle<typeof drainPlanWorkflow>> =>
+    this.env.client.workflow.start(drainPlanWorkflow, {
+      taskQueue,
+      workflowId: planWorkflowId(inp.plan),
+      args: [inp],
+    });
+
+  /**
+   * Starts the plan workflow for `inp` on a worker serving `sim`, waits until the published status
+   * reaches phase `until` (or the predicate `until` holds), runs `between` (assertions on that moment,
+   * given the workflow handle), sends `signal` (release or abort) and returns the workflow's result.
+   */
+  driveTo = async (
+    sim: SimCluster,
+    inp: DrainPlanInput,
+    until: string | (() => boolean),
+    signal: typeof releaseSignal | typeof abortSignal,
+    between: (h: WorkflowHandle<typeof drainPlanWorkflow>) => unknown = () => undefined,
+  ) =>
+    this.withWorker(sim, async (taskQueue) => {
+      const h = await this.startPlan(taskQueue, inp);
+      if (typeof until === 'string')
+        await this.waitUntil(() => sim.lastStatus()?.phase === until, `${until} status`);
+      else await this.waitUntil(until, until.toString());
+      await between(h);
+      await h.signal(signal);
+      return h.result();
+    });
+
+  /**
+   * Waits for `pred`, letting the test server skip time meanwhile (`step` of workflow time per
+   * step, default 1 s), so durable timers in the workflow fire without real waiting.
+   */
+  waitUntil = async (pred: () => boolean, what: string, timeoutMs = 30_000, step = '1s'): Promise<void> => {
+    const end = Date.now() + timeoutMs;
+    while (!pred()) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await this.env.sleep(step);
+    }
+  };
+
+  /** Every run of workflow `workflowId`, oldest first, walking the continue-as-new chain. */
+  runs = async (workflowId: string): Promise<{ runId: string; history: History }[]> => {
+    const latest = await this.env.client.workflow.getHandle(workflowId).fetchHistory();
+    const out: { runId: string; history: History }[] = [];
+    let runId: string | undefined =
+      latest.events?.[0]?.workflowExecutionStartedEventAttributes?.firstExecutionRunId ?? undefined;
+    for (let i = 0; runId && i < 1000; i++) {
+      const history = await this.env.client.workflow.getHandle(workflowId, runId).fetchHistory();
+      out.push({ runId, history });
+      const last = history.events?.at(-1);
+      runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+    }
+    return out;
+  };
+
+  /**
+   * Saves the histories of plan workflow `id` and its children on `nodes` as replay fixtures
+   * (test/fixtures/histories/<workflow ID>.bin) when `UPDATE_HISTORIES` lists `key`
+   * (comma-separated, e.g. `UPDATE_HISTORIES=two-pdbs-v2,cordon-all-abort-v2`). See
+   * test/workflow/replay.test.ts.
+   */
+  saveHistories = async (key: string, id: string, nodes: string[]): Promise<void> => {
+    if (!updateRequested(key)) return;
+    for (const wid of [id, ...nodes.map((n) => nodeWorkflowId(id, n))]) {
+      writeHistory(wid, await this.env.client.workflow.getHandle(wid).fetchHistory());
+    }
+  };
+}
