@@ -318,8 +318,10 @@ export function applyObservation(
     p.pdbs = [...item.pdbs];
     if (p.state === 'Evicting') continue; // the call's answer comes first
     if (item.action === 'Wait') {
+      // Terminating now: an earlier block or refusal no longer describes the pod.
+      unblock(p);
+      p.blockingPdb = undefined;
       p.state = 'Terminating';
-      p.ruleBlocked = false;
       continue;
     }
     if (p.state === 'Terminating') continue; // evicted by us; deletion is not reversible
@@ -460,7 +462,8 @@ function budgetOf(s: NodeDrainState, pdb: PdbRecord, nowMs: number): number {
   if (pdb.refusedUntilMs !== undefined) {
     if (nowMs < pdb.refusedUntilMs) return 0;
     // The probe bound passed without the budget changing: let one pod try (the status may be stale).
-    return 1 - evictingBehind(s, pdb.key);
+    // An eviction answered since the refusal is that one try until an observation accounts for it.
+    return 1 - pdb.spentAtSeq.length - evictingBehind(s, pdb.key);
   }
   return pdb.observedAllowed - pdb.spentAtSeq.length - evictingBehind(s, pdb.key);
 }
