@@ -222,3 +222,27 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
     message: `pods that cannot be evicted: ${describeBlockers()}`,
   };
 }
+
+/**
+ * The reason and message of a Running plan: `Draining`, or — when every node whose drain runs is
+ * held up (Blocked or Waiting) — that node's reason (e.g. PodsNotEvictable,
+ * NodeUncordonedExternally, NodeHeldByOtherPlan) naming the first blockers, so `kubectl get mp`
+ * shows why a plan makes no progress while it keeps trying until its deadline.
+ */
+export function runningSummary(s: PlanRunState): { reason: string; message: string } {
+  const running = runningNodes(s)
+    .map((name) => s.plan.nodes.find((n) => n.name === name))
+    .filter((n): n is NodeState => n !== undefined);
+  const held = running.filter((n) => n.phase === 'Blocked' || n.phase === 'Waiting');
+  if (running.length === 0 || held.length < running.length)
+    return { reason: 'Draining', message: `draining ${s.plan.nodes.length} node(s)` };
+  const first = held[0]!;
+  const blockers = held
+    .flatMap((n) => n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`))
+    .slice(0, 5)
+    .join('; ');
+  return {
+    reason: first.reason ?? 'NodeBlocked',
+    message: `${held.length} node(s) held up, retrying until the deadline: ${blockers || `node ${first.name}: ${first.message ?? first.phase}`}`,
+  };
+}

@@ -54,6 +54,7 @@ import {
   pendingNode,
   planOutcome,
   runningNodes,
+  runningSummary,
   type PlanEvent,
   type PlanRunState,
 } from '../drain/plan-drain.js';
@@ -486,6 +487,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       }
       if (s.paused && s.plan.phase === 'Running')
         setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
+      else if (s.plan.phase === 'Running' && s.plan.reason !== 'Cordoning') {
+        const r = runningSummary(s);
+        if (r.reason !== s.plan.reason || r.message !== s.plan.message)
+          setPhase('Running', r.reason, r.message);
+      }
     } else {
       // Settled: wait for release or abort (the operator aborts when the plan is deleted).
       if (s.aborted || s.released) {

@@ -190,22 +190,27 @@ describe('drain engine on the real stack', () => {
     const handle = await client.workflow.start('drainPlanWorkflow', { taskQueue, workflowId, args: [input] });
     const readPlan = () =>
       JSON.parse(kubectl('get', 'maintenanceplan', planName, '-o', 'json')) as MaintenancePlan;
+    // Both nodes end up held by pods that cannot be evicted: the plan keeps Running (it re-checks
+    // the blockers until its deadline) with reason PodsNotEvictable and the Blocked condition True.
     const final = await waitFor(
       async () => {
         const p = readPlan();
-        return p.status?.phase === 'Blocked' || p.status?.phase === 'Drained' || p.status?.phase === 'Failed'
-          ? p
-          : undefined;
+        if (p.status?.phase === 'Failed' || p.status?.phase === 'Drained') return p;
+        const nodesBlocked = (p.status?.nodes ?? []).filter((n) => n.phase === 'Blocked').length === 2;
+        return nodesBlocked && p.status?.reason === 'PodsNotEvictable' ? p : undefined;
       },
       240_000,
-      { what: 'plan reaches a final phase', intervalMs: 500 },
+      { what: 'both nodes blocked by pods that cannot be evicted', intervalMs: 500 },
     );
     sampling = false;
     await sampler;
 
     const st = final.status!;
-    assert.equal(st.phase, 'Blocked', `phase ${st.phase}: ${st.message}`);
+    assert.equal(st.phase, 'Running', `phase ${st.phase}: ${st.message}`);
     assert.equal(st.reason, 'PodsNotEvictable');
+    const blockedCondition = st.conditions?.find((x) => x.type === 'Blocked');
+    assert.equal(blockedCondition?.status, 'True');
+    assert.equal(blockedCondition?.reason, 'PodsNotEvictable');
     assert.equal(st.workflow?.workflowId, workflowId);
     assert.match(st.workflow?.url ?? '', /^http:\/\/127\.0\.0\.1:8233\/namespaces\/.+\/workflows\//);
     const byNode = new Map(st.nodes!.map((n) => [n.name, n]));
@@ -244,7 +249,7 @@ describe('drain engine on the real stack', () => {
 
     // kubectl tells the story.
     const table = kubectl('get', 'mp', planName);
-    assert.match(table, /Blocked\s+PodsNotEvictable/);
+    assert.match(table, /Running\s+PodsNotEvictable/);
     const described = kubectl('describe', 'mp', planName);
     assert.match(described, /Type:\s+Blocked/);
     assert.match(described, /NoController/);
