@@ -62,17 +62,16 @@ import {
 } from '../api/plan.js';
 import { parseRetryAfter } from '../drain/backoff.js';
 import { statusEquals } from '../drain/conditions.js';
-import { classifyPods, toPodInfo } from '../drain/pods.js';
 import { matchesLabelSelector } from '../drain/selector.js';
+import type { WatchCache } from '../k8s/watch-cache.js';
+import { buildNodePods, observedAllowed } from './node-pods.js';
+import { createObserveNode } from './observe.js';
 import type {
   CordonResult,
   DrainActivities,
   EvictInput,
   EvictResult,
-  NodePods,
-  PdbObservation,
   PlanRef,
-  PodItem,
   PodState,
   ResolvedNodes,
 } from './types.js';
@@ -110,6 +109,11 @@ export interface ActivityDeps {
   kubeConfig: KubeConfig;
   /** Structured logger; a pino logger named `drainflow.activities` at level `info` when absent. */
   logger?: Logger;
+  /**
+   * The watch cache `observeNode` reads; the owner closes it (the worker does when it stops). Absent:
+   * a cache of this object's own, started on the first `observeNode` and never closed.
+   */
+  watchCache?: WatchCache;
 }
 
 /**
@@ -473,7 +477,7 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
  * Builds the drain activities around one KubeConfig (the worker registers the returned object).
  *
  * The API clients are created once; every call goes to the current context's cluster. RBAC the
- * activities need: nodes get/list/patch; pods get/list/watch; pods/eviction create;
+ * activities need: nodes get/list/watch/patch; pods get/list/watch; pods/eviction create;
  * poddisruptionbudgets get/list/watch; maintenanceplans get and maintenanceplans/status update;
  * events get/create/patch in `default`.
  *
@@ -789,7 +793,7 @@ export function createActivities(deps: ActivityDeps): DrainActivities {
 
     /**
      * Lists the pods bound to the node (`fieldSelector spec.nodeName=<node>`, all namespaces, paged),
-     * classifies them with kubectl drain's rules ({@link classifyPods}), lists the policy/v1
+     * classifies them with kubectl drain's rules ({@link buildNodePods}), lists the policy/v1
      * PodDisruptionBudgets of their namespaces and matches selectors as the eviction subresource does
      * (an empty selector matches every pod of the namespace; an absent one matches none).
      * A PDB not yet processed by the disruption controller (status.observedGeneration <
@@ -814,11 +818,7 @@ export function createActivities(deps: ActivityDeps): DrainActivities {
         raw.push(...page.items);
         cont = page.metadata?._continue || undefined;
       } while (cont);
-      const infos = raw.map(toPodInfo);
-      const decisions = classifyPods(infos, selection);
-      const byKey = new Map(infos.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
-
-      const namespaces = [...new Set(infos.map((p) => p.metadata.namespace))].sort();
+      const namespaces = [...new Set(raw.map((p) => p.metadata?.namespace ?? ''))].sort();
       const pdbsByNs = new Map<string, V1PodDisruptionBudget[]>();
       await forEachLimit(namespaces, LIST_CONCURRENCY, async (namespace) => {
         const items: V1PodDisruptionBudget[] = [];
@@ -840,38 +840,7 @@ export function createActivities(deps: ActivityDeps): DrainActivities {
         pdbsByNs.set(namespace, items);
       });
 
-      const usedPdbs = new Map<string, PdbObservation>();
-      const pods: PodItem[] = decisions.map((d) => {
-        const info = byKey.get(d.pod);
-        const namespace = info?.metadata.namespace ?? d.pod.split('/')[0] ?? '';
-        const name = info?.metadata.name ?? d.pod.slice(namespace.length + 1);
-        const keys: string[] = [];
-        for (const pdb of pdbsByNs.get(namespace) ?? []) {
-          const selector = pdb.spec?.selector;
-          // policy/v1: a nil selector matches nothing, an empty one everything in the namespace.
-          if (selector === undefined || selector === null) continue;
-          if (!matchesLabelSelector(info?.metadata.labels, selector as LabelSelector)) continue;
-          const key = `${namespace}/${pdb.metadata?.name ?? ''}`;
-          keys.push(key);
-          if (!usedPdbs.has(key)) usedPdbs.set(key, { key, disruptionsAllowed: observedAllowed(pdb) });
-        }
-        keys.sort();
-        return {
-          key: d.pod,
-          namespace,
-          name,
-          uid: d.uid,
-          action: d.action,
-          reason: d.reason,
-          message: d.message,
-          pdbs: keys,
-        };
-      });
-      const result: NodePods = {
-        pods,
-        pdbs: [...usedPdbs.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
-      };
-      return result;
+      return buildNodePods(raw, (ns) => pdbsByNs.get(ns) ?? [], selection);
     },
 
     /**
@@ -1175,16 +1144,16 @@ export function createActivities(deps: ActivityDeps): DrainActivities {
         );
       }
     },
+
+    /** See {@link createObserveNode}: answered from a watch cache shared by this object's calls. */
+    observeNode: createObserveNode({
+      kubeConfig: kc,
+      logger: log,
+      cache: deps.watchCache,
+      heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
+    }),
   };
   return activities;
-}
-
-/** disruptionsAllowed as the eviction subresource sees it: 0 until the disruption controller observed the latest generation. */
-function observedAllowed(pdb: WatchedObject): number {
-  const generation = pdb.metadata?.generation ?? 0;
-  const observed = pdb.status?.observedGeneration ?? 0;
-  if (pdb.status === undefined || observed < generation) return 0;
-  return pdb.status.disruptionsAllowed ?? 0;
 }
 
 /** Runs `fn` over `items` with at most `limit` calls in flight; rejects with the first error. */

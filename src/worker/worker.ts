@@ -9,6 +9,7 @@ import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
 import type { DrainActivities } from '../activities/types.js';
+import { WatchCache } from '../k8s/watch-cache.js';
 import type { DrainflowMetrics } from '../shared/http.js';
 import { workflowBundlePath } from './bundle.js';
 
@@ -74,13 +75,24 @@ export const MAX_CACHED_WORKFLOWS = 200;
  * Creates (does not run) the worker: takes the workflow bundle (prebuilt, cached, or built once in
  * a child process, see ./bundle.ts) and registers the activities. Run it with `worker.run()`; `worker.shutdown()` stops polling and lets running
  * activities finish (graceful shutdown, as on SIGTERM).
+ *
+ * The worker owns the watch cache of the `observeNode` activity (src/k8s/watch-cache.ts): it is
+ * closed when `worker.run()` ends, so its open watches do not keep the process alive.
  */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  const watchCache = new WatchCache({
+    kubeConfig: deps.kubeConfig,
+    logger: deps.logger.child({ part: 'watch-cache' }),
+  });
   const activities = instrumentActivities(
-    createActivities({ kubeConfig: deps.kubeConfig, logger: deps.logger.child({ part: 'activities' }) }),
+    createActivities({
+      kubeConfig: deps.kubeConfig,
+      logger: deps.logger.child({ part: 'activities' }),
+      watchCache,
+    }),
     deps.metrics,
   );
-  return Worker.create({
+  const worker = await Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
@@ -95,4 +107,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     maxCachedWorkflows: MAX_CACHED_WORKFLOWS,
     shutdownGraceTime: '20s',
   });
+  const run = worker.run.bind(worker);
+  worker.run = () => run().finally(() => watchCache.close());
+  return worker;
 }

@@ -38,6 +38,7 @@ import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { parseAllDocuments } from 'yaml';
 import { createActivities } from '../../src/activities/index.js';
+import type { ObserveNode } from '../../src/activities/observe.js';
 import {
   API_VERSION,
   FINALIZER,
@@ -476,6 +477,7 @@ describe('deploy/default renders', () => {
       'patch core/events ns=default',
       'patch core/nodes cluster',
       'update maintenance.drainflow.dev/maintenanceplans/status cluster',
+      'watch core/nodes cluster',
       'watch core/pods cluster',
       'watch policy/poddisruptionbudgets cluster',
     ]);
@@ -542,8 +544,8 @@ describe('deploy/default on the API server', () => {
     const LEASES = 'leases.coordination.k8s.io';
     const PDBS = 'poddisruptionbudgets.policy';
 
-    // worker: src/activities/index.ts
-    for (const v of ['get', 'list', 'patch']) allow(WORKER_SA, v, 'nodes');
+    // worker: src/activities/index.ts (observeNode's informers: src/k8s/watch-cache.ts)
+    for (const v of ['get', 'list', 'watch', 'patch']) allow(WORKER_SA, v, 'nodes');
     for (const v of ['get', 'list', 'watch']) allow(WORKER_SA, v, 'pods', '-n', ns);
     allow(WORKER_SA, 'list', 'pods', '--all-namespaces');
     allow(WORKER_SA, 'create', 'pods', '--subresource=eviction', '-n', ns);
@@ -551,7 +553,7 @@ describe('deploy/default on the API server', () => {
     allow(WORKER_SA, 'get', MP);
     allow(WORKER_SA, 'update', MP, '--subresource=status');
     for (const v of ['get', 'create', 'patch']) allow(WORKER_SA, v, 'events', '-n', 'default');
-    for (const v of ['delete', 'update', 'create', 'watch', 'deletecollection']) deny(WORKER_SA, v, 'nodes');
+    for (const v of ['delete', 'update', 'create', 'deletecollection']) deny(WORKER_SA, v, 'nodes');
     for (const v of ['delete', 'create', 'update', 'patch', 'deletecollection'])
       deny(WORKER_SA, v, 'pods', '-n', ns);
     deny(WORKER_SA, 'create', 'pods', '--subresource=exec', '-n', ns);
@@ -661,6 +663,22 @@ describe('deploy/default on the API server', () => {
       [[`${ns}/${pod!.metadata!.name}`, 'Evict', [`${ns}/web`]]],
     );
     assert.deepEqual(listed.pdbs, [{ key: `${ns}/web`, disruptionsAllowed: 1 }]);
+    // observeNode (informers: list + watch of all nodes, all PDBs and the node's pods)
+    try {
+      const observed = await acts.observeNode({
+        node,
+        selection: { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false },
+        maxWaitSeconds: 5,
+      });
+      assert.equal(observed.changed, true);
+      assert.deepEqual(observed.changed && observed.node, { exists: true, unschedulable: true });
+      assert.deepEqual(observed.changed && observed.pods.map((p) => [p.key, p.action, p.pdbs]), [
+        [`${ns}/${pod!.metadata!.name}`, 'Evict', [`${ns}/web`]],
+      ]);
+      assert.deepEqual(observed.changed && observed.pdbs, listed.pdbs);
+    } finally {
+      await (acts.observeNode as ObserveNode).cache.close();
+    }
     // waitDisruptionAllowed (PDB list + watch)
     assert.deepEqual(await acts.waitDisruptionAllowed({ pdb: `${ns}/web`, timeoutSeconds: 10 }), {
       disruptionsAllowed: 1,

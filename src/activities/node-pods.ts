@@ -1,0 +1,127 @@
+/**
+ * The "pods of a node with their PodDisruptionBudgets" view shared by the `listNodePods` and
+ * `observeNode` activities: kubectl-drain classification ({@link classifyPods}), PDB matching as the
+ * eviction subresource does it, and the fingerprint of an observation.
+ *
+ * Pure (no I/O, no clock); inputs may be typed client objects or raw watch JSON (times as `Date` or
+ * RFC 3339 strings alike).
+ */
+import { createHash } from 'node:crypto';
+import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { LabelSelector, PodSelection } from '../api/plan.js';
+import { classifyPods, toPodInfo } from '../drain/pods.js';
+import { matchesLabelSelector } from '../drain/selector.js';
+import type { NodeObservation, NodePods, PdbObservation, PodItem } from './types.js';
+
+/** The fields of a PodDisruptionBudget that {@link observedAllowed} reads. */
+export interface PdbStatusFields {
+  metadata?: { generation?: number };
+  status?: { observedGeneration?: number; disruptionsAllowed?: number };
+}
+
+/**
+ * status.disruptionsAllowed as the eviction subresource sees it: 0 while the disruption controller
+ * has not observed the latest spec (status.observedGeneration < metadata.generation, or no status),
+ * because the eviction subresource then refuses with 429 (pkg/registry/core/pod/storage/eviction.go,
+ * "is still being processed by the server").
+ *
+ * @returns a count of pods; may be negative only if the server reports it so.
+ */
+export function observedAllowed(pdb: PdbStatusFields): number {
+  const generation = pdb.metadata?.generation ?? 0;
+  const observed = pdb.status?.observedGeneration ?? 0;
+  if (pdb.status === undefined || observed < generation) return 0;
+  return pdb.status.disruptionsAllowed ?? 0;
+}
+
+/**
+ * Whether a policy/v1 PodDisruptionBudget's selector selects a pod with these labels, as the
+ * eviction subresource and the disruption controller match it: a nil (absent) selector matches no
+ * pod, an empty selector (`{}`) matches every pod of the PDB's namespace (policy/v1 semantics; in
+ * policy/v1beta1 an empty selector matched nothing). The caller checks the namespace.
+ */
+export function pdbSelectsPod(
+  pdb: Pick<V1PodDisruptionBudget, 'spec'>,
+  podLabels: Record<string, string> | undefined,
+): boolean {
+  const selector = pdb.spec?.selector;
+  if (selector === undefined || selector === null) return false;
+  return matchesLabelSelector(podLabels, selector as LabelSelector);
+}
+
+/**
+ * Classifies the pods of a node and matches them with the PDBs of their namespaces.
+ *
+ * @param pods every pod bound to the node (any order).
+ * @param pdbsIn the PDBs of one namespace (called once per pod).
+ * @param selection `spec.podSelection` with defaults applied.
+ * @returns pods classified with kubectl drain's rules, sorted by namespace then name, each with the
+ *   keys of the PDBs selecting it (sorted) and `deletionTimestampMs` (ms since epoch) when it is
+ *   terminating; and every PDB selecting at least one of them, sorted by key, with
+ *   {@link observedAllowed}.
+ */
+export function buildNodePods(
+  pods: readonly V1Pod[],
+  pdbsIn: (namespace: string) => readonly V1PodDisruptionBudget[],
+  selection: PodSelection,
+): NodePods {
+  const infos = pods.map(toPodInfo);
+  const decisions = classifyPods(infos, selection);
+  const byKey = new Map(infos.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
+  const usedPdbs = new Map<string, PdbObservation>();
+  const items: PodItem[] = decisions.map((d) => {
+    const info = byKey.get(d.pod);
+    const namespace = info?.metadata.namespace ?? d.pod.split('/')[0] ?? '';
+    const name = info?.metadata.name ?? d.pod.slice(namespace.length + 1);
+    const keys: string[] = [];
+    for (const pdb of pdbsIn(namespace)) {
+      if (!pdbSelectsPod(pdb, info?.metadata.labels)) continue;
+      const key = `${namespace}/${pdb.metadata?.name ?? ''}`;
+      keys.push(key);
+      if (!usedPdbs.has(key)) usedPdbs.set(key, { key, disruptionsAllowed: observedAllowed(pdb) });
+    }
+    keys.sort();
+    const item: PodItem = {
+      key: d.pod,
+      namespace,
+      name,
+      uid: d.uid,
+      action: d.action,
+      reason: d.reason,
+      message: d.message,
+      pdbs: keys,
+    };
+    const deletion = info?.metadata.deletionTimestamp;
+    if (deletion !== undefined) {
+      const ms = Date.parse(deletion);
+      if (Number.isFinite(ms)) item.deletionTimestampMs = ms;
+    }
+    return item;
+  });
+  return {
+    pods: items,
+    pdbs: [...usedPdbs.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+  };
+}
+
+/** The material content of a changed {@link NodeObservation}: everything but the fingerprint. */
+export type ObservationContent = Omit<Extract<NodeObservation, { changed: true }>, 'changed' | 'fingerprint'>;
+
+/** Hex digits of the sha256 kept in a fingerprint (64 bits). */
+const FINGERPRINT_HEX_DIGITS = 16;
+
+/**
+ * The fingerprint of an observation: the first 16 hex digits of the sha256 of a canonical JSON array
+ * of exactly the material fields, in a fixed order: node exists and unschedulable; per pod (in the
+ * given order, which is sorted by key) key, uid, action, reason, pdbs, deletionTimestampMs (or null);
+ * per PDB key and disruptionsAllowed. Messages, labels, annotations and resourceVersions are not
+ * part of it, so updates that change no decision (status heartbeats, annotations) keep it.
+ */
+export function observationFingerprint(content: ObservationContent): string {
+  const canonical = JSON.stringify([
+    [content.node.exists, content.node.unschedulable],
+    content.pods.map((p) => [p.key, p.uid, p.action, p.reason, p.pdbs, p.deletionTimestampMs ?? null]),
+    content.pdbs.map((p) => [p.key, p.disruptionsAllowed]),
+  ]);
+  return createHash('sha256').update(canonical).digest('hex').slice(0, FINGERPRINT_HEX_DIGITS);
+}

@@ -1,0 +1,267 @@
+/**
+ * The `observeNode` activity ({@link DrainActivities.observeNode}): a level-triggered observation of
+ * one node, the pods bound to it and the PodDisruptionBudgets covering them, answered from the
+ * worker-wide {@link WatchCache} (informers) rather than by listing on every call.
+ *
+ * The caller passes the fingerprint of what it holds (`since`); the activity answers with the new
+ * content as soon as the material content differs from it (after a coalescing window), or with
+ * `{ changed: false }` after `maxWaitSeconds`. Heartbeats every `heartbeatIntervalMs` and stops when
+ * the activity is cancelled. Outside a Temporal activity it works the same, minus heartbeats and
+ * cancellation.
+ */
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { KubeConfig, V1Node } from '@kubernetes/client-node';
+import { pino, type Logger } from 'pino';
+import { WatchCache } from '../k8s/watch-cache.js';
+import { buildNodePods, observationFingerprint, type ObservationContent } from './node-pods.js';
+import type { DrainActivities, NodeObservation, ObserveNodeInput } from './types.js';
+
+/** Default coalescing window, ms ({@link ObserveNodeInput.coalesceMs}). */
+export const DEFAULT_COALESCE_MS = 500;
+
+/** Default heartbeat interval, ms (the activities pass their `HEARTBEAT_INTERVAL_MS`). */
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 2000;
+
+/**
+ * Longest wait, ms, for a cold cache's first list before the activity gives up with a retryable
+ * error, when `maxWaitSeconds` is shorter.
+ */
+export const SYNC_TIMEOUT_MS = 15_000;
+
+/** Dependencies of {@link createObserveNode}. */
+export interface ObserveNodeDeps {
+  /** Where and as whom to reach the Kubernetes API (used only when `cache` is absent). */
+  kubeConfig: KubeConfig;
+  /** Structured logger; a pino logger named `drainflow.observe` at level `info` when absent. */
+  logger?: Logger;
+  /** The worker-wide cache to read; a new one (sharing nothing) when absent. */
+  cache?: WatchCache;
+  /** How often to heartbeat, ms. Default 2000. */
+  heartbeatIntervalMs?: number;
+}
+
+/** The activity function, with the cache it reads (to close it on shutdown, or to inspect in tests). */
+export type ObserveNode = DrainActivities['observeNode'] & { readonly cache: WatchCache };
+
+/** Temporal failure type of retryable Kubernetes failures (the name of `TransientKubernetesError`). */
+const TRANSIENT_TYPE = 'TransientKubernetesError';
+/** Temporal failure type of non-retryable Kubernetes API errors (`KUBERNETES_API_ERROR_TYPE`). */
+const API_ERROR_TYPE = 'KubernetesApiError';
+
+/** The current activity context, or `undefined` outside a Temporal activity. */
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+/** HTTP status of an informer error (client-node ApiException `code`, watch error `statusCode`). */
+function httpCode(err: unknown): number | undefined {
+  const e = err as { code?: unknown; statusCode?: unknown } | null;
+  if (typeof e?.code === 'number') return e.code;
+  if (typeof e?.statusCode === 'number') return e.statusCode;
+  return undefined;
+}
+
+/**
+ * Whether an informer error is one waiting does not fix: a 4xx other than 408/429 (e.g. 403 when
+ * the worker lacks list/watch RBAC, 404 for an unserved API group).
+ */
+function isPermanentError(err: unknown): boolean {
+  const code = httpCode(err);
+  return code !== undefined && code >= 400 && code < 500 && code !== 408 && code !== 429;
+}
+
+/** An informer error for a message: `HTTP <code>: <message>`, capped. */
+function describe(err: unknown): string {
+  const code = httpCode(err);
+  const msg = (err instanceof Error ? err.message : String(err)).slice(0, 300);
+  return code === undefined ? msg : `HTTP ${code}: ${msg}`;
+}
+
+/**
+ * The material content of node `node` as the cache sees it now: node existence and
+ * `spec.unschedulable`; its pods classified and matched with PDBs ({@link buildNodePods}). A node that
+ * does not exist has no pods and no PDBs (pods still bound to a deleted node are left to the pod
+ * garbage collector).
+ */
+function snapshot(
+  node: V1Node | undefined,
+  pods: Parameters<typeof buildNodePods>[0],
+  pdbsIn: Parameters<typeof buildNodePods>[1],
+  selection: ObserveNodeInput['selection'],
+): ObservationContent {
+  if (node === undefined) return { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
+  const { pods: items, pdbs } = buildNodePods(pods, pdbsIn, selection);
+  return { node: { exists: true, unschedulable: node.spec?.unschedulable === true }, pods: items, pdbs };
+}
+
+/**
+ * Builds the `observeNode` activity around a {@link WatchCache}.
+ *
+ * The returned function, for `input` ({@link ObserveNodeInput}; `maxWaitSeconds` in seconds,
+ * `coalesceMs` in ms):
+ *
+ * 1. subscribes to the node in the cache and waits until its informers have synced (at most
+ *    `max(maxWaitSeconds, 15 s)`);
+ * 2. answers at once with the content when `since` is absent or differs from the current
+ *    fingerprint (changes that happened between two calls are already a batch);
+ * 3. otherwise waits for a change relevant to the node; when the fingerprint then differs it waits
+ *    `coalesceMs` more (a fixed window, which may end up to `coalesceMs` after `maxWaitSeconds`) and
+ *    answers with the content at the end of the window; a change that leaves the fingerprint as it
+ *    was (an annotation, a status heartbeat) does not wake the caller;
+ * 4. after `maxWaitSeconds` without a material change answers `{ changed: false, fingerprint: since }`.
+ *
+ * The content is what the cache saw last: while an informer restarts after an error it may lag,
+ * never lose changes.
+ *
+ * @returns the activity function; its `cache` property is the cache it reads.
+ * @throws (from the activity) `CancelledFailure` (the activity's cancellation reason) when cancelled;
+ *   a non-retryable `ApplicationFailure` of type `InvalidInput` for a bad input, or of type
+ *   `KubernetesApiError` when a first list is refused with a 4xx (e.g. 403: missing RBAC); a
+ *   retryable `ApplicationFailure` of type `TransientKubernetesError` when the cache cannot sync in
+ *   time.
+ */
+export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
+  const log = deps.logger ?? pino({ name: 'drainflow.observe', level: 'info' });
+  const cache = deps.cache ?? new WatchCache({ kubeConfig: deps.kubeConfig, logger: log });
+  const heartbeatMs = deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+
+  async function observeNode(input: ObserveNodeInput): Promise<NodeObservation> {
+    const { node, selection, since } = input;
+    const coalesceMs = input.coalesceMs ?? DEFAULT_COALESCE_MS;
+    if (
+      typeof node !== 'string' ||
+      node === '' ||
+      !Number.isFinite(input.maxWaitSeconds) ||
+      input.maxWaitSeconds < 0 ||
+      !Number.isFinite(coalesceMs) ||
+      coalesceMs < 0
+    ) {
+      throw ApplicationFailure.nonRetryable(
+        `observeNode: need a node name, maxWaitSeconds >= 0 and coalesceMs >= 0, got ${JSON.stringify({
+          node,
+          maxWaitSeconds: input.maxWaitSeconds,
+          coalesceMs: input.coalesceMs,
+        })}`,
+        'InvalidInput',
+      );
+    }
+    const startedAt = Date.now();
+    const deadline = startedAt + input.maxWaitSeconds * 1000;
+
+    const watch = cache.acquire(node); // throws only when the cache is closed (worker shutdown)
+    const ctx = activityContext();
+    const cancel = ctx?.cancellationSignal;
+    const stop = new AbortController();
+    let failure: unknown;
+    const onCancel = (): void => {
+      failure ??= cancel?.reason ?? new CancelledFailure(`observeNode ${node} cancelled`);
+      stop.abort();
+    };
+    cancel?.addEventListener('abort', onCancel, { once: true });
+    if (cancel?.aborted) onCancel();
+    const beat = ctx ? setInterval(() => ctx.heartbeat(), heartbeatMs) : undefined;
+    ctx?.heartbeat();
+
+    /** An AbortSignal for "cancelled or `at` reached", with its cleanup. */
+    const until = (at: number): { signal: AbortSignal; done: () => void } => {
+      const ac = new AbortController();
+      const t = setTimeout(() => ac.abort(), Math.max(0, at - Date.now()));
+      const onStop = (): void => ac.abort();
+      stop.signal.addEventListener('abort', onStop, { once: true });
+      return {
+        signal: ac.signal,
+        done: () => {
+          clearTimeout(t);
+          stop.signal.removeEventListener('abort', onStop);
+        },
+      };
+    };
+    const read = (): { content: ObservationContent; fingerprint: string } => {
+      const content = snapshot(watch.getNode(), watch.listPods(), (ns) => watch.listPdbs(ns), selection);
+      return { content, fingerprint: observationFingerprint(content) };
+    };
+    const answer = (s: { content: ObservationContent; fingerprint: string }): NodeObservation => ({
+      changed: true,
+      fingerprint: s.fingerprint,
+      ...s.content,
+    });
+    const throwIfCancelled = (): void => {
+      if (failure !== undefined) throw failure;
+    };
+
+    try {
+      throwIfCancelled();
+      // 1. Sync, failing fast on an error that waiting does not fix.
+      if (!watch.isSynced()) {
+        const w = until(startedAt + Math.max(input.maxWaitSeconds * 1000, SYNC_TIMEOUT_MS));
+        try {
+          await watch.waitSynced(w.signal, isPermanentError);
+        } finally {
+          w.done();
+        }
+        throwIfCancelled();
+        if (!watch.isSynced()) {
+          const err = watch.lastError();
+          const text = err === undefined ? '' : `: ${describe(err)}`;
+          if (isPermanentError(err)) {
+            throw ApplicationFailure.nonRetryable(
+              `observeNode ${node}: the API server refused to list${text}`,
+              API_ERROR_TYPE,
+              { code: httpCode(err) },
+            );
+          }
+          throw ApplicationFailure.retryable(
+            `observeNode ${node}: cache not synced after ${Date.now() - startedAt} ms${text}`,
+            TRANSIENT_TYPE,
+          );
+        }
+      }
+
+      // 2. Answer at once when the caller holds nothing or something else.
+      let seen = watch.changes;
+      let current = read();
+      if (since === undefined || current.fingerprint !== since) return answer(current);
+
+      // 3./4. Wait for a material change, then coalesce.
+      for (;;) {
+        const w = until(deadline);
+        let woke: boolean;
+        try {
+          woke = await watch.waitForChange(seen, w.signal);
+        } finally {
+          w.done();
+        }
+        throwIfCancelled();
+        if (!woke) return { changed: false, fingerprint: since };
+        seen = watch.changes;
+        current = read();
+        if (current.fingerprint === since) continue; // an immaterial change
+        if (coalesceMs > 0) {
+          const c = until(Date.now() + coalesceMs);
+          await new Promise<void>((resolve) => {
+            if (c.signal.aborted) resolve();
+            else c.signal.addEventListener('abort', () => resolve(), { once: true });
+          });
+          c.done();
+          throwIfCancelled();
+          seen = watch.changes;
+          current = read();
+          if (current.fingerprint === since) continue; // changed back within the window
+        }
+        log.debug({ node, since, fingerprint: current.fingerprint }, 'observeNode: change observed');
+        return answer(current);
+      }
+    } finally {
+      clearInterval(beat);
+      cancel?.removeEventListener('abort', onCancel);
+      stop.abort();
+      watch.release();
+    }
+  }
+
+  return Object.assign(observeNode, { cache });
+}
