@@ -63,6 +63,7 @@ import {
 import { parseRetryAfter } from '../drain/backoff.js';
 import { statusEquals } from '../drain/conditions.js';
 import { matchesLabelSelector } from '../drain/selector.js';
+import { NODE_CLAIM_UID_ANNOTATION, heldBy } from '../k8s/node-claim.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
 import { buildNodePods, observedAllowed } from './node-pods.js';
 import { createObserveNode } from './observe.js';
@@ -71,16 +72,12 @@ import type {
   DrainActivities,
   EvictInput,
   EvictResult,
-  PlanRef,
   PodState,
   ResolvedNodes,
 } from './types.js';
 
-/**
- * Annotation on a Node holding the `metadata.uid` of the plan named by {@link NODE_CLAIM_ANNOTATION}, so a
- * plan deleted and re-created under the same name is not mistaken for the one that claimed the node.
- */
-export const NODE_CLAIM_UID_ANNOTATION = `${GROUP}/held-by-uid`;
+/** Re-exported from the shared claim module (src/k8s/node-claim.ts), where it is defined. */
+export { NODE_CLAIM_UID_ANNOTATION };
 
 /** Namespace of the Events recorded on (cluster-scoped) MaintenancePlans, as Kubernetes does for Nodes. */
 export const EVENT_NAMESPACE = 'default';
@@ -516,15 +513,6 @@ export function createActivities(deps: ActivityDeps): DrainActivities {
       if (code === 404) return 'gone';
       throw classifyError(err, `patch node ${name}`);
     }
-  }
-
-  /** Whether the node's claim annotations name this plan (a claim without the uid annotation counts by name). */
-  function heldBy(node: V1Node, plan: PlanRef): 'none' | 'self' | 'other' {
-    const ann = node.metadata?.annotations ?? {};
-    const name = ann[NODE_CLAIM_ANNOTATION];
-    if (name === undefined || name === '') return 'none';
-    const uid = ann[NODE_CLAIM_UID_ANNOTATION];
-    return name === plan.name && (uid === undefined || uid === plan.uid) ? 'self' : 'other';
   }
 
   /**

@@ -7,7 +7,9 @@
  *   reuse policy REJECT_DUPLICATE, so a finished plan is never re-run),
  * - relays changes of spec.paused / spec.abort / spec.release as signals,
  * - on deletion aborts a running workflow, waits for it to hand the nodes back, and removes the
- *   finalizer.
+ *   finalizer; when the workflow is not running (terminated, failed, timed out, cancelled, completed
+ *   or unknown to Temporal) it hands back itself what the plan still claims ({@link
+ *   PlanController.handBackClaimedNodes}) before removing the finalizer.
  *
  * It acts only when the plan is new to it, when metadata.generation changed (a spec change), or when
  * deletion started. A status-only update (the workflow's own status writes) leads to no API call and
@@ -16,6 +18,7 @@
  * again, and the flags are re-asserted only when the workflow has not seen the current generation.
  */
 import {
+  CoreV1Api,
   makeInformer,
   type Informer,
   type KubeConfig,
@@ -34,13 +37,18 @@ import {
 import type { Logger } from 'pino';
 import { ZodError } from 'zod';
 import { createActivities } from '../activities/index.js';
+import type { PlanRef } from '../activities/types.js';
 import {
   FINALIZER,
+  NODE_WAS_UNSCHEDULABLE_ANNOTATION,
+  UncordonPolicySchema,
   parseSpec,
   type MaintenancePlan,
   type MaintenancePlanSpec,
   type PlanPhase,
+  type UncordonPolicy,
 } from '../api/plan.js';
+import { listClaimedNodes } from '../k8s/node-claim.js';
 import type { RunConfig } from '../shared/config.js';
 import type { DrainflowMetrics } from '../shared/http.js';
 import {
@@ -114,7 +122,13 @@ export class PlanController {
   private readonly log: Logger;
   private readonly plans: PlanApi;
   private readonly queue: KeyedQueue;
-  private readonly events: ReturnType<typeof createActivities>;
+  /**
+   * The worker's activity implementations, called in-process (no Temporal): `recordEvent` for the
+   * plan's Events and `releaseNode` for the deletion hand-back without a workflow.
+   */
+  private readonly activities: ReturnType<typeof createActivities>;
+  /** Node list of the hand-back without a workflow ({@link listClaimedNodes}). */
+  private readonly core: CoreV1Api;
   private informer: (Informer<KubernetesObject> & ObjectCache<KubernetesObject>) | undefined;
   private readonly latest = new Map<string, Latest>();
   private readonly memory = new Map<string, Memory>();
@@ -128,10 +142,11 @@ export class PlanController {
     this.log = deps.logger;
     this.plans = new PlanApi(deps.kubeConfig);
     this.queue = new KeyedQueue((key, signal) => this.handle(key, signal), this.log);
-    this.events = createActivities({
+    this.activities = createActivities({
       kubeConfig: deps.kubeConfig,
-      logger: this.log.child({ part: 'events' }),
+      logger: this.log.child({ part: 'activities' }),
     });
+    this.core = deps.kubeConfig.makeApiClient(CoreV1Api);
   }
 
   /** Whether the first list of plans has completed (the cache is synced). */
@@ -471,7 +486,13 @@ export class PlanController {
     }
   }
 
-  /** Deletion: abort a running workflow, wait (bounded) for it to hand the nodes back, remove the finalizer. */
+  /**
+   * Deletion: abort a running workflow and wait (bounded) for it to hand the nodes back; then (and
+   * right away when the workflow is not RUNNING: TERMINATED, FAILED, TIMED_OUT, CANCELED,
+   * COMPLETED, CONTINUED_AS_NEW or unknown to Temporal) hand back whatever the plan still claims
+   * ({@link handBackClaimedNodes}), and remove the finalizer. A hand-back error throws: the queue
+   * retries with backoff and the finalizer stays.
+   */
   private async cleanup(
     plan: MaintenancePlan,
     workflowId: string,
@@ -516,10 +537,83 @@ export class PlanController {
         ? `workflow ${workflowId} already closed (${desc.status.name})`
         : `no workflow ${workflowId}`;
     }
+    // A workflow that closed after the abort has handed its nodes back (normally nothing is left);
+    // one that was terminated, failed or timed out never will: hand back what is left here.
+    const handedBack = await this.handBackClaimedNodes(plan, outcome, log);
+    if (handedBack.length > 0) outcome += `; handed back ${handedBack.join(', ')}`;
     await this.event(plan, 'Normal', 'CleanupFinished', `${outcome}; removing the finalizer`);
     await this.plans.removeFinalizer(name, uid);
     mem.cleanedUp = true;
     log.info({ outcome }, 'finalizer removed');
+  }
+
+  /**
+   * Hands back, without a workflow, the nodes that still carry this plan's claim: one paged list of
+   * all Nodes ({@link listClaimedNodes}: held-by = plan name and held-by-uid = plan uid or absent),
+   * then for each the `releaseNode` activity's own implementation, run in this process: a merge patch
+   * guarded by the node's resourceVersion (409 → re-read and retry) that removes the three claim
+   * annotations and, when `uncordon` is true and was-unschedulable is not `'true'`, removes
+   * `spec.unschedulable` — exactly what the workflow's hand-back on abort does.
+   *
+   * `uncordon` is `spec.uncordon !== 'Never'` ({@link uncordonOnDelete}), as the workflow's abort uses.
+   *
+   * Relies on: the workflow being closed (no workflow writes the claims concurrently; Temporal
+   * terminates or cancels the per-node child workflows with their parent, and a `cordonNode`
+   * activity still in flight on a worker at that moment could claim a node after this sweep — a
+   * window of one API call); annotations not being selectable server-side (hence the full list).
+   *
+   * Records a Normal Event `NodesHandedBack` naming the nodes when it handed any back, and a Warning
+   * `NodeHandBackFailed` when some failed.
+   *
+   * @param why what became of the workflow (for the Event and the log).
+   * @returns the nodes handed back, each as `name (uncordoned)` or `name (claim removed, ...)`; empty
+   *   when the plan claimed none.
+   * @throws Error when a node could not be handed back (the others are handed back first).
+   */
+  private async handBackClaimedNodes(plan: MaintenancePlan, why: string, log: Logger): Promise<string[]> {
+    const ref: PlanRef = { name: plan.metadata.name, uid: plan.metadata.uid };
+    const nodes = await listClaimedNodes(this.core, ref);
+    if (nodes.length === 0) return [];
+    const uncordon = uncordonOnDelete(plan);
+    const done: string[] = [];
+    const failed: string[] = [];
+    for (const n of nodes) {
+      const node = n.metadata?.name ?? '';
+      try {
+        const { uncordoned } = await this.activities.releaseNode({ plan: ref, node, uncordon });
+        let how = 'uncordoned';
+        if (!uncordoned) {
+          how = !uncordon
+            ? 'claim removed, left cordoned: uncordon Never'
+            : n.metadata?.annotations?.[NODE_WAS_UNSCHEDULABLE_ANNOTATION] === 'true'
+              ? 'claim removed, left cordoned: unschedulable before the plan'
+              : 'claim removed';
+        }
+        done.push(`${node} (${how})`);
+      } catch (err) {
+        log.warn({ node, err }, 'hand-back without a workflow failed; retrying');
+        failed.push(`${node}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    if (done.length > 0) {
+      log.info(
+        { nodes: done, workflow: why },
+        'workflow not running: handed back the nodes the plan still claimed',
+      );
+      this.deps.metrics.operatorActions.inc({ action: 'cleanup' });
+      await this.event(
+        plan,
+        'Normal',
+        'NodesHandedBack',
+        `${why}: handed back ${done.length} node(s) the plan still claimed: ${done.join(', ')}`,
+      );
+    }
+    if (failed.length > 0) {
+      const message = `${why}: could not hand back ${failed.length} node(s), retrying: ${failed.join('; ')}`;
+      await this.event(plan, 'Warning', 'NodeHandBackFailed', message);
+      throw new Error(message);
+    }
+    return done;
   }
 
   /** Waits for the workflow to close, at most `ms`, or until the controller stops. */
@@ -610,8 +704,24 @@ export class PlanController {
     message: string,
   ): Promise<void> {
     const ref = 'metadata' in plan ? { name: plan.metadata.name, uid: plan.metadata.uid } : plan;
-    await this.events.recordEvent({ plan: ref, type, reason, message });
+    await this.activities.recordEvent({ plan: ref, type, reason, message });
   }
+}
+
+/**
+ * Whether a deletion hands the plan's nodes back uncordoned: `spec.uncordon` is OnDelete or OnRelease
+ * (not Never), as the workflow's abort does. A spec that does not parse as a whole still has its
+ * `uncordon` read on its own; absent or unreadable means the default, OnDelete.
+ */
+export function uncordonOnDelete(plan: MaintenancePlan): boolean {
+  let policy: UncordonPolicy;
+  try {
+    policy = parseSpec(plan.spec ?? {}).uncordon;
+  } catch {
+    const raw = UncordonPolicySchema.safeParse((plan.spec as { uncordon?: unknown } | undefined)?.uncordon);
+    policy = raw.success ? raw.data : 'OnDelete';
+  }
+  return policy !== 'Never';
 }
 
 function flagsOf(spec: MaintenancePlanSpec): Flags {

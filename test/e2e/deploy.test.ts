@@ -7,8 +7,9 @@
  * 2. The RBAC is sufficient and least privilege: with the namespace, ServiceAccounts and RBAC applied
  *    for real, `kubectl auth can-i --as=system:serviceaccount:drainflow-system:<sa>` allows every call
  *    the code makes and denies the rest; the worker's activities and the operator's calls (informer,
- *    finalizer and status patches, Events, leader-election Lease) succeed with the ServiceAccounts'
- *    own tokens; a call outside the grant is refused with 403.
+ *    finalizer and status patches, Events, leader-election Lease, the node hand-back without a
+ *    workflow) succeed with the ServiceAccounts' own tokens; a call outside the grant is refused
+ *    with 403.
  * 3. The image's runtime layout: `tsc -p tsconfig.build.json` compiles, and the compiled
  *    `dist/cli/main.js run --worker` (what the image runs) starts as the worker ServiceAccount,
  *    bundles the compiled workflows, serves /healthz /readyz /metrics and drains a node.
@@ -29,6 +30,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import {
   CoordinationV1Api,
+  CoreV1Api,
   makeInformer,
   type KubeConfig,
   type KubernetesObject,
@@ -50,6 +52,7 @@ import {
   parseSpec,
   type MaintenancePlan,
 } from '../../src/api/plan.js';
+import { listClaimedNodes } from '../../src/k8s/node-claim.js';
 import { LEASE_NAME } from '../../src/operator/index.js';
 import { LeaderElector } from '../../src/operator/lease.js';
 import { PLANS_PATH, PlanApi } from '../../src/operator/plans.js';
@@ -486,9 +489,12 @@ describe('deploy/default renders', () => {
       'create core/events ns=default',
       'get coordination.k8s.io/leases ns=drainflow-system name=drainflow-operator',
       'get core/events ns=default',
+      'get core/nodes cluster',
       'get maintenance.drainflow.dev/maintenanceplans cluster',
+      'list core/nodes cluster',
       'list maintenance.drainflow.dev/maintenanceplans cluster',
       'patch core/events ns=default',
+      'patch core/nodes cluster',
       'patch maintenance.drainflow.dev/maintenanceplans cluster',
       'patch maintenance.drainflow.dev/maintenanceplans/status cluster',
       'update coordination.k8s.io/leases ns=drainflow-system name=drainflow-operator',
@@ -570,7 +576,8 @@ describe('deploy/default on the API server', () => {
     deny(WORKER_SA, '*', 'nodes');
     deny(WORKER_SA, 'create', 'clusterrolebindings');
 
-    // operator: src/operator/ (informer, plans.ts, lease.ts, Events through recordEvent)
+    // operator: src/operator/ (informer, plans.ts, lease.ts, Events through recordEvent, the
+    // hand-back without a workflow: node list + releaseNode)
     for (const v of ['get', 'list', 'watch', 'patch']) allow(OPERATOR_SA, v, MP);
     allow(OPERATOR_SA, 'patch', MP, '--subresource=status');
     allow(OPERATOR_SA, 'update', MP, '--subresource=finalizers');
@@ -583,7 +590,10 @@ describe('deploy/default on the API server', () => {
     deny(OPERATOR_SA, 'get', `${LEASES}/kube-controller-manager`, '-n', 'kube-system');
     for (const v of ['create', 'delete', 'update', 'deletecollection']) deny(OPERATOR_SA, v, MP);
     deny(OPERATOR_SA, 'update', MP, '--subresource=status');
-    for (const v of ['get', 'list', 'patch', 'delete']) deny(OPERATOR_SA, v, 'nodes');
+    for (const v of ['get', 'list', 'patch']) allow(OPERATOR_SA, v, 'nodes');
+    for (const v of ['delete', 'update', 'create', 'watch', 'deletecollection'])
+      deny(OPERATOR_SA, v, 'nodes');
+    deny(OPERATOR_SA, '*', 'nodes');
     deny(OPERATOR_SA, 'list', 'pods', '--all-namespaces');
     deny(OPERATOR_SA, 'create', 'pods', '--subresource=eviction', '-n', ns);
     deny(OPERATOR_SA, 'delete', 'pods', '-n', ns);
@@ -805,8 +815,29 @@ describe('deploy/default on the API server', () => {
     const released = await leases.readNamespacedLease({ name: LEASE_NAME, namespace: NS });
     assert.equal(released.spec?.holderIdentity, undefined, 'released on stop');
 
-    // Outside the grant: nodes are the worker's business.
-    await assert.rejects(clients(kc).core.listNode(), (err: unknown) => errorCode(err) === 403);
+    // The hand-back without a workflow: list the nodes, find the plan's claim, release the node.
+    const node = await newNode('df-deploy-op-node');
+    const admin = createActivities({ kubeConfig: c.kc, logger });
+    assert.deepEqual(await admin.cordonNode({ plan: { name, uid }, node }), {
+      outcome: 'Cordoned',
+      wasUnschedulable: false,
+    });
+    const claimed = await listClaimedNodes(kc.makeApiClient(CoreV1Api), { name, uid });
+    assert.deepEqual(
+      claimed.map((n) => n.metadata?.name),
+      [node],
+    );
+    assert.deepEqual(await events.releaseNode({ plan: { name, uid }, node, uncordon: true }), {
+      uncordoned: true,
+    });
+    const afterRelease = (await c.core.readNode({ name: node })).metadata?.annotations ?? {};
+    assert.equal(afterRelease[NODE_CLAIM_ANNOTATION], undefined, 'claim removed by the operator');
+
+    // Outside the grant: pods are the worker's business.
+    await assert.rejects(
+      clients(kc).core.listPodForAllNamespaces(),
+      (err: unknown) => errorCode(err) === 403,
+    );
   });
 });
 

@@ -1,0 +1,62 @@
+/**
+ * The node claim of a MaintenancePlan, shared by the worker's activities (cordonNode, releaseNode)
+ * and the operator's deletion cleanup: which annotations make up a claim, whose claim a node
+ * carries, and which nodes carry a plan's claim.
+ *
+ * A claim is three annotations on the Node, written by the `cordonNode` activity in one
+ * resourceVersion-guarded merge patch and removed by `releaseNode` the same way:
+ *
+ * | annotation                                   | value                                              |
+ * | -------------------------------------------- | -------------------------------------------------- |
+ * | {@link NODE_CLAIM_ANNOTATION}                | the plan's `metadata.name`                         |
+ * | {@link NODE_CLAIM_UID_ANNOTATION}            | the plan's `metadata.uid` (absent on old claims)   |
+ * | {@link NODE_WAS_UNSCHEDULABLE_ANNOTATION}    | `'true'`/`'false'`: `spec.unschedulable` before it |
+ *
+ * Annotations are not selectable server-side (no annotation selector exists), so finding a plan's
+ * nodes means listing every Node and filtering here.
+ */
+import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
+import { GROUP, NODE_CLAIM_ANNOTATION, NODE_WAS_UNSCHEDULABLE_ANNOTATION } from '../api/plan.js';
+import type { PlanRef } from '../activities/types.js';
+
+export { NODE_CLAIM_ANNOTATION, NODE_WAS_UNSCHEDULABLE_ANNOTATION };
+
+/**
+ * Annotation on a Node holding the `metadata.uid` of the plan named by {@link NODE_CLAIM_ANNOTATION}, so a
+ * plan deleted and re-created under the same name is not mistaken for the one that claimed the node.
+ */
+export const NODE_CLAIM_UID_ANNOTATION = `${GROUP}/held-by-uid`;
+
+/** Page size of the node list of {@link listClaimedNodes}. */
+const LIST_PAGE_SIZE = 500;
+
+/**
+ * Whose claim the node carries, seen from `plan`: `'none'` (no or empty {@link NODE_CLAIM_ANNOTATION}),
+ * `'self'` (the name matches and the uid annotation matches or is absent: a claim without the uid
+ * annotation counts by name), `'other'` (another name, or this name with another uid: a plan deleted
+ * and re-created under the same name is another plan).
+ */
+export function heldBy(node: V1Node, plan: PlanRef): 'none' | 'self' | 'other' {
+  const ann = node.metadata?.annotations ?? {};
+  const name = ann[NODE_CLAIM_ANNOTATION];
+  if (name === undefined || name === '') return 'none';
+  const uid = ann[NODE_CLAIM_UID_ANNOTATION];
+  return name === plan.name && (uid === undefined || uid === plan.uid) ? 'self' : 'other';
+}
+
+/**
+ * The nodes carrying `plan`'s claim ({@link heldBy} `'self'`), sorted by name: one paged list of all
+ * Nodes (`GET /api/v1/nodes?limit=500`, following `continue`; needs `list nodes`).
+ *
+ * @throws the client's ApiException when the list fails (the caller retries).
+ */
+export async function listClaimedNodes(core: CoreV1Api, plan: PlanRef): Promise<V1Node[]> {
+  const out: V1Node[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await core.listNode({ limit: LIST_PAGE_SIZE, _continue: cont });
+    for (const n of page.items) if (heldBy(n, plan) === 'self') out.push(n);
+    cont = page.metadata?._continue || undefined;
+  } while (cont);
+  return out.sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
+}

@@ -1,0 +1,48 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1Node } from '@kubernetes/client-node';
+import { NODE_CLAIM_ANNOTATION, type MaintenancePlan } from '../../src/api/plan.js';
+import { NODE_CLAIM_UID_ANNOTATION, heldBy } from '../../src/k8s/node-claim.js';
+import { uncordonOnDelete } from '../../src/operator/controller.js';
+
+const plan = { name: 'p', uid: 'u1' };
+const node = (annotations?: Record<string, string>): V1Node => ({ metadata: { name: 'n', annotations } });
+
+describe('heldBy', () => {
+  it('no or empty claim: none', () => {
+    assert.equal(heldBy(node(), plan), 'none');
+    assert.equal(heldBy(node({ [NODE_CLAIM_ANNOTATION]: '' }), plan), 'none');
+  });
+  it('name and uid match: self; a claim without the uid annotation counts by name', () => {
+    assert.equal(
+      heldBy(node({ [NODE_CLAIM_ANNOTATION]: 'p', [NODE_CLAIM_UID_ANNOTATION]: 'u1' }), plan),
+      'self',
+    );
+    assert.equal(heldBy(node({ [NODE_CLAIM_ANNOTATION]: 'p' }), plan), 'self');
+  });
+  it('another name, or the same name with another uid (a re-created plan): other', () => {
+    assert.equal(
+      heldBy(node({ [NODE_CLAIM_ANNOTATION]: 'q', [NODE_CLAIM_UID_ANNOTATION]: 'u1' }), plan),
+      'other',
+    );
+    assert.equal(
+      heldBy(node({ [NODE_CLAIM_ANNOTATION]: 'p', [NODE_CLAIM_UID_ANNOTATION]: 'u2' }), plan),
+      'other',
+    );
+  });
+});
+
+describe('uncordonOnDelete', () => {
+  const withSpec = (spec: unknown) => ({ metadata: { name: 'p', uid: 'u1' }, spec }) as MaintenancePlan;
+  it('OnDelete (also the default) and OnRelease uncordon, Never does not', () => {
+    assert.equal(uncordonOnDelete(withSpec({ nodeNames: ['n'] })), true);
+    assert.equal(uncordonOnDelete(withSpec({ nodeNames: ['n'], uncordon: 'OnDelete' })), true);
+    assert.equal(uncordonOnDelete(withSpec({ nodeNames: ['n'], uncordon: 'OnRelease' })), true);
+    assert.equal(uncordonOnDelete(withSpec({ nodeNames: ['n'], uncordon: 'Never' })), false);
+  });
+  it('an otherwise invalid spec still has its uncordon read', () => {
+    assert.equal(uncordonOnDelete(withSpec({ bogus: 1, uncordon: 'Never' })), false);
+    assert.equal(uncordonOnDelete(withSpec({ bogus: 1 })), true);
+    assert.equal(uncordonOnDelete(withSpec(undefined)), true);
+  });
+});
