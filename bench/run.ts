@@ -26,6 +26,7 @@ import {
 } from './lib/report.js';
 import type { DrainflowRuntime } from './lib/drainflow.js';
 import { runValid, type RunResult, type Tool } from './lib/runs.js';
+import { auditSetup, auditWorks, type AuditSetup } from './lib/audit.js';
 import { log } from './lib/util.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -145,6 +146,10 @@ const program = new Command()
   .option('--split', 'run the drainflow operator and worker as two processes (peak RSS of each)')
   .option('--runtime <how>', 'dist (compiled, plain node, as the image runs it; built first) or tsx', 'dist')
   .option('--cordon <policy>', "PerNode or AllAtStart for every scenario (default: the scenario's own)")
+  .option(
+    '--blocked-seconds <s>',
+    'deadline of the blocked scenario (plan drainTimeoutSeconds, kubectl drain --timeout) [600]',
+  )
   .option('--fresh', 'discard the results already in --out')
   .option('--report-only', 'run nothing: regenerate the Markdown and the chart from --out')
   .option('--log-dir <dir>', 'drainflow process logs', join(tmpdir(), 'drainflow-bench'));
@@ -164,6 +169,7 @@ async function main(): Promise<void> {
     cordon?: string;
     runtime: string;
     fresh?: boolean;
+    blockedSeconds?: string;
     reportOnly?: boolean;
     logDir: string;
   }>();
@@ -185,6 +191,11 @@ async function main(): Promise<void> {
   const tools = list(opts.tools) as Tool[];
   if (tools.length === 0 || tools.some((t) => t !== 'drainflow' && t !== 'kubectl'))
     throw new Error('--tools takes drainflow and/or kubectl');
+  if (opts.blockedSeconds !== undefined) {
+    const secs = Number(opts.blockedSeconds);
+    if (!Number.isInteger(secs) || secs < 10) throw new Error('--blocked-seconds takes an integer >= 10');
+    SCENARIOS.blocked = { ...SCENARIOS.blocked!, timeoutSeconds: secs };
+  }
   const sweepValues = opts.sweep ? list(opts.sweep).map(Number) : [];
   if (sweepValues.some((v) => !Number.isInteger(v) || v < 1))
     throw new Error('--sweep takes positive integers');
@@ -193,6 +204,16 @@ async function main(): Promise<void> {
   mkdirSync(opts.logDir, { recursive: true });
   const c = clients();
   await ensureCrd(c);
+  // Requests per client need the API server's audit log and the tools' own users (stack.sh up).
+  let audit: AuditSetup | undefined = auditSetup();
+  if (audit && !(await auditWorks(audit))) audit = undefined;
+  if (audit) log(`audit log ${audit.logFile}: the tools run as users bench-drainflow and bench-kubectl`);
+  else
+    log(
+      'warning: the API server keeps no audit log of the bench users (a stack started by an older stack.sh: ' +
+        'restart it with `npm run stack -- down && npm run stack -- up` when nobody else uses it): ' +
+        'the tools run with the admin kubeconfig and requests per client are not measured',
+    );
   const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' });
   const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
 
@@ -224,6 +245,7 @@ async function main(): Promise<void> {
     runtime: opts.runtime as DrainflowRuntime,
     logDir: opts.logDir,
     split: Boolean(opts.split),
+    ...(audit ? { audit } : {}),
     ...(opts.cordon ? { cordon: opts.cordon as 'PerNode' | 'AllAtStart' } : {}),
   };
 

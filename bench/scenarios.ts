@@ -14,12 +14,17 @@ export interface Scenario {
   /** Deployments; each has perTarget pods on every target and perOther on every other node. */
   deployments: number;
   perTarget: number;
+  /** Pods of each Deployment per target, target by target (overrides perTarget; length = targets). */
+  perTargetByNode?: number[];
   /** Nodes that hold replicas but are not drained. */
   others: number;
   perOther: number;
   /** Empty, schedulable nodes for replacement pods. */
   spares: number;
-  /** One PodDisruptionBudget per Deployment with this maxUnavailable; none when absent. */
+  /**
+   * One PodDisruptionBudget per Deployment with this maxUnavailable; none when absent. 0 makes a
+   * budget that never allows a disruption (see `blocked`).
+   */
   pdbMaxUnavailable?: number | string;
   /** Nodes drained at once (plan maxUnavailableNodes; parallel `kubectl drain` processes). */
   maxUnavailableNodes: number;
@@ -33,6 +38,12 @@ export interface Scenario {
    * replacements off the targets.
    */
   cordon?: 'PerNode' | 'AllAtStart';
+  /**
+   * No pod can be evicted (PDBs at maxUnavailable 0): a run succeeds when the tool gives up at its
+   * deadline (plan Blocked; every `kubectl drain` exits) with every pod still in place. Its figures
+   * are per minute of the run, not per evicted pod.
+   */
+  blocked?: boolean;
 }
 
 /** Pod settings shared by every scenario. */
@@ -98,9 +109,31 @@ export const SCENARIOS: Record<string, Scenario> = {
     fillGroup: 1,
     cordon: 'AllAtStart',
   },
+  blocked: {
+    name: 'blocked',
+    description:
+      '3 nodes with 20 pods of 2 Deployments (8/6/6 per node) behind PDBs that never allow a disruption (maxUnavailable 0), all 3 at once, until the deadline',
+    targets: 3,
+    deployments: 2,
+    perTarget: 0,
+    perTargetByNode: [4, 3, 3],
+    others: 0,
+    perOther: 0,
+    spares: 0,
+    pdbMaxUnavailable: 0,
+    maxUnavailableNodes: 3,
+    timeoutSeconds: 600,
+    fillGroup: 1,
+    blocked: true,
+  },
 };
+
+/** Pods of each Deployment on each target, target by target. */
+export function perTargetList(s: Scenario): number[] {
+  return s.perTargetByNode ?? Array.from({ length: s.targets }, () => s.perTarget);
+}
 
 /** Pods on the targets at the start of a run. */
 export function podsOnTargets(s: Scenario): number {
-  return s.targets * s.deployments * s.perTarget;
+  return s.deployments * perTargetList(s).reduce((a, b) => a + b, 0);
 }

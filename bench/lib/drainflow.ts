@@ -2,7 +2,7 @@
  * The drainflow side of a run: a fresh `drainflow run` child process (compiled dist or through tsx,
  * see {@link DrainflowRuntime}; own task queue and ports, no leader election; `BENCH_DRAINFLOW_NODE_OPTIONS`
  * becomes its NODE_OPTIONS), one MaintenancePlan through it, and what it cost: peak RSS and CPU
- * seconds from /proc, Temporal history events of the plan workflow and its children.
+ * seconds from /proc, Temporal history events of every run of the plan workflow and of its children.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -76,6 +76,8 @@ export class DrainflowProcesses {
     logDir: string,
     split: boolean,
     runtime: DrainflowRuntime = 'dist',
+    /** Kubeconfig of the processes (the bench's own user `bench-drainflow`); default $KUBECONFIG. */
+    kubeconfig?: string,
   ): Promise<DrainflowProcesses> {
     const p = new DrainflowProcesses(join(logDir, `drainflow-${Date.now()}.log`));
     const fd = openSync(p.logFile, 'a');
@@ -111,6 +113,7 @@ export class DrainflowProcesses {
           cwd: repoRoot,
           env: {
             ...process.env,
+            ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}),
             ...(process.env.BENCH_DRAINFLOW_NODE_OPTIONS
               ? { NODE_OPTIONS: process.env.BENCH_DRAINFLOW_NODE_OPTIONS }
               : {}),
@@ -253,50 +256,127 @@ export async function deletePlan(c: Clients, name: string, graceMs = 60_000): Pr
   }
 }
 
-/** History figures of a plan workflow and its child workflows. */
+/** History figures of a plan: every run of the plan workflow and of every node workflow it started. */
 export interface HistoryFigures {
+  /** Workflow IDs (plan + node workflows). */
   workflows: number;
+  /** Runs over all those IDs (a chain of continue-as-new runs counts each run); absent in old results. */
+  runs?: number;
+  /** Runs of the plan workflow. */
+  planRuns?: number;
+  /** Events of every run of every workflow. */
   events: number;
+  /** Events of every run of the plan workflow. */
   planEvents: number;
-  /** Events by type over all the workflows, most frequent first. */
+  /** Events by type over all the runs, most frequent first. */
   byType: Record<string, number>;
   /** Task queue the plan workflow ran on (must be the bench's own). */
   taskQueue?: string;
+  /** Runs found only by the visibility query or only by following the chains (should both be 0). */
+  onlyInVisibility?: number;
+  onlyInChains?: number;
 }
 
-/** Fetches the histories of `workflowId` and every child workflow it started. */
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+
+/**
+ * Every run of `workflowId`, newest first, by following the chain back: a run started by
+ * continue-as-new names its predecessor in WorkflowExecutionStarted (`continuedExecutionRunId`).
+ */
+async function chainRuns(client: Client, workflowId: string): Promise<Map<string, HistoryEvent[]>> {
+  const out = new Map<string, HistoryEvent[]>();
+  let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
+  while (runId && !out.has(runId)) {
+    const h: proto.temporal.api.history.v1.IHistory = await client.workflow
+      .getHandle(workflowId, runId)
+      .fetchHistory();
+    const events: HistoryEvent[] = h.events ?? [];
+    out.set(runId, events);
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+  }
+  return out;
+}
+
+/**
+ * Every run of the plan's workflows, as (workflow ID, run ID), from the visibility store (closed runs
+ * included): the plan workflow and the node workflows (ID `<plan workflow>-node-<node>`).
+ */
+async function visibilityRuns(client: Client, workflowId: string): Promise<Set<string> | undefined> {
+  const q = `WorkflowId = '${workflowId}' OR WorkflowId STARTS_WITH '${workflowId}-node-'`;
+  const out = new Set<string>();
+  try {
+    for await (const w of client.workflow.list({ query: q })) out.add(`${w.workflowId}\u0000${w.runId}`);
+  } catch {
+    return undefined;
+  }
+  return out;
+}
+
+/**
+ * Fetches the history of every run of the plan workflow `workflowId` (it continues as new) and of every
+ * run of every child workflow any of its runs started (they continue as new too), and counts their
+ * events. Runs are found by following each chain back from its newest run, and by a visibility query
+ * over the workflow IDs; both sets are merged (and compared: `onlyInVisibility`, `onlyInChains`).
+ */
 export async function historyFigures(client: Client, workflowId: string): Promise<HistoryFigures> {
   const byType: Record<string, number> = {};
-  const count = (events: proto.temporal.api.history.v1.IHistoryEvent[]) => {
+  const count = (events: HistoryEvent[]) => {
     for (const ev of events) {
       const name = proto.temporal.api.enums.v1.EventType[ev.eventType ?? 0] ?? String(ev.eventType);
       const key = name.replace(/^EVENT_TYPE_/, '');
       byType[key] = (byType[key] ?? 0) + 1;
     }
   };
-  const planHistory = await client.workflow.getHandle(workflowId).fetchHistory();
-  const planEvents = planHistory.events ?? [];
-  count(planEvents);
+  const runs = new Map<string, HistoryEvent[]>(); // "<workflowId>\0<runId>" -> events
+  const planChain = await chainRuns(client, workflowId);
   const children = new Set<string>();
-  let taskQueue: string | undefined;
-  for (const ev of planEvents) {
-    const id = ev.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
-    if (id) children.add(id);
-    taskQueue ??= ev.workflowExecutionStartedEventAttributes?.taskQueue?.name ?? undefined;
+  for (const [runId, events] of planChain) {
+    runs.set(`${workflowId}\u0000${runId}`, events);
+    for (const ev of events) {
+      const id = ev.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
+      if (id) children.add(id);
+    }
   }
-  let events = planEvents.length;
+  // The oldest run is the one the operator started.
+  const first = [...planChain.values()].at(-1) ?? [];
+  const taskQueue = first[0]?.workflowExecutionStartedEventAttributes?.taskQueue?.name ?? undefined;
   for (const id of children) {
-    const h = await client.workflow.getHandle(id).fetchHistory();
-    events += h.events?.length ?? 0;
-    count(h.events ?? []);
+    for (const [runId, events] of await chainRuns(client, id)) runs.set(`${id}\u0000${runId}`, events);
+  }
+  const fromChains = new Set(runs.keys());
+  const visible = await visibilityRuns(client, workflowId);
+  let onlyInVisibility = 0;
+  for (const key of visible ?? []) {
+    if (runs.has(key)) continue;
+    onlyInVisibility++;
+    const [id, runId] = key.split('\u0000') as [string, string];
+    runs.set(key, (await client.workflow.getHandle(id, runId).fetchHistory()).events ?? []);
+  }
+  const onlyInChains = visible ? [...fromChains].filter((k) => !visible.has(k)).length : 0;
+  let events = 0;
+  let planEvents = 0;
+  let planRuns = 0;
+  const ids = new Set<string>();
+  for (const [key, evs] of runs) {
+    const id = key.split('\u0000')[0]!;
+    ids.add(id);
+    events += evs.length;
+    if (id === workflowId) {
+      planEvents += evs.length;
+      planRuns++;
+    }
+    count(evs);
   }
   const sorted = Object.fromEntries(Object.entries(byType).sort((a, b) => b[1] - a[1]));
   return {
-    workflows: 1 + children.size,
+    workflows: ids.size,
+    runs: runs.size,
+    planRuns,
     events,
-    planEvents: planEvents.length,
+    planEvents,
     byType: sorted,
     ...(taskQueue ? { taskQueue } : {}),
+    ...(visible ? { onlyInVisibility, onlyInChains } : {}),
   };
 }
 

@@ -2,7 +2,8 @@
  * The `kubectl drain` side of a run: the stack's own kubectl, one process per node
  * (`kubectl drain NODE --ignore-daemonsets --delete-emptydir-data --timeout=Ns`), at most
  * `parallel` processes at once (the plan's maxUnavailableNodes), each under GNU time for its CPU
- * seconds and peak RSS. Scenarios with cordon AllAtStart run `kubectl cordon` over all targets first.
+ * seconds and peak RSS, as the bench's user `bench-kubectl` when given its kubeconfig. Scenarios
+ * with cordon AllAtStart run `kubectl cordon` over all targets first.
  */
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -36,7 +37,12 @@ export interface KubectlRunResult {
   ok: boolean;
 }
 
-function drainOne(node: string, timeoutSeconds: number, logDir: string): Promise<KubectlNodeResult> {
+function drainOne(
+  node: string,
+  timeoutSeconds: number,
+  logDir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<KubectlNodeResult> {
   const timeFile = join(logDir, `time-${node}-${Date.now()}.txt`);
   const kubectlArgs = [
     'drain',
@@ -51,7 +57,7 @@ function drainOne(node: string, timeoutSeconds: number, logDir: string): Promise
     : [kubectlPath(), kubectlArgs];
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(cmd, args as string[], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args as string[], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
@@ -88,9 +94,11 @@ export async function kubectlDrain(
   timeoutSeconds: number,
   logDir: string,
   cordonFirst = false,
+  kubeconfig?: string,
 ): Promise<KubectlRunResult> {
+  const env = kubeconfig ? { ...process.env, KUBECONFIG: kubeconfig } : process.env;
   const startMs = Date.now();
-  if (cordonFirst) await run(kubectlPath(), ['cordon', ...nodes], { env: process.env, maxBuffer: 64 << 20 });
-  const results = await mapLimit(nodes, parallel, (node) => drainOne(node, timeoutSeconds, logDir));
+  if (cordonFirst) await run(kubectlPath(), ['cordon', ...nodes], { env, maxBuffer: 64 << 20 });
+  const results = await mapLimit(nodes, parallel, (node) => drainOne(node, timeoutSeconds, logDir, env));
   return { startMs, endMs: Date.now(), nodes: results, ok: results.every((r) => r.exitCode === 0) };
 }

@@ -7,6 +7,14 @@ import { uniqueName, type Clients } from '../../test/helpers/k8s.js';
 import { podsOnTargets, type Scenario } from '../scenarios.js';
 import { apiFigures, scrapeRequestCounters, type ApiFigures } from './apiserver.js';
 import {
+  AUDIT_USERS,
+  auditMark,
+  clientRequests,
+  type AuditMark,
+  type AuditSetup,
+  type ClientRequests,
+} from './audit.js';
+import {
   DrainflowProcesses,
   type DrainflowRuntime,
   createPlan,
@@ -51,6 +59,8 @@ export interface RunResult {
   invalid?: boolean;
   startedAt: string;
   podsOnTargets: number;
+  /** The deadline: plan drainTimeoutSeconds, kubectl drain --timeout (absent in old runs). */
+  timeoutSeconds?: number;
   podsPerTarget?: { min: number; max: number };
   setupSeconds?: number;
   /** Start (plan created / first kubectl spawned) to done (plan phase Drained seen / last kubectl exited). */
@@ -64,6 +74,22 @@ export interface RunResult {
   c429PerPod?: number;
   history?: HistoryFigures;
   historyEventsPerPod?: number;
+  /**
+   * Requests the tool sent (its own user in the API server's audit log), all verbs, from the scrape
+   * before the start to the scrape after the end. Absent when the stack has no audit log, and in runs
+   * made before the figure existed.
+   */
+  requests?: ClientRequests;
+  /** requests.total / evictedPods. */
+  requestsPerPod?: number;
+  /** Minutes from the start to the end (wallSeconds / 60): the denominator of the per-minute figures. */
+  minutes?: number;
+  /** requests.total / minutes. */
+  requestsPerMinute?: number;
+  /** history.events / minutes (drainflow). */
+  historyEventsPerMinute?: number;
+  /** Eviction calls the tool sent (audit log) per minute; without the audit log, the API server's count. */
+  evictionsPerMinute?: number;
   /** Status writes of the plan (one plan per run). */
   statusWrites?: number;
   process?: ProcessFigures;
@@ -82,21 +108,40 @@ export interface RunOptions {
   runtime?: DrainflowRuntime;
   /** Overrides the scenario's cordon policy. */
   cordon?: 'PerNode' | 'AllAtStart';
+  /** The API server's audit log and the tools' own kubeconfigs; without it no per-client requests. */
+  audit?: AuditSetup;
 }
 
-function derive(r: RunResult): void {
+function derive(r: RunResult, blocked: boolean): void {
   const pods = r.evictedPods;
   if (r.api && pods) {
     r.evictionsPerPod = round(r.api.evictions.total / pods, 3);
     r.c429PerPod = round(r.api.evictions.c429 / pods, 3);
   }
   if (r.history && pods) r.historyEventsPerPod = round(r.history.events / pods, 1);
-  if (r.api && r.toolCounts && r.api.evictions.total !== r.toolCounts.attempts) {
+  if (r.requests && pods) r.requestsPerPod = round(r.requests.total / pods, 3);
+  if (blocked && r.wallSeconds) {
+    const minutes = r.wallSeconds / 60;
+    r.minutes = round(minutes, 2);
+    if (r.requests) r.requestsPerMinute = round(r.requests.total / minutes, 1);
+    if (r.history) r.historyEventsPerMinute = round(r.history.events / minutes, 1);
+    const ev = r.requests ? r.requests.byCategory.evictions : r.api?.evictions.total;
+    if (ev !== undefined) r.evictionsPerMinute = round(ev / minutes, 1);
+  }
+  if (r.requests && r.api && r.api.evictions.total !== r.requests.byCategory.evictions) {
+    r.warnings.push(
+      `API server counted ${r.api.evictions.total} eviction calls, ${r.requests.byCategory.evictions} of them by ${r.requests.user} (audit log): the others came from other clients`,
+    );
+  }
+  // In `blocked`, kubectl prints "evicting pod" before each attempt and its timeout cuts the last
+  // attempt of every pod off before it reaches the API server: its count is one per pod too high.
+  const toolCountComparable = !(blocked && r.tool === 'kubectl');
+  if (toolCountComparable && r.api && r.toolCounts && r.api.evictions.total !== r.toolCounts.attempts) {
     r.warnings.push(
       `API server counted ${r.api.evictions.total} eviction calls, the tool reports ${r.toolCounts.attempts}: another client may have evicted pods during the run`,
     );
   }
-  if (r.evictedPods !== undefined && r.evictedPods !== r.podsOnTargets) {
+  if (r.evictedPods !== undefined && r.evictedPods !== (blocked ? 0 : r.podsOnTargets)) {
     r.warnings.push(
       `${r.evictedPods} pods left the targets, ${r.podsOnTargets} were there at the start (pods landed on not-yet-cordoned targets?)`,
     );
@@ -146,12 +191,19 @@ export async function runOnce(
     ok: false,
     startedAt: new Date().toISOString(),
     podsOnTargets: podsOnTargets(s),
+    timeoutSeconds: s.timeoutSeconds,
     warnings: [],
   };
   let w: Workload | undefined;
   let procs: DrainflowProcesses | undefined;
   let planName: string | undefined;
   let workflowId: string | undefined;
+  const audit = opts.audit;
+  let mark: AuditMark | undefined;
+  let fromMs = 0;
+  /** The tool's requests in [fromMs, toMs] (audit log), when the stack has one. */
+  const requestsOf = async (user: string, toMs: number) =>
+    audit && mark ? clientRequests(audit, mark, user, fromMs, toMs) : undefined;
   try {
     log(`${s.name} #${rep} ${tool}: building the workload`);
     w = await buildWorkload(c, s);
@@ -162,7 +214,12 @@ export async function runOnce(
     );
 
     if (tool === 'drainflow') {
-      procs = await DrainflowProcesses.start(opts.logDir, opts.split, opts.runtime ?? 'dist');
+      procs = await DrainflowProcesses.start(
+        opts.logDir,
+        opts.split,
+        opts.runtime ?? 'dist',
+        audit?.kubeconfig.drainflow,
+      );
       r.runtime = opts.runtime ?? 'dist';
       const { BENCH_DRAINFLOW_NODE_OPTIONS: nodeOptions, MALLOC_ARENA_MAX: mallocArenaMax } = process.env;
       if (nodeOptions || mallocArenaMax)
@@ -174,6 +231,8 @@ export async function runOnce(
       const startup = procs.proc();
       const reset = procs.resetPeaks();
       const base = procs.proc();
+      if (audit) mark = auditMark(audit);
+      fromMs = Date.now();
       const before = await scrapeRequestCounters();
       w.observer.record(w.targets);
       planName = uniqueName(`bench-${s.name}`);
@@ -196,8 +255,11 @@ export async function runOnce(
       workflowId = plan.status?.workflow?.workflowId;
       await sleep(2000);
       const after = await scrapeRequestCounters();
+      const toMs = Date.now();
       const end = procs.proc();
       r.api = apiFigures(before, after);
+      const req = await requestsOf(AUDIT_USERS.drainflow, toMs);
+      if (req) r.requests = req;
       r.statusWrites = r.api.statusWrites.total;
       const rec = w.observer.recorded();
       r.evictedPods = rec.deleted;
@@ -233,13 +295,18 @@ export async function runOnce(
       } else {
         r.warnings.push('plan status has no workflow reference: history not counted');
       }
-      r.ok = r.planPhase === 'Drained' && !r.invalid;
+      r.ok =
+        (s.blocked
+          ? r.planPhase === 'Blocked' && plan.status?.reason === 'DeadlineExceeded'
+          : r.planPhase === 'Drained') && !r.invalid;
       if (r.invalid) r.error = 'another drainflow operator on the cluster ran the plan';
       else if (!r.ok)
         r.error =
           `plan ended ${r.planPhase}: ${plan.status?.reason ?? ''} ${plan.status?.message ?? ''}`.trim();
     } else {
       await sleep(2000);
+      if (audit) mark = auditMark(audit);
+      fromMs = Date.now();
       const before = await scrapeRequestCounters();
       w.observer.record(w.targets);
       const res = await kubectlDrain(
@@ -248,11 +315,14 @@ export async function runOnce(
         s.timeoutSeconds,
         opts.logDir,
         cordon === 'AllAtStart',
+        audit?.kubeconfig.kubectl,
       );
       r.wallSeconds = round((res.endMs - res.startMs) / 1000, 2);
       await sleep(2000);
       const after = await scrapeRequestCounters();
       r.api = apiFigures(before, after);
+      const req = await requestsOf(AUDIT_USERS.kubectl, Date.now());
+      if (req) r.requests = req;
       r.statusWrites = r.api.statusWrites.total;
       const rec = w.observer.recorded();
       r.evictedPods = rec.deleted;
@@ -269,19 +339,33 @@ export async function runOnce(
         cpuSeconds: round(cpu, 2)!,
       };
       r.kubectlNodes = res.nodes.filter((n) => n.exitCode !== 0);
-      r.ok = res.ok;
-      if (!r.ok) r.error = `kubectl drain failed on ${r.kubectlNodes.map((n) => n.node).join(', ')}`;
+      if (s.blocked) {
+        // Every drain must give up at its --timeout (non-zero exit), none may succeed.
+        r.ok = res.nodes.every((n) => n.exitCode !== 0 && n.exitCode !== null);
+        if (!r.ok) r.error = 'a kubectl drain ended without hitting its timeout';
+      } else {
+        r.ok = res.ok;
+        if (!r.ok) r.error = `kubectl drain failed on ${r.kubectlNodes.map((n) => n.node).join(', ')}`;
+      }
     }
     const left = podsLeftOnTargets(w);
-    if (left > 0) {
+    if (s.blocked) {
+      if (left !== r.podsOnTargets || (r.evictedPods ?? 0) > 0) {
+        r.ok = false;
+        r.error = `${r.error ? `${r.error}; ` : ''}${r.evictedPods ?? '?'} pod(s) left the targets, ${left} of ${r.podsOnTargets} still there (the PDBs allow no disruption)`;
+      }
+    } else if (left > 0) {
       r.ok = false;
       r.error = `${r.error ? `${r.error}; ` : ''}${left} pod(s) still on the targets`;
     }
-    derive(r);
+    derive(r, Boolean(s.blocked));
     log(
       `${s.name} #${rep} ${tool}: ${r.ok ? 'ok' : `FAILED (${r.error})`} wall ${r.wallSeconds} s, evictions ${r.api?.evictions.total} ` +
         `(201: ${r.api?.evictions.c201}, 429: ${r.api?.evictions.c429}, other: ${r.api?.evictions.other}), pods ${r.evictedPods}` +
-        (r.history ? `, history ${r.history.events} events` : '') +
+        (r.history ? `, history ${r.history.events} events in ${r.history.runs} runs` : '') +
+        (r.requests
+          ? `, ${r.requests.total} requests by ${r.requests.user} (${JSON.stringify(r.requests.byCategory)})`
+          : '') +
         (r.process ? `, peak RSS ${r.process.peakRssMb} MiB, CPU ${r.process.cpuSeconds} s` : ''),
     );
     for (const warning of r.warnings) log(`  warning: ${warning}`);

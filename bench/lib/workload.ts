@@ -22,7 +22,7 @@ import {
   uniqueName,
   type Clients,
 } from '../../test/helpers/k8s.js';
-import { POD_GRACE_SECONDS, POD_READY_DELAY, type Scenario } from '../scenarios.js';
+import { POD_GRACE_SECONDS, POD_READY_DELAY, perTargetList, type Scenario } from '../scenarios.js';
 import { log, mapLimit, sleep, until } from './util.js';
 
 export const POOL_LABEL = 'drainflow.dev/pool';
@@ -229,13 +229,15 @@ export async function buildWorkload(c: Clients, s: Scenario): Promise<Workload> 
 
     // Fill targets, then others, group by group.
     const groups: { nodes: string[]; per: number }[] = [];
-    for (const [nodes, per] of [
-      [made.targets, s.perTarget],
-      [made.others, s.perOther],
-    ] as const) {
-      for (let i = 0; i < nodes.length; i += s.fillGroup)
-        groups.push({ nodes: nodes.slice(i, i + s.fillGroup), per });
+    if (s.perTargetByNode) {
+      // Uneven shares: one target at a time, each with its own share.
+      perTargetList(s).forEach((per, i) => groups.push({ nodes: [made.targets[i]!], per }));
+    } else {
+      for (let i = 0; i < made.targets.length; i += s.fillGroup)
+        groups.push({ nodes: made.targets.slice(i, i + s.fillGroup), per: s.perTarget });
     }
+    for (let i = 0; i < made.others.length; i += s.fillGroup)
+      groups.push({ nodes: made.others.slice(i, i + s.fillGroup), per: s.perOther });
     let replicas = 0;
     for (const [step, { nodes, per }] of groups.entries()) {
       const group = nodes.map((node) => ({ node }));
@@ -262,6 +264,8 @@ export async function buildWorkload(c: Clients, s: Scenario): Promise<Workload> 
     await until(() => made.observer.counts().ready === total, 180_000, `${total} pods Ready`, 200);
     if (s.pdbMaxUnavailable !== undefined) {
       const perDeployment = replicas;
+      // A budget of maxUnavailable 0 settles at 0 allowed disruptions; any other at more than 0.
+      const never = s.pdbMaxUnavailable === 0;
       await until(
         async () => {
           const list = await c.policy.listNamespacedPodDisruptionBudget({ namespace });
@@ -272,7 +276,7 @@ export async function buildWorkload(c: Clients, s: Scenario): Promise<Workload> 
                 (p.status?.observedGeneration ?? 0) >= (p.metadata?.generation ?? 1) &&
                 p.status?.expectedPods === perDeployment &&
                 p.status?.currentHealthy === perDeployment &&
-                (p.status?.disruptionsAllowed ?? 0) > 0,
+                (never ? p.status?.disruptionsAllowed === 0 : (p.status?.disruptionsAllowed ?? 0) > 0),
             )
           );
         },

@@ -41,6 +41,10 @@ PKI="$STATE/pki"
 LOGS="$STATE/logs"
 RUN="$STATE/run"
 KUBECONFIG_FILE="$STATE/kubeconfig"
+AUDIT_DIR="$STATE/audit"
+# Client identities of the benchmark (bench/README.md): the tool under test gets its own user, so the
+# API server's audit log (scripts/stack/audit-policy.yaml: only these users) tells its requests apart.
+BENCH_USERS=(bench-drainflow bench-kubectl)
 
 log() { echo "[stack] $*" >&2; }
 die() { echo "[stack] ERROR: $*" >&2; exit 1; }
@@ -114,6 +118,45 @@ current-context: drainflow-local
 EOF
 }
 
+# write_kubeconfig USER CERT KEY FILE: a kubeconfig for the local cluster with that client certificate.
+write_kubeconfig() {
+  cat > "$4" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: drainflow-local
+  cluster:
+    server: https://127.0.0.1:$APISERVER_PORT
+    certificate-authority: $PKI/ca.crt
+users:
+- name: $1
+  user:
+    client-certificate: $2
+    client-key: $3
+contexts:
+- name: drainflow-local
+  context: {cluster: drainflow-local, user: $1}
+current-context: drainflow-local
+EOF
+}
+
+# The benchmark's users (group system:masters, as the admin): made once per state dir, also for a
+# stack already running (the client CA does not change, so no restart is needed).
+make_bench_users() {
+  local u
+  for u in "${BENCH_USERS[@]}"; do
+    if [[ ! -f "$PKI/$u.crt" ]]; then
+      (
+        cd "$PKI"
+        openssl req -newkey rsa:2048 -nodes -keyout "$u.key" -out "$u.csr" -subj "/CN=$u/O=system:masters" 2>/dev/null
+        openssl x509 -req -in "$u.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$u.crt" -days 3650 2>/dev/null
+        rm -f "$u.csr"
+      )
+    fi
+    [[ -f "$STATE/kubeconfig-$u" ]] || write_kubeconfig "$u" "$PKI/$u.crt" "$PKI/$u.key" "$STATE/kubeconfig-$u"
+  done
+}
+
 write_kwok_config() {
   # kwok >= 0.8 has no built-in stages. These give: nodes that become and stay Ready, pods that
   # become Running+Ready (optionally after the delay in annotation drainflow.dev/ready-delay, e.g.
@@ -123,7 +166,8 @@ write_kwok_config() {
 }
 
 start_k8s() {
-  make_pki; write_kwok_config
+  make_pki; make_bench_users; write_kwok_config
+  mkdir -p "$AUDIT_DIR"; cp "$HERE/audit-policy.yaml" "$STATE/audit-policy.yaml"
   mkdir -p "$STATE/etcd"
   start etcd "$ETCD_BIN/etcd" --name drainflow --data-dir "$STATE/etcd" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
@@ -139,7 +183,12 @@ start_k8s() {
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
     --service-cluster-ip-range 10.96.0.0/16 --allow-privileged=true --endpoint-reconciler-type none \
-    --cert-dir "$STATE/apiserver-certs" --max-requests-inflight 800 --max-mutating-requests-inflight 400
+    --cert-dir "$STATE/apiserver-certs" --max-requests-inflight 800 --max-mutating-requests-inflight 400 \
+    --audit-policy-file "$STATE/audit-policy.yaml" --audit-log-path "$AUDIT_DIR/audit.log" \
+    --audit-log-format json --audit-log-maxsize 100 --audit-log-maxbackup 2
+  if ! tr '\0' ' ' < "/proc/$(cat "$RUN/kube-apiserver.pid")/cmdline" | grep -q -- --audit-policy-file; then
+    log "kube-apiserver: runs without the audit log (started by an older stack.sh); the bench's per-client request figures need it: restart the stack (down, then up) when nobody else uses it"
+  fi
   wait_for kube-apiserver 120 https_ok "https://127.0.0.1:$APISERVER_PORT/readyz"
 
   start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
@@ -223,6 +272,9 @@ export DRAINFLOW_KUBECTL=$K8S_BIN/kubectl
 export DRAINFLOW_TEMPORAL_CLI=$TEMPORAL_BIN/temporal
 export DRAINFLOW_TEMPORAL_TEST_SERVER=$TEMPORAL_BIN/temporal-test-server
 export DRAINFLOW_KWOK_METRICS_URL=http://127.0.0.1:$KWOK_PORT/metrics
+export DRAINFLOW_AUDIT_LOG=$AUDIT_DIR/audit.log
+export DRAINFLOW_BENCH_KUBECONFIG_DRAINFLOW=$STATE/kubeconfig-bench-drainflow
+export DRAINFLOW_BENCH_KUBECONFIG_KUBECTL=$STATE/kubeconfig-bench-kubectl
 export PATH=$K8S_BIN:$TEMPORAL_BIN:\$PATH
 EOF
 }
