@@ -276,6 +276,13 @@ export const NodeStatusSchema = z
   .object({
     name: z.string().describe('Node name.'),
     phase: NodePhaseSchema,
+    reason: z
+      .string()
+      .optional()
+      .describe(
+        'CamelCase reason of the node phase, e.g. NodeHeldByOtherPlan, PodsNotEvictable, NodeUncordonedExternally, NodeDeleted, DeadlineExceeded.',
+      ),
+    message: z.string().optional().describe('Human-readable details of the node phase.'),
     podsTotal: z.number().int().describe('Pods to evict from this node.'),
     podsEvicted: z.number().int().describe('Pods evicted and gone.'),
     blockedBy: z

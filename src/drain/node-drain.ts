@@ -31,7 +31,9 @@
  * - 409 Conflict and 403 `NamespaceTerminating` heal by themselves: the pod is retried after the
  *   backoff (a terminating namespace deletes the pod, which the observation then shows).
  * - A call that failed or timed out may still have taken effect: the pod is not evicted again
- *   before an observation taken after the failure shows it still there and not terminating.
+ *   before an observation taken after the failure shows it still there and not terminating. A pod
+ *   an observation showed terminating while its call was in flight is Terminating whatever the call
+ *   answers (an unchanged observation later only confirms that view).
  * - An externally uncordoned node (`spec.unschedulable` false) gets no eviction and is never
  *   `Drained` while schedulable; the plan does not cordon it again (it does not fight the admin).
  */
@@ -80,6 +82,11 @@ export interface PodRecord {
   blockingPdb?: string;
   /** Blocked by the classification rules (cleared by an observation that no longer blocks it). */
   ruleBlocked?: boolean;
+  /**
+   * An observation applied while the call was in flight showed the pod terminating: whatever the
+   * call answers (or if it fails), the pod is going and is not evicted again.
+   */
+  terminatingSeen?: boolean;
 }
 
 /** One PodDisruptionBudget covering pods of the node, as this drain sees it. */
@@ -316,7 +323,11 @@ export function applyObservation(
       s.pods[item.uid] = p;
     }
     p.pdbs = [...item.pdbs];
-    if (p.state === 'Evicting') continue; // the call's answer comes first
+    if (p.state === 'Evicting') {
+      // The call's answer comes first; but a terminating pod stays terminating, whatever it says.
+      if (item.action === 'Wait') p.terminatingSeen = true;
+      continue;
+    }
     if (item.action === 'Wait') {
       // Terminating now: an earlier block or refusal no longer describes the pod.
       unblock(p);
@@ -363,6 +374,16 @@ export function applyEvictionAnswer(
   const p = s.pods[uid];
   if (answer.outcome === 'TooManyRequests') s.tooManyRequests++;
   if (!p) return s;
+  const seenTerminating = p.terminatingSeen === true;
+  p.terminatingSeen = undefined;
+  if (seenTerminating && answer.outcome !== 'Evicted' && answer.outcome !== 'Gone') {
+    // An observation during the call showed the pod terminating (the call took effect, or someone
+    // else deleted it): a later unchanged observation confirms that view, so never evict it again.
+    if (!(answer.outcome === 'CallFailed' && answer.cancelled)) s.lastError = answer.message;
+    unblock(p);
+    p.state = 'Terminating';
+    return s;
+  }
   const cooldown = (seconds: number, reason: string, message: string) => {
     p.state = 'Pending';
     p.refusals++;
@@ -612,6 +633,7 @@ function waitsForBudget(s: NodeDrainState, p: PodRecord, nowMs: number): PdbReco
 /** What blocks the node now: pods refused, blocked, or waiting for their PDB (capped, sorted). */
 export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
   const out: Blocker[] = [];
+  if (s.view && !s.view.exists) return out; // the node and its pods are gone: nothing blocks
   const deadline = nowMs >= s.deadlineMs;
   for (const p of Object.values(s.pods)) {
     const since = p.blockedSinceMs !== undefined ? { since: new Date(p.blockedSinceMs).toISOString() } : {};
@@ -668,6 +690,9 @@ export function nodeCounts(s: NodeDrainState): {
   podsEvicted: number;
   podsFailed: number;
 } {
+  // A deleted node's pods went with it (the pod garbage collector deletes pods bound to a missing
+  // node): they no longer count as pods to evict.
+  if (s.view && !s.view.exists) return { podsTotal: s.podsGone, podsEvicted: s.podsGone, podsFailed: 0 };
   const pods = Object.values(s.pods);
   return {
     podsTotal: s.podsGone + pods.length,

@@ -169,6 +169,8 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     return {
       name: n.name,
       phase: n.phase,
+      ...(n.reason ? { reason: n.reason } : {}),
+      ...(n.message ? { message: n.message } : {}),
       podsTotal: n.podsTotal,
       podsEvicted: n.podsEvicted,
       ...(blockers.length ? { blockedBy: blockers } : {}),
