@@ -360,6 +360,24 @@ export function applyObservation(
 }
 
 /**
+ * Applies an observation that found nothing material changed since the state's view (`seq` as in
+ * {@link applyObservation}): the view is confirmed as of that observation's start, so evictions
+ * answered before it started are counted in the PDBs it saw, and no longer held against their
+ * budget (without this, a budget spent just before the last changed observation would stay spent).
+ */
+export function applyUnchangedObservation(s: NodeDrainState, seq: number): NodeDrainState {
+  if (!s.view) return s;
+  s.view.seq = seq;
+  for (const pdb of Object.values(s.pdbs)) pdb.spentAtSeq = pdb.spentAtSeq.filter((x) => x >= seq);
+  return s;
+}
+
+/** Whether an eviction answered 201 still holds a PDB's budget, waiting for an observation to confirm it. */
+export function hasUnconfirmedEvictions(s: NodeDrainState): boolean {
+  return Object.values(s.pdbs).some((p) => p.spentAtSeq.length > 0);
+}
+
+/**
  * Applies one eviction answer (or call failure) for the pod `uid`. `seq` is {@link
  * NodeDrainState.observeSeq} at the time of the answer (the newest observation started).
  * Answers for pods no longer tracked (seen gone meanwhile) change nothing but the counters.

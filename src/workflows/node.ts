@@ -44,6 +44,8 @@ import {
   applyControl,
   applyEvictionAnswer,
   applyObservation,
+  applyUnchangedObservation,
+  hasUnconfirmedEvictions,
   decideNode,
   initialNodeState,
   nextActionAt,
@@ -65,6 +67,8 @@ import {
 } from './messages.js';
 import { WakeTimer } from './wake-timer.js';
 
+/** Longest wait of an observation while an answered eviction is not yet confirmed by one, seconds. */
+export const CONFIRM_WAIT_SECONDS = 2;
 /** Minimum time between two progress signals to the plan workflow, ms (the final one goes at once). */
 export const PROGRESS_INTERVAL_MS = 2000;
 /** History length (events) after which a run continues as new at its next quiet point. */
@@ -79,7 +83,7 @@ const k8s = proxyActivities<DrainActivities>({
 
 /** One input of the loop, produced by a settled activity. */
 type LoopInput =
-  | { kind: 'observed'; seq: number; startedAtMs: number; obs: NodeObservation }
+  | { kind: 'observed'; seq: number; startedAtMs: number; waitSeconds: number; obs: NodeObservation }
   | { kind: 'observeFailed'; seq: number; message: string; cancelled: boolean }
   | { kind: 'answered'; uid: string; answer: EvictResult | EvictionCallFailure };
 
@@ -249,6 +253,11 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   const startObserve = () => {
     const seq = ++s.observeSeq;
     const startedAtMs = Date.now();
+    // While an answered eviction is not yet confirmed by an observation, look again soon even if
+    // nothing changes: the confirmation frees the PDB budget that eviction still holds.
+    const waitSeconds = hasUnconfirmedEvictions(s)
+      ? Math.min(CONFIRM_WAIT_SECONDS, observeWaitSeconds)
+      : observeWaitSeconds;
     const scope = new CancellationScope();
     const done = scope
       .run(() =>
@@ -257,13 +266,13 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
             node,
             selection: spec.podSelection,
             ...(s.view ? { since: s.view.fingerprint } : {}),
-            maxWaitSeconds: observeWaitSeconds,
+            maxWaitSeconds: waitSeconds,
           },
         ]),
       )
       .then(
         (obs) => {
-          inbox.push({ kind: 'observed', seq, startedAtMs, obs });
+          inbox.push({ kind: 'observed', seq, startedAtMs, waitSeconds, obs });
         },
         (err: unknown) => {
           inbox.push({
@@ -348,9 +357,9 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       const now = Date.now();
       if (item.kind === 'observed') {
         if (item.obs.changed) applyObservation(s, item.obs, item.seq, now);
-        else if (s.view) s.view.seq = item.seq;
+        else applyUnchangedObservation(s, item.seq);
         // An unchanged answer means the activity waited its bound; never look again sooner.
-        if (!item.obs.changed) nextObserveAtMs = item.startedAtMs + observeWaitSeconds * 1000;
+        if (!item.obs.changed) nextObserveAtMs = item.startedAtMs + item.waitSeconds * 1000;
       } else if (item.kind === 'observeFailed') {
         if (!item.cancelled)
           outcome ??= {

@@ -10,6 +10,8 @@ import {
   applyControl,
   applyEvictionAnswer,
   applyObservation,
+  applyUnchangedObservation,
+  hasUnconfirmedEvictions,
   decideNode,
   initialNodeState,
   nextActionAt,
@@ -1218,5 +1220,37 @@ describe('nodeCounts', () => {
       podsEvicted: 0,
       podsFailed: 0,
     });
+  });
+});
+
+describe('applyUnchangedObservation', () => {
+  it('confirms an eviction answered after the last changed observation started, freeing its budget', () => {
+    // The operator e2e case: the last changed observation already showed the PDB back at 1 (it
+    // started before the answer arrived), and nothing changes afterwards.
+    const d = new Drain().observe(twoBehindPdb(1));
+    assert.deepEqual(d.evicts(), ['app/a']);
+    const before = d.startObserve();
+    d.answer('app/a', evicted);
+    d.applyObserved(twoBehindPdb(1, { aGone: true }), before);
+    assert.equal(hasUnconfirmedEvictions(d.s), true);
+    assert.deepEqual(d.evicts(), [], 'held by the unconfirmed eviction');
+    const after = d.startObserve();
+    applyUnchangedObservation(d.s, after);
+    assert.equal(hasUnconfirmedEvictions(d.s), false);
+    assert.equal(d.s.view?.seq, after);
+    assert.deepEqual(d.evicts(), ['app/b']);
+  });
+  it('keeps spends answered after the unchanged observation started', () => {
+    const d = new Drain().observe(twoBehindPdb(2));
+    assert.deepEqual(d.evicts(), ['app/a', 'app/b']);
+    const seq = d.startObserve();
+    d.answer('app/a', evicted);
+    applyUnchangedObservation(d.s, seq);
+    assert.deepEqual(d.s.pdbs['app/p']!.spentAtSeq, [seq]);
+  });
+  it('does nothing before the first observation', () => {
+    const d = new Drain();
+    applyUnchangedObservation(d.s, 3);
+    assert.equal(d.s.view, undefined);
   });
 });
