@@ -299,7 +299,8 @@ export class SimCluster {
     const f = this.faults.find((x) => x.activity === activity && x.times > 0);
     if (!f) return work();
     f.times--;
-    this.record(activity, arg, { fault: f.kind });
+    // A hang after the effect is recorded by the work itself (the call took effect; its answer is lost).
+    if (!f.afterEffect) this.record(activity, arg, { fault: f.kind });
     if (f.kind === 'retryable') throw new Error(`injected failure of ${activity}`);
     if (f.kind === 'nonRetryable')
       throw ApplicationFailure.nonRetryable(

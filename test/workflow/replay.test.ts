@@ -5,7 +5,8 @@
  * test/workflow/plan.test.ts and test/workflow/long-drains.test.ts write them: `UPDATE_HISTORIES=<key>[,<key>]`
  * saves that test's histories. The fixtures without a suffix (`two-pdbs`, `cordon-all-abort`,
  * `parallel-starts`) are runs of the one-pass code (they replay through src/workflows/legacy/ and
- * must be kept); `*-v2` and the long-drains keys are runs of the level-triggered loop. Refresh an existing fixture only when the change
+ * must be kept); `*-v2` and the long-drains keys are runs of the level-triggered loop. A file named
+ * `<workflow ID>~run<N>.bin` is the N-th run of a continue-as-new chain (key `can-boundary`). Refresh an existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
@@ -34,7 +35,7 @@ describe('replay of saved histories', () => {
   for (const file of files) {
     it(`replays ${file}`, async () => {
       const history = proto.temporal.api.history.v1.History.decode(readFileSync(`${dir}/${file}`));
-      await Worker.runReplayHistory({ workflowBundle: bundle }, history, file.replace(/\.bin$/, ''));
+      await Worker.runReplayHistory({ workflowBundle: bundle }, history, file.replace(/(~run\d+)?\.bin$/, ''));
     });
   }
 });
