@@ -26,6 +26,7 @@
 import {
   ActivityCancellationType,
   ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -85,7 +86,8 @@ const k8s = proxyActivities<DrainActivities>({
 type LoopInput =
   | { kind: 'observed'; seq: number; startedAtMs: number; waitSeconds: number; obs: NodeObservation }
   | { kind: 'observeFailed'; seq: number; message: string; cancelled: boolean }
-  | { kind: 'answered'; uid: string; answer: EvictResult | EvictionCallFailure };
+  | { kind: 'answered'; uid: string; answer: EvictResult | EvictionCallFailure }
+  | { kind: 'fatal'; message: string };
 
 function errorMessage(err: unknown): string {
   if (err instanceof ActivityFailure && err.cause) return err.cause.message;
@@ -309,6 +311,14 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
         (err: unknown) => {
           const cancelled = isCancellation(err);
           const timedOut = err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
+          // A non-retryable failure is not an answer of the API server that waiting may change
+          // (those are results): the node ends Failed naming it. The pod is still checked first.
+          if (
+            err instanceof ActivityFailure &&
+            err.cause instanceof ApplicationFailure &&
+            err.cause.nonRetryable
+          )
+            inbox.push({ kind: 'fatal', message: `evict ${p.key}: ${errorMessage(err)}` });
           inbox.push({
             kind: 'answered',
             uid,
@@ -360,6 +370,8 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
         else applyUnchangedObservation(s, item.seq);
         // An unchanged answer means the activity waited its bound; never look again sooner.
         if (!item.obs.changed) nextObserveAtMs = item.startedAtMs + item.waitSeconds * 1000;
+      } else if (item.kind === 'fatal') {
+        outcome ??= { phase: 'Failed', reason: NodeReason.ActivityFailed, message: item.message };
       } else if (item.kind === 'observeFailed') {
         if (!item.cancelled)
           outcome ??= {

@@ -548,6 +548,9 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     if (continueAsNewDue()) await continueAsNewNow();
     if (s.stage === 'Cordon' && !s.paused && !s.aborted) continue;
 
+    // A quiet plan continues as new by age too, so something must wake it then.
+    // patched: histories recorded before this timer existed replay without it.
+    if (patched('plan-age-timer')) timer.ensure(runStartMs + CONTINUE_AS_NEW_AGE_MS);
     if (Date.now() < deadlineMs) timer.ensure(deadlineMs);
     else if (s.stage === 'Drain') timer.ensure(deadlineMs + LOST_NODE_GRACE_MS);
     if (publishAt !== undefined) timer.ensure(publishAt);

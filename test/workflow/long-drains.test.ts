@@ -54,19 +54,18 @@ describe('injected activity faults (time-skipping)', () => {
     });
   }
 
-  it('evictPod failing non-retryably: a failed call, retried after the backoff and a fresh observation', async () => {
+  it('evictPod failing non-retryably: the node ends Failed naming the error, the plan ends', async () => {
     const { sim, inp } = twoPods('fault-evictpod');
     sim.fail('evictPod', 'nonRetryable');
-    const res = await driveTo(sim, inp, 'Drained', releaseSignal);
+    const res = await driveTo(sim, inp, 'Failed', releaseSignal, () => {
+      const st = sim.lastStatus()!;
+      assert.equal(st.nodes?.[0]?.phase, 'Failed');
+      assert.match(st.message ?? '', /injected non-retryable failure of evictPod/);
+    });
     assert.equal(res.phase, 'Completed');
-    const ev = sim.evictions();
-    assert.equal(ev.length, 3, 'one failed call, then one call per pod');
-    assert.deepEqual((ev[0]!.result as { fault: string }).fault, 'nonRetryable');
-    const failedPod = (ev[0]!.arg as { name: string }).name;
-    const gaps = gapsOf(sim, failedPod);
-    assert.equal(gaps.length, 1);
-    assert.ok(gaps[0]! >= 5000, `retried ${gaps[0]} ms after the failure (backoff 5 s)`);
+    assert.equal((sim.evictions()[0]!.result as { fault: string }).fault, 'nonRetryable');
     assert.deepEqual(evictedTwice(sim), []);
+    assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'handed back');
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
   });
 
