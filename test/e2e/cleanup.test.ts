@@ -20,107 +20,40 @@
  * deletion). Plans, their Events in `default`, the nodes and the namespace are deleted at the end.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
-import { Client, Connection } from '@temporalio/client';
+import type { V1Node } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
 import {
-  GROUP,
   NODE_CLAIM_ANNOTATION,
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
-  PLURAL,
-  VERSION,
   type MaintenancePlan,
   type MaintenancePlanSpecInput,
 } from '../../src/api/plan.js';
 import { NODE_CLAIM_UID_ANNOTATION } from '../../src/k8s/node-claim.js';
 import { planWorkflowId } from '../../src/workflows/messages.js';
-import { kubectlPath } from '../helpers/binaries.js';
-import {
-  applyCrds,
-  clients,
-  createNamespace,
-  createNode,
-  deleteNamespace,
-  deleteNode,
-  ignoreNotFound,
-  uniqueName,
-  waitFor,
-  type Clients,
-} from '../helpers/k8s.js';
-import { freePort, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import { deleteNode, uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
+import { MERGE_PATCH, OperatorHarness, createTaintedNode } from '../helpers/operator-harness.js';
 
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-/** Label on this run's plans; the operator under test selects them with --plan-selector. */
-const RUN_LABEL = 'drainflow.dev/e2e-run';
 const TAINT_KEY = 'drainflow.dev/e2e-cleanup';
 const CLAIM_KEYS = [NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, NODE_WAS_UNSCHEDULABLE_ANNOTATION];
 
-function requireEnv(name: string): string {
-  const v = process.env[name];
-  if (!v) {
-    throw new Error(
-      `${name} is not set: these end-to-end tests need the local stack. Start it and load its environment first:\n` +
-        '  npm run stack -- up\n  eval "$(npm run --silent stack -- env)"',
-    );
-  }
-  return v;
-}
-
-function kubectl(args: string[], input?: string): string {
-  return execFileSync(kubectlPath(), args, {
-    encoding: 'utf8',
-    env: process.env,
-    ...(input !== undefined ? { input } : {}),
-  });
-}
-
 describe('deletion cleanup without a running workflow, on the real stack', () => {
-  let c: Clients;
-  let connection: Connection;
-  let client: Client;
-  let worker: DrainflowProcess | undefined;
-  let operator: DrainflowProcess | undefined;
-  let leaseNs: string | undefined;
-  const taskQueue = uniqueName('cln-e2e');
   const run = uniqueName('cln-run');
+  const h = new OperatorHarness({
+    taskQueue: uniqueName('cln-e2e'),
+    run,
+    lease: { create: 'cln-lease' },
+  });
+  let c: Clients;
+  let client: Client;
   /** Two schedulable nodes and one cordoned before any plan. */
   let nodes: { a: string; b: string; cordoned: string };
-  const plans = new Set<string>();
-  /** Every plan name this file created (their Events are deleted at the end). */
-  const allPlans = new Set<string>();
-
-  const env = () => ({
-    KUBECONFIG: requireEnv('KUBECONFIG'),
-    TEMPORAL_ADDRESS: requireEnv('TEMPORAL_ADDRESS'),
-    TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE ?? 'default',
-  });
 
   // ------------------------------------------------------------------ helpers
 
-  function applyPlan(name: string, spec: MaintenancePlanSpecInput): void {
-    plans.add(name);
-    allPlans.add(name);
-    const manifest = {
-      apiVersion: `${GROUP}/${VERSION}`,
-      kind: 'MaintenancePlan',
-      metadata: { name, labels: { [RUN_LABEL]: run } },
-      spec,
-    };
-    kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
-  }
-
-  async function getPlan(name: string): Promise<MaintenancePlan | undefined> {
-    return ignoreNotFound(
-      async () =>
-        (await c.custom.getClusterCustomObject({
-          group: GROUP,
-          version: VERSION,
-          plural: PLURAL,
-          name,
-        })) as MaintenancePlan,
-    );
-  }
+  const applyPlan = (name: string, spec: MaintenancePlanSpecInput) => h.applyPlan(name, spec);
+  const deletePlanObject = (name: string) => h.deletePlanObject(name);
+  const waitPlanGone = (name: string, timeoutMs: number) => h.waitPlanGone(name, timeoutMs);
 
   async function readNode(name: string): Promise<V1Node> {
     return c.core.readNode({ name });
@@ -142,7 +75,7 @@ describe('deletion cleanup without a running workflow, on the real stack', () =>
     try {
       return await waitFor(
         async () => {
-          last = await getPlan(name);
+          last = await h.getPlan(name);
           if (!last || last.status?.phase !== 'Drained') return undefined;
           const plan = last;
           lastNodes = await Promise.all(names.map(readNode));
@@ -167,27 +100,9 @@ describe('deletion cleanup without a running workflow, on the real stack', () =>
     }
   }
 
-  async function deletePlanObject(name: string): Promise<void> {
-    await ignoreNotFound(() =>
-      c.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name }),
-    );
-  }
-
-  async function waitPlanGone(name: string, timeoutMs: number): Promise<void> {
-    await waitFor(async () => (await getPlan(name)) === undefined, timeoutMs, {
-      what: `plan ${name} deleted (finalizer removed)`,
-      intervalMs: 250,
-    });
-    plans.delete(name);
-  }
-
   /** Events recorded on the plan with this uid in `default`, by reason. */
   async function planEvents(name: string, uid: string, reason: string) {
-    const l = await c.core.listNamespacedEvent({
-      namespace: 'default',
-      fieldSelector: `involvedObject.name=${name}`,
-    });
-    return l.items.filter((e) => e.involvedObject.uid === uid && e.reason === reason);
+    return (await h.planEvents(name, uid)).filter((e) => e.reason === reason);
   }
 
   /** Terminates the plan's workflow once it runs; returns its workflow ID. */
@@ -205,56 +120,21 @@ describe('deletion cleanup without a running workflow, on the real stack', () =>
   // ------------------------------------------------------------------ setup
 
   before(async () => {
-    c = clients(); // fails with the setup instructions when KUBECONFIG is unset
-    const address = requireEnv('TEMPORAL_ADDRESS');
-    await applyCrds(c);
-    connection = await Connection.connect({ address });
-    client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
-
+    await h.connect(); // fails with the setup instructions when KUBECONFIG is unset
+    c = h.c;
+    client = h.client;
     const made: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const node = await createNode(c, 'cln', {
-        labels: { 'drainflow.dev/pool': run },
-        unschedulable: i === 2,
-      });
-      made.push(node);
-      await c.core.patchNode(
-        { name: node, body: { spec: { taints: [{ key: TAINT_KEY, value: run, effect: 'NoSchedule' }] } } },
-        MERGE_PATCH,
+      made.push(
+        await createTaintedNode(c, 'cln', {
+          labels: { 'drainflow.dev/pool': run },
+          unschedulable: i === 2,
+          taint: { key: TAINT_KEY, value: run },
+        }),
       );
     }
     nodes = { a: made[0]!, b: made[1]!, cordoned: made[2]! };
-    leaseNs = await createNamespace(c, 'cln-lease');
-
-    const [operatorPort, workerPort] = [await freePort(), await freePort()];
-    worker = await startDrainflow({
-      args: ['run', '--worker', '--worker-port', String(workerPort), '--task-queue', taskQueue],
-      env: env(),
-    });
-    operator = await startDrainflow({
-      args: [
-        'run',
-        '--operator',
-        '--operator-port',
-        String(operatorPort),
-        '--task-queue',
-        taskQueue,
-        '--lease-namespace',
-        leaseNs,
-        '--plan-selector',
-        `${RUN_LABEL}=${run}`,
-        '--log-level',
-        'debug',
-      ],
-      env: env(),
-    });
-    // /readyz is also 200 on a standby: wait until it leads (its own Lease namespace) and has listed.
-    await waitFor(() => operator!.logs().includes('cache synced'), 45_000, {
-      what: 'operator leads and lists the plans',
-      intervalMs: 200,
-    }).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${operator!.logs().slice(-4000)}`, { cause: err });
-    });
+    await h.startProcesses();
   });
 
   /**
@@ -263,20 +143,7 @@ describe('deletion cleanup without a running workflow, on the real stack', () =>
    * nodes' schedulability, so one failure does not cascade into the next test.
    */
   async function handBack(): Promise<void> {
-    for (const name of [...plans]) {
-      await deletePlanObject(name).catch(() => undefined);
-      await waitPlanGone(name, 60_000).catch(() => undefined);
-    }
-    for (const name of [...plans]) {
-      await c.custom
-        .patchClusterCustomObject(
-          { group: GROUP, version: VERSION, plural: PLURAL, name, body: { metadata: { finalizers: null } } },
-          MERGE_PATCH,
-        )
-        .catch(() => undefined);
-      await deletePlanObject(name).catch(() => undefined);
-      plans.delete(name);
-    }
+    await h.removePlans(60_000);
     if (!nodes) return;
     for (const [n, unschedulable] of [
       [nodes.a, null],
@@ -301,23 +168,8 @@ describe('deletion cleanup without a running workflow, on the real stack', () =>
   afterEach(handBack);
 
   after(async () => {
-    await handBack();
-    await operator?.stop('SIGTERM');
-    await worker?.stop('SIGTERM');
-    if (process.env.E2E_KEEP_LOGS || process.exitCode) {
-      console.error(`operator log: ${operator?.logFile}\nworker log: ${worker?.logFile}`);
-    }
-    await connection?.close();
-    for (const name of allPlans) {
-      const evs = await c.core
-        .listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name}` })
-        .catch(() => undefined);
-      for (const e of evs?.items ?? [])
-        await ignoreNotFound(() =>
-          c.core.deleteNamespacedEvent({ namespace: 'default', name: e.metadata!.name! }),
-        ).catch(() => undefined);
-    }
-    if (leaseNs) await deleteNamespace(c, leaseNs);
+    if (c) await handBack();
+    await h.stop();
     for (const n of nodes ? Object.values(nodes) : []) await deleteNode(c, n).catch(() => undefined);
   });
 
@@ -386,7 +238,7 @@ describe('deletion cleanup without a running workflow, on the real stack', () =>
     const finished = await planEvents(name, plan.metadata.uid, 'CleanupFinished');
     assert.equal(finished.length, 1);
     assert.match(finished[0]!.message ?? '', /TERMINATED.*handed back.*removing the finalizer/);
-    assert.match(operator!.logs(), /handed back the nodes the plan still claimed/);
+    assert.match(h.operator!.logs(), /handed back the nodes the plan still claimed/);
     console.log(`plan gone ${tookMs} ms after the delete`);
 
     // A second plan on the same nodes is not held off: it claims all three and drains them.

@@ -25,27 +25,19 @@
  * KUBECONFIG / TEMPORAL_ADDRESS every test fails with that instruction; none is skipped.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { PatchStrategy, setHeaderOptions, type CoreV1Event, type V1Node } from '@kubernetes/client-node';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import type { CoreV1Event, V1Node } from '@kubernetes/client-node';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
-  GROUP,
   NODE_CLAIM_ANNOTATION,
-  PLURAL,
-  VERSION,
   type MaintenancePlan,
   type MaintenancePlanSpecInput,
   type MaintenancePlanStatus,
   type NodeStatus,
 } from '../../src/api/plan.js';
 import { nodeWorkflowId, planWorkflowId, type NodeProgress } from '../../src/workflows/messages.js';
-import { kubectlPath } from '../helpers/binaries.js';
 import {
-  applyCrds,
-  clients,
   createNamespace,
-  createNode,
   deleteNamespace,
   deleteNode,
   ignoreNotFound,
@@ -58,68 +50,43 @@ import {
   waitPodReady,
   type Clients,
 } from '../helpers/k8s.js';
-import { freePort, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import {
+  MERGE_PATCH,
+  OperatorHarness,
+  RUN_LABEL,
+  createTaintedNode,
+  kubectl,
+} from '../helpers/operator-harness.js';
 
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-/** Label on this run's plans; the operator under test selects them with --plan-selector. */
-const RUN_LABEL = 'drainflow.dev/e2e-run';
 const TAINT_KEY = 'drainflow.dev/e2e-drain-loop';
-const EVENT_NAMESPACE = 'default';
 /** Short backoff so cooldowns and observation bounds stay within a few seconds. */
 const FAST_EVICTION = { retryBackoff: { initialSeconds: 1, maxSeconds: 5 } };
-
-function requireEnv(name: string): string {
-  const v = process.env[name];
-  if (!v) {
-    throw new Error(
-      `${name} is not set: these end-to-end tests need the local stack. Start it and load its environment first:\n` +
-        '  bash scripts/stack/stack.sh up\n  eval "$(bash scripts/stack/stack.sh env)"',
-    );
-  }
-  return v;
-}
-
-function kubectl(args: string[], input?: string): string {
-  return execFileSync(kubectlPath(), args, {
-    encoding: 'utf8',
-    env: process.env,
-    ...(input !== undefined ? { input } : {}),
-  });
-}
 
 const show = (st: MaintenancePlanStatus | undefined) => `status: ${JSON.stringify(st, null, 1)}`;
 
 describe('level-triggered drain loop on the real stack', () => {
-  let c: Clients;
-  let connection: Connection;
-  let client: Client;
-  let worker: DrainflowProcess | undefined;
-  let operator: DrainflowProcess | undefined;
-  let leaseNs: string | undefined;
-  const taskQueue = uniqueName('dl-e2e');
   const run = uniqueName('dl-run');
-  const plans = new Set<string>();
-  const allPlans = new Set<string>();
+  const h = new OperatorHarness({
+    taskQueue: uniqueName('dl-e2e'),
+    run,
+    lease: { create: 'dl-lease' },
+    pollMs: 200,
+  });
+  let c: Clients;
+  let client: Client;
   /** Nodes and namespaces of the current test (deleted after it). */
   let testNodes: string[] = [];
   let testNamespaces: string[] = [];
-
-  const env = () => ({
-    KUBECONFIG: requireEnv('KUBECONFIG'),
-    TEMPORAL_ADDRESS: requireEnv('TEMPORAL_ADDRESS'),
-    TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE ?? 'default',
-  });
 
   // ------------------------------------------------------------------ helpers
 
   /** A kwok node `dl-node-*` for this test only: tainted, so only this file's bare pods run there. */
   async function newNode(): Promise<string> {
-    const node = await createNode(c, 'dl-node', { labels: { [RUN_LABEL]: run } });
+    const node = await createTaintedNode(c, 'dl-node', {
+      labels: { [RUN_LABEL]: run },
+      taint: { key: TAINT_KEY, value: run },
+    });
     testNodes.push(node);
-    await c.core.patchNode(
-      { name: node, body: { spec: { taints: [{ key: TAINT_KEY, value: run, effect: 'NoSchedule' }] } } },
-      MERGE_PATCH,
-    );
     return node;
   }
 
@@ -150,65 +117,25 @@ describe('level-triggered drain loop on the real stack', () => {
     return list.items.map((p) => `${p.metadata!.namespace}/${p.metadata!.name}`).sort();
   }
 
-  function applyPlan(name: string, spec: MaintenancePlanSpecInput): void {
-    plans.add(name);
-    allPlans.add(name);
-    const manifest = {
-      apiVersion: `${GROUP}/${VERSION}`,
-      kind: 'MaintenancePlan',
-      metadata: { name, labels: { [RUN_LABEL]: run } },
-      spec,
-    };
-    kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
-  }
-
-  async function getPlan(name: string): Promise<MaintenancePlan | undefined> {
-    return ignoreNotFound(
-      async () =>
-        (await c.custom.getClusterCustomObject({
-          group: GROUP,
-          version: VERSION,
-          plural: PLURAL,
-          name,
-        })) as MaintenancePlan,
-    );
-  }
-
+  const applyPlan = (name: string, spec: MaintenancePlanSpecInput) => h.applyPlan(name, spec);
+  const getPlan = (name: string) => h.getPlan(name);
+  const deletePlanObject = (name: string) => h.deletePlanObject(name);
+  const waitPlanGone = (name: string, timeoutMs: number) => h.waitPlanGone(name, timeoutMs);
   /** Waits until `pred` holds for the plan; the error shows the last status. */
-  async function waitPlan(
+  const waitPlan = (
     name: string,
     pred: (p: MaintenancePlan) => boolean,
     timeoutMs: number,
     what: string,
     onEach?: (p: MaintenancePlan) => void,
-  ): Promise<MaintenancePlan> {
-    let last: MaintenancePlan | undefined;
-    try {
-      return await waitFor(
-        async () => {
-          last = await getPlan(name);
-          if (last) onEach?.(last);
-          return last && pred(last) ? last : undefined;
-        },
-        timeoutMs,
-        { what: `${name}: ${what}`, intervalMs: 200 },
-      );
-    } catch (err) {
-      throw new Error(`${String(err)}\nlast ${show(last?.status)}`, { cause: err });
-    }
-  }
+  ) => h.waitPlan(name, pred, timeoutMs, what, onEach);
 
   const nodeOf = (p: MaintenancePlan | undefined, node: string): NodeStatus | undefined =>
     p?.status?.nodes?.find((n) => n.name === node);
 
   /** The core Events whose involvedObject is the plan (its uid). */
-  async function planEvents(plan: MaintenancePlan): Promise<CoreV1Event[]> {
-    const list = await c.core.listNamespacedEvent({
-      namespace: EVENT_NAMESPACE,
-      fieldSelector: `involvedObject.name=${plan.metadata.name},involvedObject.uid=${plan.metadata.uid}`,
-    });
-    return list.items;
-  }
+  const planEvents = (plan: MaintenancePlan): Promise<CoreV1Event[]> =>
+    h.planEvents(plan.metadata.name, plan.metadata.uid);
 
   async function waitEvent(plan: MaintenancePlan, type: string, reason: string): Promise<CoreV1Event> {
     let seen: CoreV1Event[] = [];
@@ -227,20 +154,6 @@ describe('level-triggered drain loop on the real stack', () => {
         { cause: err },
       );
     }
-  }
-
-  async function deletePlanObject(name: string): Promise<void> {
-    await ignoreNotFound(() =>
-      c.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name }),
-    );
-  }
-
-  async function waitPlanGone(name: string, timeoutMs: number): Promise<void> {
-    await waitFor(async () => (await getPlan(name)) === undefined, timeoutMs, {
-      what: `plan ${name} deleted (finalizer removed)`,
-      intervalMs: 250,
-    });
-    plans.delete(name);
   }
 
   async function readNode(name: string): Promise<V1Node | undefined> {
@@ -268,58 +181,15 @@ describe('level-triggered drain loop on the real stack', () => {
   // ------------------------------------------------------------------ setup
 
   before(async () => {
-    c = clients(); // fails with the setup instructions when KUBECONFIG is unset
-    const address = requireEnv('TEMPORAL_ADDRESS');
-    await applyCrds(c);
-    connection = await Connection.connect({ address });
-    client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
-    leaseNs = await createNamespace(c, 'dl-lease');
-    const [operatorPort, workerPort] = [await freePort(), await freePort()];
-    worker = await startDrainflow({
-      args: ['run', '--worker', '--worker-port', String(workerPort), '--task-queue', taskQueue],
-      env: env(),
-    });
-    operator = await startDrainflow({
-      args: [
-        'run',
-        '--operator',
-        '--operator-port',
-        String(operatorPort),
-        '--task-queue',
-        taskQueue,
-        '--lease-namespace',
-        leaseNs,
-        '--plan-selector',
-        `${RUN_LABEL}=${run}`,
-        '--log-level',
-        'debug',
-      ],
-      env: env(),
-    });
-    await waitFor(() => operator!.logs().includes('cache synced'), 45_000, {
-      what: 'operator leads and lists the plans',
-      intervalMs: 200,
-    }).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${operator!.logs().slice(-4000)}`, { cause: err });
-    });
+    await h.connect(); // fails with the setup instructions when KUBECONFIG is unset
+    c = h.c;
+    client = h.client;
+    await h.startProcesses();
   });
 
   /** After each test, whatever its outcome: its plans (through the operator, else forced), namespaces, nodes. */
   async function cleanUp(): Promise<void> {
-    for (const name of [...plans]) {
-      await deletePlanObject(name).catch(() => undefined);
-      await waitPlanGone(name, 30_000).catch(() => undefined);
-    }
-    for (const name of [...plans]) {
-      await c.custom
-        .patchClusterCustomObject(
-          { group: GROUP, version: VERSION, plural: PLURAL, name, body: { metadata: { finalizers: null } } },
-          MERGE_PATCH,
-        )
-        .catch(() => undefined);
-      await deletePlanObject(name).catch(() => undefined);
-      plans.delete(name);
-    }
+    await h.removePlans(30_000);
     for (const ns of testNamespaces) await deleteNamespace(c, ns).catch(() => undefined);
     for (const n of testNodes) await deleteNode(c, n).catch(() => undefined);
     testNamespaces = [];
@@ -329,23 +199,8 @@ describe('level-triggered drain loop on the real stack', () => {
   afterEach(cleanUp);
 
   after(async () => {
-    await cleanUp();
-    await operator?.stop('SIGTERM');
-    await worker?.stop('SIGTERM');
-    if (process.env.E2E_KEEP_LOGS || process.exitCode) {
-      console.error(`operator log: ${operator?.logFile}\nworker log: ${worker?.logFile}`);
-    }
-    for (const name of allPlans) {
-      const events = await c.core
-        .listNamespacedEvent({ namespace: EVENT_NAMESPACE, fieldSelector: `involvedObject.name=${name}` })
-        .catch(() => undefined);
-      for (const e of events?.items ?? [])
-        await ignoreNotFound(() =>
-          c.core.deleteNamespacedEvent({ name: e.metadata!.name!, namespace: EVENT_NAMESPACE }),
-        ).catch(() => undefined);
-    }
-    await connection?.close();
-    if (leaseNs) await deleteNamespace(c, leaseNs);
+    if (c) await cleanUp();
+    await h.stop();
   });
 
   // ------------------------------------------------------------------ tests

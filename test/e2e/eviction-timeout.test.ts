@@ -41,22 +41,10 @@ import {
   type V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import {
-  API_VERSION,
-  GROUP,
-  KIND,
-  PLURAL,
-  VERSION,
-  parseSpec,
-  type MaintenancePlan,
-  type MaintenancePlanStatus,
-} from '../../src/api/plan.js';
-import {
-  abortSignal,
-  nodeWorkflowId,
-  planWorkflowId,
-  type DrainPlanInput,
-} from '../../src/workflows/messages.js';
+import { GROUP, PLURAL, VERSION } from '../../src/api/plan.js';
+import { abortSignal, nodeWorkflowId } from '../../src/workflows/messages.js';
+import { createDirectPlan, readPlanStatus } from '../helpers/direct-plan.js';
+import { requireEnv } from '../helpers/operator-harness.js';
 import {
   applyCrds,
   clients,
@@ -73,7 +61,7 @@ import {
   waitPodsReady,
   type Clients,
 } from '../helpers/k8s.js';
-import { freePort, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import { startWorkerProcess, type DrainflowProcess } from '../helpers/processes.js';
 
 /** The plan's eviction.callTimeoutSeconds. */
 const CALL_TIMEOUT_SECONDS = 3;
@@ -308,11 +296,7 @@ describe('eviction call timeout on the real stack (slow pods/eviction webhook)',
   }
 
   before(async () => {
-    const address = process.env.TEMPORAL_ADDRESS;
-    assert.ok(
-      address,
-      'TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval "$(npm run --silent stack -- env)"',
-    );
+    const address = requireEnv('TEMPORAL_ADDRESS');
     c = clients();
     admission = c.kc.makeApiClient(AdmissionregistrationV1Api);
     await applyCrds(c);
@@ -347,23 +331,10 @@ describe('eviction call timeout on the real stack (slow pods/eviction webhook)',
   });
 
   async function startWorker(taskQueue: string): Promise<DrainflowProcess> {
-    const port = await freePort();
-    const p = await startDrainflow({
-      args: ['run', '--worker', '--worker-port', String(port), '--task-queue', taskQueue],
-    });
+    const p = await startWorkerProcess(taskQueue);
     procs.push(p);
     return p;
   }
-
-  const readStatus = async (name: string): Promise<MaintenancePlanStatus | undefined> =>
-    (
-      (await c.custom.getClusterCustomObject({
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        name,
-      })) as MaintenancePlan
-    ).status;
 
   /**
    * Drains a node holding REPLICAS `took-<tag>` and REPLICAS `lost-<tag>` pods. With `crash`, kills
@@ -397,18 +368,8 @@ describe('eviction call timeout on the real stack (slow pods/eviction webhook)',
         retryBackoff: { initialSeconds: 1, maxSeconds: 5 },
       },
     };
-    const created = (await c.custom.createClusterCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: PLURAL,
-      body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: planName }, spec },
-    })) as MaintenancePlan;
+    const { input, workflowId } = await createDirectPlan(c, planName, spec);
     plans.push(planName);
-    const input: DrainPlanInput = {
-      plan: { name: planName, uid: created.metadata.uid, generation: created.metadata.generation ?? 1 },
-      spec: parseSpec(spec),
-    };
-    const workflowId = planWorkflowId(input.plan);
     workflowIds.push(workflowId);
     const taskQueue = uniqueName(`evto-${tag}`);
     const worker1 = await startWorker(taskQueue);
@@ -442,7 +403,7 @@ describe('eviction call timeout on the real stack (slow pods/eviction webhook)',
 
     const drained = await waitFor(
       async () => {
-        const s = await readStatus(planName);
+        const s = await readPlanStatus(c, planName);
         return s?.phase === 'Drained' ? s : undefined;
       },
       240_000,

@@ -14,17 +14,9 @@
  * the setup fail with the holder's name.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { after, afterEach, before, describe, it } from 'node:test';
-import {
-  CoordinationV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1DaemonSet,
-  type V1Deployment,
-  type V1PodSpec,
-} from '@kubernetes/client-node';
-import { Client, Connection } from '@temporalio/client';
+import type { V1DaemonSet, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
 import {
   FINALIZER,
   GROUP,
@@ -35,15 +27,10 @@ import {
   type MaintenancePlanSpecInput,
 } from '../../src/api/plan.js';
 import { pauseSignal, planWorkflowId, resumeSignal } from '../../src/workflows/messages.js';
-import { kubectlPath } from '../helpers/binaries.js';
 import {
-  applyCrds,
-  clients,
   createNamespace,
-  createNode,
   deleteNamespace,
   deleteNode,
-  ignoreNotFound,
   makeDaemonSet,
   makeDeployment,
   makePdb,
@@ -55,95 +42,33 @@ import {
   waitPodsReady,
   type Clients,
 } from '../helpers/k8s.js';
-import { freePort, metricValue, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import {
+  MERGE_PATCH,
+  OperatorHarness,
+  RUN_LABEL,
+  createTaintedNode,
+  drainflowEnv,
+  kubectl,
+} from '../helpers/operator-harness.js';
+import { freePort, metricValue, startDrainflow } from '../helpers/processes.js';
 
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const POOL_LABEL = 'drainflow.dev/pool';
-/** Label on this run's plans; the operators under test select them with --plan-selector. */
-const RUN_LABEL = 'drainflow.dev/e2e-run';
 const TAINT_KEY = 'drainflow.dev/e2e-operator';
 
-function requireEnv(name: string): string {
-  const v = process.env[name];
-  if (!v) {
-    throw new Error(
-      `${name} is not set: these end-to-end tests need the local stack. Start it and load its environment first:\n` +
-        '  bash scripts/stack/stack.sh up\n  eval "$(bash scripts/stack/stack.sh env)"',
-    );
-  }
-  return v;
-}
-
-function kubectl(args: string[], input?: string): string {
-  return execFileSync(kubectlPath(), args, {
-    encoding: 'utf8',
-    env: process.env,
-    ...(input !== undefined ? { input } : {}),
-  });
-}
-
 describe('operator on the real stack', () => {
+  const pool = uniqueName('op-pool');
+  // The operator takes the Lease `drainflow-operator` in `default`, as a deployed one would.
+  const h = new OperatorHarness({
+    taskQueue: uniqueName('operator-e2e'),
+    run: pool,
+    lease: { name: 'default' },
+  });
   let c: Clients;
   let ns: string;
-  let connection: Connection;
   let client: Client;
-  let worker: DrainflowProcess | undefined;
-  let operator: DrainflowProcess | undefined;
-  let operatorPort: number;
-  let workerPort: number;
-  const taskQueue = uniqueName('operator-e2e');
-  const pool = uniqueName('op-pool');
   let nodes: [string, string, string];
-  const plans = new Set<string>();
 
   // ------------------------------------------------------------------ helpers
-
-  const env = () => ({
-    KUBECONFIG: requireEnv('KUBECONFIG'),
-    TEMPORAL_ADDRESS: requireEnv('TEMPORAL_ADDRESS'),
-    TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE ?? 'default',
-    ...(process.env.TEMPORAL_UI_URL ? { TEMPORAL_UI_URL: process.env.TEMPORAL_UI_URL } : {}),
-  });
-
-  async function startOperator(): Promise<DrainflowProcess> {
-    const p = await startDrainflow({
-      args: [
-        'run',
-        '--operator',
-        '--operator-port',
-        String(operatorPort),
-        '--task-queue',
-        taskQueue,
-        '--lease-namespace',
-        'default',
-        '--plan-selector',
-        `${RUN_LABEL}=${pool}`,
-        '--log-level',
-        'debug',
-      ],
-      env: env(),
-    });
-    // /readyz is also 200 on a healthy standby: wait until this one leads and its cache is synced.
-    try {
-      await waitFor(() => p.logs().includes('cache synced'), 45_000, {
-        what: 'operator leads and lists the plans',
-        intervalMs: 200,
-      });
-    } catch (err) {
-      const lease = await c.kc
-        .makeApiClient(CoordinationV1Api)
-        .readNamespacedLease({ name: 'drainflow-operator', namespace: 'default' })
-        .catch(() => undefined);
-      await p.stop('SIGKILL');
-      throw new Error(
-        `the operator did not become leader (Lease held by ${lease?.spec?.holderIdentity ?? 'nobody'}): ${String(err)}\n${p.logs()}`,
-        {
-          cause: err,
-        },
-      );
-    }
-    return p;
-  }
 
   /** Runs pods of this file only on this file's nodes (taint toleration + required pool affinity), preferring `prefer`. */
   function onPool<T extends V1Deployment | V1DaemonSet>(obj: T, prefer: string[] = []): T {
@@ -192,69 +117,20 @@ describe('operator on the real stack', () => {
   }
 
   /** Creates or updates a plan with `kubectl apply`. */
-  function applyPlan(name: string, spec: MaintenancePlanSpecInput): void {
-    plans.add(name);
-    const manifest = {
-      apiVersion: `${GROUP}/${VERSION}`,
-      kind: 'MaintenancePlan',
-      metadata: { name, labels: { [RUN_LABEL]: pool } },
-      spec,
-    };
-    kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
-  }
-
-  async function getPlan(name: string): Promise<MaintenancePlan | undefined> {
-    return ignoreNotFound(
-      async () =>
-        (await c.custom.getClusterCustomObject({
-          group: GROUP,
-          version: VERSION,
-          plural: PLURAL,
-          name,
-        })) as MaintenancePlan,
-    );
-  }
-
-  async function waitPlan(
-    name: string,
-    pred: (p: MaintenancePlan) => boolean,
-    timeoutMs: number,
-    what: string,
-  ): Promise<MaintenancePlan> {
-    let last: MaintenancePlan | undefined;
-    try {
-      return await waitFor(
-        async () => {
-          last = await getPlan(name);
-          return last && pred(last) ? last : undefined;
-        },
-        timeoutMs,
-        { what: `${name}: ${what}`, intervalMs: 250 },
-      );
-    } catch (err) {
-      throw new Error(`${String(err)}\nlast status: ${JSON.stringify(last?.status)}`, { cause: err });
-    }
-  }
+  const applyPlan = (name: string, spec: MaintenancePlanSpecInput) => h.applyPlan(name, spec);
+  const getPlan = (name: string) => h.getPlan(name);
+  const waitPlan = (name: string, pred: (p: MaintenancePlan) => boolean, timeoutMs: number, what: string) =>
+    h.waitPlan(name, pred, timeoutMs, what);
+  const deletePlan = (name: string, timeoutMs?: number) => h.deletePlan(name, timeoutMs);
 
   const phaseIs = (phase: string) => (p: MaintenancePlan) => p.status?.phase === phase;
-
-  async function deletePlan(name: string, timeoutMs = 90_000): Promise<void> {
-    await ignoreNotFound(() =>
-      c.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name }),
-    );
-    await waitFor(async () => (await getPlan(name)) === undefined, timeoutMs, {
-      what: `plan ${name} deleted (finalizer removed)`,
-      intervalMs: 250,
-    });
-    plans.delete(name);
-  }
 
   async function isCordoned(node: string): Promise<boolean> {
     return (await c.core.readNode({ name: node })).spec?.unschedulable === true;
   }
 
   async function operatorActions(): Promise<number> {
-    return metricValue(await operator!.metrics(), 'drainflow_operator_actions_total');
+    return metricValue(await h.operator!.metrics(), 'drainflow_operator_actions_total');
   }
 
   async function workflowRuns(workflowId: string): Promise<number> {
@@ -269,9 +145,9 @@ describe('operator on the real stack', () => {
   // ------------------------------------------------------------------ setup
 
   before(async () => {
-    c = clients(); // fails with the setup instructions when KUBECONFIG is unset
-    const address = requireEnv('TEMPORAL_ADDRESS');
-    await applyCrds(c);
+    await h.connect(); // fails with the setup instructions when KUBECONFIG is unset
+    c = h.c;
+    client = h.client;
     // This file's operators act only on plans labelled for this run (--plan-selector).
     const existing = (await c.custom.listClusterCustomObject({
       group: GROUP,
@@ -285,25 +161,18 @@ describe('operator on the real stack', () => {
         `MaintenancePlans left by another test exist (${foreign.join(', ')}); the operator would act on them. Delete them first.`,
       );
     }
-    connection = await Connection.connect({ address });
-    client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
     const made: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const node = await createNode(c, 'df-op-node', { labels: { [POOL_LABEL]: pool } });
-      made.push(node);
-      await c.core.patchNode(
-        { name: node, body: { spec: { taints: [{ key: TAINT_KEY, value: pool, effect: 'NoSchedule' }] } } },
-        MERGE_PATCH,
+      made.push(
+        await createTaintedNode(c, 'df-op-node', {
+          labels: { [POOL_LABEL]: pool },
+          taint: { key: TAINT_KEY, value: pool },
+        }),
       );
     }
     nodes = made as [string, string, string];
     ns = await createNamespace(c, 'df-op');
-    [operatorPort, workerPort] = [await freePort(), await freePort()];
-    worker = await startDrainflow({
-      args: ['run', '--worker', '--worker-port', String(workerPort), '--task-queue', taskQueue],
-      env: env(),
-    });
-    operator = await startOperator();
+    await h.startProcesses();
   });
 
   /**
@@ -312,26 +181,7 @@ describe('operator on the real stack', () => {
    * the nodes, so one failure does not cascade into the next test.
    */
   async function handBack(): Promise<void> {
-    for (const name of [...plans]) {
-      try {
-        if (operator && operator.proc.exitCode === null && operator.proc.signalCode === null)
-          await deletePlan(name, 60_000);
-      } catch {
-        // fall through to the forced removal below
-      }
-    }
-    for (const name of [...plans]) {
-      await c.custom
-        .patchClusterCustomObject(
-          { group: GROUP, version: VERSION, plural: PLURAL, name, body: { metadata: { finalizers: null } } },
-          MERGE_PATCH,
-        )
-        .catch(() => undefined);
-      await ignoreNotFound(() =>
-        c.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name }),
-      ).catch(() => undefined);
-      plans.delete(name);
-    }
+    await h.removePlans(60_000);
     if (ns) {
       await c.apps.deleteCollectionNamespacedDeployment({ namespace: ns }).catch(() => undefined);
       await c.apps.deleteCollectionNamespacedDaemonSet({ namespace: ns }).catch(() => undefined);
@@ -348,13 +198,8 @@ describe('operator on the real stack', () => {
   afterEach(handBack);
 
   after(async () => {
-    await handBack();
-    await operator?.stop('SIGTERM');
-    await worker?.stop('SIGTERM');
-    if (process.env.E2E_KEEP_LOGS || process.exitCode) {
-      console.error(`operator log: ${operator?.logFile}\nworker log: ${worker?.logFile}`);
-    }
-    await connection?.close();
+    if (c) await handBack();
+    await h.stop();
     if (ns) await deleteNamespace(c, ns);
     for (const n of nodes ?? []) {
       await setUnschedulable(c, n, false).catch(() => undefined);
@@ -376,7 +221,7 @@ describe('operator on the real stack', () => {
     await waitPodsReady(c, ns, { app: 'agent' }, 3);
     const webOnTargets = [...(await podsOn(a, 'web')), ...(await podsOn(b, 'web'))];
     assert.ok(webOnTargets.length > 0, 'some web pods run on the nodes to drain');
-    const startsBefore = metricValue(await operator!.metrics(), 'drainflow_operator_actions_total', {
+    const startsBefore = metricValue(await h.operator!.metrics(), 'drainflow_operator_actions_total', {
       action: 'start',
     });
 
@@ -401,7 +246,7 @@ describe('operator on the real stack', () => {
     assert.equal(st.workflow?.workflowId, wfId(done));
     assert.ok(done.metadata.finalizers?.includes(FINALIZER), 'the operator put its finalizer on the plan');
     assert.equal(
-      metricValue(await operator!.metrics(), 'drainflow_operator_actions_total', { action: 'start' }),
+      metricValue(await h.operator!.metrics(), 'drainflow_operator_actions_total', { action: 'start' }),
       startsBefore + 1,
     );
     assert.equal(await workflowRuns(wfId(done)), 1);
@@ -437,7 +282,7 @@ describe('operator on the real stack', () => {
     // Metrics: the plan is counted by phase and its drain duration recorded.
     const metrics = await waitFor(
       async () => {
-        const m = await operator!.metrics();
+        const m = await h.operator!.metrics();
         return metricValue(m, 'drainflow_drain_duration_seconds_count', { phase: 'Drained' }) >= 1
           ? m
           : undefined;
@@ -471,7 +316,7 @@ describe('operator on the real stack', () => {
     const name = uniqueName('op-pause');
     applyPlan(name, { nodeNames: [a] });
     const attempts = async () => (await getPlan(name))!.status?.evictionProgress?.attempts ?? 0;
-    const workerEvictions = async () => metricValue(await worker!.metrics(), 'drainflow_evictions_total');
+    const workerEvictions = async () => metricValue(await h.worker!.metrics(), 'drainflow_evictions_total');
     await waitPlan(name, (p) => (p.status?.evictionProgress?.evicted ?? 0) >= 1, 60_000, 'first pod evicted');
 
     /** Pauses with `pause`, checks nothing is evicted for a while, resumes with `resume`, checks evictions continue. */
@@ -605,12 +450,12 @@ describe('operator on the real stack', () => {
       30_000,
       'workflow started',
     );
-    assert.equal(await operator!.stop('SIGKILL'), 'SIGKILL');
+    assert.equal(await h.operator!.stop('SIGKILL'), 'SIGKILL');
     // While no operator runs: a new plan.
     const during = uniqueName('op-crash-b');
     applyPlan(during, { nodeNames: [b] });
-    operator = await startOperator(); // waits for the dead leader's Lease to expire (~15 s)
-    const restarted = operator;
+    h.operator = await h.startOperator(); // waits for the dead leader's Lease to expire (~15 s)
+    const restarted = h.operator;
     await waitFor(
       () => new RegExp(`"plan":"${before1}".*workflow exists already`).test(restarted.logs()),
       10_000,
@@ -629,7 +474,7 @@ describe('operator on the real stack', () => {
     assert.equal(await workflowRuns(wfId(p1)), 1, `one run of ${wfId(p1)}`);
     assert.equal(await workflowRuns(wfId(p2)), 1, `one run of ${wfId(p2)}`);
     // The new operator started only the plan created while it was down.
-    const started = operator
+    const started = restarted
       .logs()
       .split('\n')
       .filter((l) => l.includes('"msg":"workflow started"'));
@@ -638,7 +483,7 @@ describe('operator on the real stack', () => {
       [during],
     );
     assert.equal(
-      metricValue(await operator.metrics(), 'drainflow_operator_actions_total', { action: 'start' }),
+      metricValue(await restarted.metrics(), 'drainflow_operator_actions_total', { action: 'start' }),
       1,
     );
     await deletePlan(before1);
@@ -654,9 +499,9 @@ describe('operator on the real stack', () => {
     const drained = await waitPlan(name, phaseIs('Drained'), 90_000, 'Drained');
     await sleep(1500); // let the last status write land
     const actions0 = await operatorActions();
-    const evictions0 = metricValue(await worker!.metrics(), 'drainflow_evictions_total');
+    const evictions0 = metricValue(await h.worker!.metrics(), 'drainflow_evictions_total');
     const attempts0 = (await getPlan(name))!.status!.evictionProgress!.attempts;
-    const logBefore = operator!.logs().length;
+    const logBefore = h.operator!.logs().length;
 
     for (let i = 0; i < 200; i += 10) {
       await Promise.all(
@@ -682,21 +527,21 @@ describe('operator on the real stack', () => {
     );
     assert.match(after200.status!.message!, /status-only update/);
     // The operator saw the updates (debug log) and did nothing.
-    await waitFor(() => operator!.logs().slice(logBefore).includes('no spec change'), 10_000, {
+    await waitFor(() => h.operator!.logs().slice(logBefore).includes('no spec change'), 10_000, {
       what: 'operator saw the updates',
     });
     await sleep(3000);
     assert.equal(await operatorActions(), actions0, 'no operator action');
     assert.equal(
-      metricValue(await worker!.metrics(), 'drainflow_evictions_total'),
+      metricValue(await h.worker!.metrics(), 'drainflow_evictions_total'),
       evictions0,
       'no eviction',
     );
     const later = (await getPlan(name))!;
     assert.equal(later.status!.evictionProgress!.attempts, attempts0);
     assert.equal(later.status!.phase, 'Drained');
-    const newLines = operator!
-      .logs()
+    const newLines = h
+      .operator!.logs()
       .slice(logBefore)
       .split('\n')
       .filter((l) => l.includes(`"plan":"${name}"`));
@@ -720,42 +565,26 @@ describe('operator on the real stack', () => {
   });
 
   it('hands the Lease to a standby replica within seconds when the leader stops', async () => {
-    const standby = await startDrainflow({
-      args: [
-        'run',
-        '--operator',
-        '--operator-port',
-        String(await freePort()),
-        '--task-queue',
-        taskQueue,
-        '--lease-namespace',
-        'default',
-        '--plan-selector',
-        `${RUN_LABEL}=${pool}`,
-        '--log-level',
-        'debug',
-      ],
-      env: env(),
-    });
+    const standby = await startDrainflow({ args: h.operatorArgs(await freePort()), env: drainflowEnv() });
     try {
       await sleep(3000);
       assert.doesNotMatch(standby.logs(), /became leader/, 'a standby does not act while the leader runs');
       const stoppedAt = Date.now();
-      assert.equal(await operator!.stop('SIGTERM'), 0, 'the leader exits cleanly');
-      assert.match(operator!.logs(), /released the Lease/);
+      assert.equal(await h.operator!.stop('SIGTERM'), 0, 'the leader exits cleanly');
+      assert.match(h.operator!.logs(), /released the Lease/);
       await waitFor(() => standby.logs().includes('cache synced'), 10_000, {
         what: 'standby takes over',
         intervalMs: 100,
       });
       const tookMs = Date.now() - stoppedAt;
       assert.ok(tookMs < 6000, `took over after ${tookMs} ms`);
-      operator = standby; // the after() hook stops it
+      h.operator = standby; // the after() hook stops it
       const name = uniqueName('op-handover');
       applyPlan(name, { nodeNames: [nodes[0]] });
       await waitPlan(name, phaseIs('Drained'), 30_000, 'Drained under the new leader');
       await deletePlan(name);
     } catch (err) {
-      if (operator !== standby) await standby.stop('SIGTERM');
+      if (h.operator !== standby) await standby.stop('SIGTERM');
       throw err;
     }
   });

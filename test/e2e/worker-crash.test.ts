@@ -8,21 +8,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import {
-  API_VERSION,
-  GROUP,
-  KIND,
-  PLURAL,
-  VERSION,
-  parseSpec,
-  type MaintenancePlan,
-} from '../../src/api/plan.js';
-import {
-  nodeWorkflowId,
-  planWorkflowId,
-  abortSignal,
-  type DrainPlanInput,
-} from '../../src/workflows/messages.js';
+import { GROUP, PLURAL, VERSION } from '../../src/api/plan.js';
+import { nodeWorkflowId, abortSignal } from '../../src/workflows/messages.js';
+import { createDirectPlan, readPlanStatus } from '../helpers/direct-plan.js';
+import { requireEnv } from '../helpers/operator-harness.js';
 import {
   applyCrds,
   clients,
@@ -37,7 +26,7 @@ import {
   waitPodsReady,
   type Clients,
 } from '../helpers/k8s.js';
-import { freePort, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import { startWorkerProcess, type DrainflowProcess } from '../helpers/processes.js';
 
 describe('worker crash during a cooldown', () => {
   let c: Clients;
@@ -52,11 +41,7 @@ describe('worker crash during a cooldown', () => {
   let workflowId = '';
 
   before(async () => {
-    const address = process.env.TEMPORAL_ADDRESS;
-    assert.ok(
-      address,
-      'TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval "$(npm run --silent stack -- env)"',
-    );
+    const address = requireEnv('TEMPORAL_ADDRESS');
     c = clients();
     await applyCrds(c);
     ns = await createNamespace(c, 'df-crash');
@@ -80,10 +65,7 @@ describe('worker crash during a cooldown', () => {
   });
 
   async function startWorker(): Promise<DrainflowProcess> {
-    const port = await freePort();
-    const p = await startDrainflow({
-      args: ['run', '--worker', '--worker-port', String(port), '--task-queue', taskQueue],
-    });
+    const p = await startWorkerProcess(taskQueue);
     procs.push(p);
     return p;
   }
@@ -115,29 +97,13 @@ describe('worker crash during a cooldown', () => {
       drainTimeoutSeconds: 600,
       eviction: { retryBackoff: { initialSeconds: 15, maxSeconds: 60 } },
     };
-    const created = (await c.custom.createClusterCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: PLURAL,
-      body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: planName }, spec },
-    })) as MaintenancePlan;
-    const input: DrainPlanInput = {
-      plan: { name: planName, uid: created.metadata.uid, generation: created.metadata.generation ?? 1 },
-      spec: parseSpec(spec),
-    };
-    workflowId = planWorkflowId(input.plan);
+    const plan = await createDirectPlan(c, planName, spec);
+    const input = plan.input;
+    workflowId = plan.workflowId;
     const worker1 = await startWorker();
     await client.workflow.start('drainPlanWorkflow', { taskQueue, workflowId, args: [input] });
 
-    const readStatus = async () =>
-      (
-        (await c.custom.getClusterCustomObject({
-          group: GROUP,
-          version: VERSION,
-          plural: PLURAL,
-          name: planName,
-        })) as MaintenancePlan
-      ).status;
+    const readStatus = () => readPlanStatus(c, planName);
     // The PDB allows nothing: the pods wait for it, with a cooldown end in status.
     const cooling = await waitFor(
       async () => {

@@ -140,6 +140,18 @@ export async function startDrainflow(opts: StartOptions): Promise<DrainflowProce
   };
 }
 
+/** Starts `drainflow run --worker` on a free port for `taskQueue`, ready once its /readyz answers. */
+export async function startWorkerProcess(
+  taskQueue: string,
+  env?: NodeJS.ProcessEnv,
+): Promise<DrainflowProcess> {
+  const port = await freePort();
+  return startDrainflow({
+    args: ['run', '--worker', '--worker-port', String(port), '--task-queue', taskQueue],
+    ...(env ? { env } : {}),
+  });
+}
+
 /** The value of a Prometheus sample `name{labels}` in a /metrics text (0 when absent). */
 export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
   let sum = 0;

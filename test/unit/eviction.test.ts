@@ -83,10 +83,81 @@ interface Row {
   expect: Expected;
 }
 
+/** An answer with the API server's JSON headers (plus `extra`) and a `metav1.Status` body. */
+function jsonAnswer(
+  code: number,
+  body: Parameters<typeof statusBody>[0],
+  extra?: Record<string, string>,
+): RawAnswer {
+  return { code, headers: jsonHeaders(extra), text: statusBody(body) };
+}
+
+/** A JSON answer whose body is a Status Failure with the same code. */
+function failure(
+  code: number,
+  s: { message?: string; reason?: string; details?: object },
+  extra?: Record<string, string>,
+): RawAnswer {
+  return jsonAnswer(code, { status: 'Failure', code, ...s }, extra);
+}
+
+/** The API Priority and Fairness rejection: 429, plain text, this Retry-After. */
+function apfAnswer(retryAfter: string): RawAnswer {
+  return { code: 429, headers: apfHeaders(retryAfter), text: APF_TEXT };
+}
+
+/** TooManyRequests/Throttled with `message` (the APF text by default) and retryAfterSeconds when given. */
+function throttled(
+  retryAfterSeconds?: number,
+  message = 'Too many requests, please try again later.',
+): EvictResult {
+  return {
+    outcome: 'TooManyRequests',
+    cause: 'Throttled',
+    ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+    message,
+  };
+}
+
+/** A 429 DisruptionBudget Status whose cause says `cause`, with `details` added. */
+function pdbRejection(cause: string, details: object = {}, extra?: Record<string, string>): RawAnswer {
+  return failure(
+    429,
+    {
+      message: PDB_MESSAGE,
+      reason: 'TooManyRequests',
+      details: { causes: [{ reason: 'DisruptionBudget', message: cause }], ...details },
+    },
+    extra,
+  );
+}
+
+/** A 429 Status "please try again later" (not a PDB) with these details. */
+const tryLater = (details: object, extra?: Record<string, string>): RawAnswer =>
+  failure(429, { message: TRY_LATER, reason: 'TooManyRequests', details }, extra);
+
+/** A Failed outcome. */
+const failed = (code: number, reason: string, message: string): EvictResult => ({
+  outcome: 'Failed',
+  code,
+  reason,
+  message,
+});
+
+const TRY_LATER = 'Too many requests: please try again later';
+const PDB_BUSY = 'The disruption budget q.pdb-1 is still being processed by the server.';
+const PDB_SPENT = 'The disruption budget web-pdb needs 3 healthy pods and has 3 currently';
+const TERMINATING =
+  'pods "solo" is forbidden: unable to create new content in namespace ev-ns because it is being terminated';
+const RBAC =
+  'pods "solo" is forbidden: User "system:serviceaccount:shop:drainer" cannot create resource ' +
+  '"pods/eviction" in API group "" in the namespace "shop"';
+const NEGATIVE = 'poddisruptionbudgets.policy "web-pdb" is forbidden: pdb disruptions allowed is negative';
+
 const ROWS: Row[] = [
   {
     name: '201 Status Success → Evicted',
-    answer: { code: 201, headers: jsonHeaders(), text: statusBody({ status: 'Success', code: 201 }) },
+    answer: jsonAnswer(201, { status: 'Success', code: 201 }),
     expect: { outcome: 'Evicted' },
   },
   {
@@ -96,347 +167,173 @@ const ROWS: Row[] = [
   },
   {
     name: '201 whose body is a Status Failure code 500 "more than one PodDisruptionBudget" → Failed',
-    answer: {
-      code: 201,
-      headers: jsonHeaders(),
-      text: statusBody({ status: 'Failure', code: 500, message: MULTIPLE_PDBS }),
-    },
-    expect: { outcome: 'Failed', code: 500, reason: 'MultiplePodDisruptionBudgets', message: MULTIPLE_PDBS },
+    answer: jsonAnswer(201, { status: 'Failure', code: 500, message: MULTIPLE_PDBS }),
+    expect: failed(500, 'MultiplePodDisruptionBudgets', MULTIPLE_PDBS),
   },
   {
     name: '500 "more than one PodDisruptionBudget" (no reason, no details) → Failed, not thrown',
-    answer: {
-      code: 500,
-      headers: jsonHeaders(),
-      text: statusBody({ status: 'Failure', code: 500, message: MULTIPLE_PDBS }),
-    },
-    expect: { outcome: 'Failed', code: 500, reason: 'MultiplePodDisruptionBudgets', message: MULTIPLE_PDBS },
+    answer: failure(500, { message: MULTIPLE_PDBS }),
+    expect: failed(500, 'MultiplePodDisruptionBudgets', MULTIPLE_PDBS),
   },
   {
     name: '404 NotFound → Gone',
-    answer: {
-      code: 404,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 404,
-        message: 'pods "web-7d4b9c-x2x9z" not found',
-        reason: 'NotFound',
-        details: { name: 'web-7d4b9c-x2x9z', kind: 'pods' },
-      }),
-    },
+    answer: failure(404, {
+      message: 'pods "web-7d4b9c-x2x9z" not found',
+      reason: 'NotFound',
+      details: { name: 'web-7d4b9c-x2x9z', kind: 'pods' },
+    }),
     expect: { outcome: 'Gone' },
   },
   {
     name: '409 Conflict (UID precondition) → the conflict marker, resolved by reading the pod',
-    answer: {
-      code: 409,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 409,
-        message:
-          'Operation cannot be fulfilled on Pod "solo": the UID in the precondition ' +
-          '(11111111-1111-1111-1111-111111111111) does not match the UID in record ' +
-          '(0b6f3c1e-8a2d-4f5e-9c7b-6d5e4f3a2b1c). The object might have been deleted and then recreated',
-        reason: 'Conflict',
-        details: { name: 'solo', kind: 'Pod' },
-      }),
-    },
+    answer: failure(409, {
+      message:
+        'Operation cannot be fulfilled on Pod "solo": the UID in the precondition ' +
+        '(11111111-1111-1111-1111-111111111111) does not match the UID in record ' +
+        '(0b6f3c1e-8a2d-4f5e-9c7b-6d5e4f3a2b1c). The object might have been deleted and then recreated',
+      reason: 'Conflict',
+      details: { name: 'solo', kind: 'Pod' },
+    }),
     expect: 'conflict',
   },
   {
     name: '429 DisruptionBudget, no Retry-After (budget spent) → TooManyRequests with the PDB key',
-    answer: {
-      code: 429,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 429,
-        message: PDB_MESSAGE,
-        reason: 'TooManyRequests',
-        details: {
-          causes: [
-            {
-              reason: 'DisruptionBudget',
-              message: 'The disruption budget web-pdb needs 3 healthy pods and has 3 currently',
-            },
-          ],
-        },
-      }),
-    },
+    answer: pdbRejection(PDB_SPENT),
     expect: {
       outcome: 'TooManyRequests',
       cause: 'DisruptionBudget',
       pdb: `${NS}/web-pdb`,
-      message: `${PDB_MESSAGE} The disruption budget web-pdb needs 3 healthy pods and has 3 currently`,
+      message: `${PDB_MESSAGE} ${PDB_SPENT}`,
     },
   },
   {
     name: '429 DisruptionBudget "still being processed" with Retry-After 10 → retryAfterSeconds 10',
-    answer: {
-      code: 429,
-      headers: jsonHeaders({ 'retry-after': '10' }),
-      text: statusBody({
-        status: 'Failure',
-        code: 429,
-        message: PDB_MESSAGE,
-        reason: 'TooManyRequests',
-        details: {
-          causes: [
-            {
-              reason: 'DisruptionBudget',
-              message: 'The disruption budget q.pdb-1 is still being processed by the server.',
-            },
-          ],
-          retryAfterSeconds: 10,
-        },
-      }),
-    },
+    answer: pdbRejection(PDB_BUSY, { retryAfterSeconds: 10 }, { 'retry-after': '10' }),
     expect: {
       outcome: 'TooManyRequests',
       cause: 'DisruptionBudget',
       retryAfterSeconds: 10,
       pdb: `${NS}/q.pdb-1`,
-      message: `${PDB_MESSAGE} The disruption budget q.pdb-1 is still being processed by the server.`,
+      message: `${PDB_MESSAGE} ${PDB_BUSY}`,
     },
   },
   {
     name: '429 from API Priority and Fairness (plain text, Retry-After 4) → Throttled',
-    answer: { code: 429, headers: apfHeaders('4'), text: APF_TEXT },
-    expect: {
-      outcome: 'TooManyRequests',
-      cause: 'Throttled',
-      retryAfterSeconds: 4,
-      message: 'Too many requests, please try again later.',
-    },
+    answer: apfAnswer('4'),
+    expect: throttled(4),
   },
   {
     name: '429 with Retry-After: 0 → retryAfterSeconds absent (the caller backs off, no 0 s loop)',
-    answer: { code: 429, headers: apfHeaders('0'), text: APF_TEXT },
-    expect: {
-      outcome: 'TooManyRequests',
-      cause: 'Throttled',
-      message: 'Too many requests, please try again later.',
-    },
+    answer: apfAnswer('0'),
+    expect: throttled(),
   },
   {
     name: '429 Status with details.retryAfterSeconds 0 and no header → retryAfterSeconds absent',
-    answer: {
-      code: 429,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 429,
-        message: 'Too many requests: please try again later',
-        reason: 'TooManyRequests',
-        details: { retryAfterSeconds: 0 },
-      }),
-    },
-    expect: {
-      outcome: 'TooManyRequests',
-      cause: 'Throttled',
-      message: 'Too many requests: please try again later',
-    },
+    answer: tryLater({ retryAfterSeconds: 0 }),
+    expect: throttled(undefined, TRY_LATER),
   },
   {
     name: '429 with Retry-After 0 but details.retryAfterSeconds 3 → 3',
-    answer: {
-      code: 429,
-      headers: jsonHeaders({ 'retry-after': '0' }),
-      text: statusBody({
-        status: 'Failure',
-        code: 429,
-        message: 'Too many requests: please try again later',
-        reason: 'TooManyRequests',
-        details: { retryAfterSeconds: 3 },
-      }),
-    },
-    expect: {
-      outcome: 'TooManyRequests',
-      cause: 'Throttled',
-      retryAfterSeconds: 3,
-      message: 'Too many requests: please try again later',
-    },
+    answer: tryLater({ retryAfterSeconds: 3 }, { 'retry-after': '0' }),
+    expect: throttled(3, TRY_LATER),
   },
   {
     name: '429 with an HTTP-date Retry-After 15 s ahead → retryAfterSeconds 15',
-    answer: { code: 429, headers: apfHeaders('Sun, 06 Nov 1994 08:49:52 GMT'), text: APF_TEXT },
-    expect: {
-      outcome: 'TooManyRequests',
-      cause: 'Throttled',
-      retryAfterSeconds: 15,
-      message: 'Too many requests, please try again later.',
-    },
+    answer: apfAnswer('Sun, 06 Nov 1994 08:49:52 GMT'),
+    expect: throttled(15),
   },
   {
     name: '429 with an HTTP-date Retry-After in the past → retryAfterSeconds absent',
-    answer: { code: 429, headers: apfHeaders('Sun, 06 Nov 1994 08:40:00 GMT'), text: APF_TEXT },
-    expect: {
-      outcome: 'TooManyRequests',
-      cause: 'Throttled',
-      message: 'Too many requests, please try again later.',
-    },
+    answer: apfAnswer('Sun, 06 Nov 1994 08:40:00 GMT'),
+    expect: throttled(),
   },
   {
     name: '429 with an unparseable Retry-After → retryAfterSeconds absent',
-    answer: { code: 429, headers: apfHeaders('soon'), text: APF_TEXT },
-    expect: {
-      outcome: 'TooManyRequests',
-      cause: 'Throttled',
-      message: 'Too many requests, please try again later.',
-    },
+    answer: apfAnswer('soon'),
+    expect: throttled(),
   },
   {
     name: '403 Forbidden with cause NamespaceTerminating → Retry/NamespaceTerminating',
-    answer: {
-      code: 403,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 403,
-        message:
-          'pods "solo" is forbidden: unable to create new content in namespace ev-ns because it is being terminated',
-        reason: 'Forbidden',
-        details: {
-          name: 'solo',
-          kind: 'pods',
-          causes: [
-            {
-              reason: 'NamespaceTerminating',
-              message: 'namespace ev-ns is being terminated',
-              field: 'metadata.namespace',
-            },
-          ],
-        },
-      }),
-    },
-    expect: {
-      outcome: 'Retry',
-      code: 403,
-      reason: 'NamespaceTerminating',
-      message:
-        'pods "solo" is forbidden: unable to create new content in namespace ev-ns because it is being terminated',
-    },
+    answer: failure(403, {
+      message: TERMINATING,
+      reason: 'Forbidden',
+      details: {
+        name: 'solo',
+        kind: 'pods',
+        causes: [
+          {
+            reason: 'NamespaceTerminating',
+            message: 'namespace ev-ns is being terminated',
+            field: 'metadata.namespace',
+          },
+        ],
+      },
+    }),
+    expect: { outcome: 'Retry', code: 403, reason: 'NamespaceTerminating', message: TERMINATING },
   },
   {
     name: '403 Forbidden by RBAC → Failed/Forbidden',
-    answer: {
-      code: 403,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 403,
-        message:
-          'pods "solo" is forbidden: User "system:serviceaccount:shop:drainer" cannot create resource ' +
-          '"pods/eviction" in API group "" in the namespace "shop"',
-        reason: 'Forbidden',
-        details: { name: 'solo', kind: 'pods' },
-      }),
-    },
-    expect: {
-      outcome: 'Failed',
-      code: 403,
-      reason: 'Forbidden',
-      message:
-        'pods "solo" is forbidden: User "system:serviceaccount:shop:drainer" cannot create resource ' +
-        '"pods/eviction" in API group "" in the namespace "shop"',
-    },
+    answer: failure(403, { message: RBAC, reason: 'Forbidden', details: { name: 'solo', kind: 'pods' } }),
+    expect: failed(403, 'Forbidden', RBAC),
   },
   {
     name: '403 "pdb disruptions allowed is negative" → Failed/Forbidden',
-    answer: {
-      code: 403,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 403,
-        message: 'poddisruptionbudgets.policy "web-pdb" is forbidden: pdb disruptions allowed is negative',
-        reason: 'Forbidden',
-        details: { name: 'web-pdb', group: 'policy', kind: 'poddisruptionbudgets' },
-      }),
-    },
-    expect: {
-      outcome: 'Failed',
-      code: 403,
+    answer: failure(403, {
+      message: NEGATIVE,
       reason: 'Forbidden',
-      message: 'poddisruptionbudgets.policy "web-pdb" is forbidden: pdb disruptions allowed is negative',
-    },
+      details: { name: 'web-pdb', group: 'policy', kind: 'poddisruptionbudgets' },
+    }),
+    expect: failed(403, 'Forbidden', NEGATIVE),
   },
   {
     name: '500 InternalError → throws TransientKubernetesError',
-    answer: {
-      code: 500,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 500,
-        message: 'Internal error occurred: etcdserver: request timed out',
-        reason: 'InternalError',
-        details: { causes: [{ message: 'etcdserver: request timed out' }] },
-      }),
-    },
+    answer: failure(500, {
+      message: 'Internal error occurred: etcdserver: request timed out',
+      reason: 'InternalError',
+      details: { causes: [{ message: 'etcdserver: request timed out' }] },
+    }),
     expect: { throws: 500 },
   },
   {
     name: '504 Timeout (PDB status update kept conflicting, Retry-After 10) → throws TransientKubernetesError',
-    answer: {
-      code: 504,
-      headers: jsonHeaders({ 'retry-after': '10' }),
-      text: statusBody({
-        status: 'Failure',
-        code: 504,
+    answer: failure(
+      504,
+      {
         message: 'Timeout: couldn\'t update PodDisruptionBudget "web-pdb" due to conflicts',
         reason: 'Timeout',
         details: { retryAfterSeconds: 10 },
-      }),
-    },
+      },
+      { 'retry-after': '10' },
+    ),
     expect: { throws: 504 },
   },
   {
     name: '422 Invalid (deleteOptions.propagationPolicy "Sideways", as 1.34 answers it) → Failed/Invalid',
-    answer: {
-      code: 422,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 422,
-        message: SIDEWAYS_MESSAGE,
-        reason: 'Invalid',
-        details: {
-          group: 'meta.k8s.io',
-          kind: 'DeleteOptions',
-          causes: [
-            {
-              reason: 'FieldValueNotSupported',
-              message:
-                'Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
-              field: 'propagationPolicy',
-            },
-          ],
-        },
-      }),
-    },
-    expect: { outcome: 'Failed', code: 422, reason: 'Invalid', message: SIDEWAYS_MESSAGE },
+    answer: failure(422, {
+      message: SIDEWAYS_MESSAGE,
+      reason: 'Invalid',
+      details: {
+        group: 'meta.k8s.io',
+        kind: 'DeleteOptions',
+        causes: [
+          {
+            reason: 'FieldValueNotSupported',
+            message:
+              'Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
+            field: 'propagationPolicy',
+          },
+        ],
+      },
+    }),
+    expect: failed(422, 'Invalid', SIDEWAYS_MESSAGE),
   },
   {
     name: '400 BadRequest (name in URL and body differ) → Failed/BadRequest',
-    answer: {
-      code: 400,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 400,
-        message: 'name in URL does not match name in Eviction object',
-        reason: 'BadRequest',
-      }),
-    },
-    expect: {
-      outcome: 'Failed',
-      code: 400,
-      reason: 'BadRequest',
+    answer: failure(400, {
       message: 'name in URL does not match name in Eviction object',
-    },
+      reason: 'BadRequest',
+    }),
+    expect: failed(400, 'BadRequest', 'name in URL does not match name in Eviction object'),
   },
   {
     name: '400 with a plain-text body (e.g. a proxy in front of the API server) → Failed/HTTP400 with the text',
@@ -445,20 +342,11 @@ const ROWS: Row[] = [
       headers: { 'content-type': 'text/plain; charset=utf-8' },
       text: 'Bad Request\n',
     },
-    expect: { outcome: 'Failed', code: 400, reason: 'HTTP400', message: 'Bad Request' },
+    expect: failed(400, 'HTTP400', 'Bad Request'),
   },
   {
     name: '408 Request Timeout → throws TransientKubernetesError',
-    answer: {
-      code: 408,
-      headers: jsonHeaders(),
-      text: statusBody({
-        status: 'Failure',
-        code: 408,
-        message: 'request did not complete within requested timeout',
-        reason: 'Timeout',
-      }),
-    },
+    answer: failure(408, { message: 'request did not complete within requested timeout', reason: 'Timeout' }),
     expect: { throws: 408 },
   },
 ];
@@ -491,11 +379,6 @@ describe('classifyEviction', () => {
 
   it('reads Retry-After case-insensitively', () => {
     const r = classifyEviction({ code: 429, headers: { 'Retry-After': '7' }, text: APF_TEXT }, NS, NOW_MS);
-    assert.deepEqual(r, {
-      outcome: 'TooManyRequests',
-      cause: 'Throttled',
-      retryAfterSeconds: 7,
-      message: 'Too many requests, please try again later.',
-    });
+    assert.deepEqual(r, throttled(7));
   });
 });

@@ -1,0 +1,49 @@
+/**
+ * A plan whose workflow a test starts itself (no operator): the MaintenancePlan object created
+ * through the API, so that the workflow's status writes have an object to land on, and the
+ * workflow's input built from it.
+ */
+import {
+  API_VERSION,
+  GROUP,
+  KIND,
+  PLURAL,
+  VERSION,
+  parseSpec,
+  type MaintenancePlan,
+  type MaintenancePlanSpecInput,
+  type MaintenancePlanStatus,
+} from '../../src/api/plan.js';
+import { planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
+import type { Clients } from './k8s.js';
+
+/** Creates the plan `name` with `spec` (unlabelled: no operator acts on it). @returns the workflow's input and ID. */
+export async function createDirectPlan(
+  c: Clients,
+  name: string,
+  spec: MaintenancePlanSpecInput,
+): Promise<{ input: DrainPlanInput; workflowId: string }> {
+  const created = (await c.custom.createClusterCustomObject({
+    group: GROUP,
+    version: VERSION,
+    plural: PLURAL,
+    body: { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec },
+  })) as MaintenancePlan;
+  const input: DrainPlanInput = {
+    plan: { name, uid: created.metadata.uid, generation: created.metadata.generation ?? 1 },
+    spec: parseSpec(spec),
+  };
+  return { input, workflowId: planWorkflowId(input.plan) };
+}
+
+/** The plan's status as the API server has it. */
+export async function readPlanStatus(c: Clients, name: string): Promise<MaintenancePlanStatus | undefined> {
+  return (
+    (await c.custom.getClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      name,
+    })) as MaintenancePlan
+  ).status;
+}
