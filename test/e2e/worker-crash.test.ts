@@ -1,17 +1,20 @@
 /**
  * A crash of the worker does not lose or shorten a cooldown: `kill -9` of the worker process while
- * a pod waits behind its PodDisruptionBudget, then a new worker: no eviction of that pod is sent
- * before the `nextActionAt` the status showed, and the plan completes once the budget frees.
+ * a pod waits out the backoff after a refused eviction, then a new worker: no eviction of that pod
+ * is sent before the `nextActionAt` the status showed, and the plan completes once evictions are
+ * allowed again. The refusal is real: a ValidatingAdmissionPolicy on `pods/eviction` (scoped to the
+ * test's namespace) denies every eviction with 403 Forbidden, which the drain retries after
+ * `retryBackoff` (a PDB allowing nothing makes no call at all: the drain waits for the PDB to
+ * change instead, so it has no cooldown to lose).
  * Real stack, real worker processes, the plan workflow started directly (no operator).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { GROUP, PLURAL, VERSION } from '../../src/api/plan.js';
 import { nodeWorkflowId, abortSignal } from '../../src/workflows/messages.js';
 import { createDirectPlan, readPlanStatus } from '../helpers/direct-plan.js';
-import { requireEnv } from '../helpers/operator-harness.js';
+import { kubectl, requireEnv } from '../helpers/operator-harness.js';
 import {
   applyCrds,
   clients,
@@ -20,7 +23,6 @@ import {
   deleteNamespace,
   deleteNode,
   makeDeployment,
-  makePdb,
   uniqueName,
   waitFor,
   waitPodsReady,
@@ -49,7 +51,58 @@ describe('worker crash during a cooldown', () => {
     client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
   });
 
+  const policyName = uniqueName('df-crash-deny-evictions');
+  const denyEvictions = (namespace: string) => {
+    const policy = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: policyName },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods/eviction'] },
+          ],
+        },
+        validations: [
+          {
+            expression: 'false',
+            message: 'evictions are held by the worker-crash test',
+            reason: 'Forbidden',
+          },
+        ],
+      },
+    };
+    const binding = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: policyName },
+      spec: {
+        policyName,
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } },
+      },
+    };
+    kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] }),
+    );
+  };
+  const allowEvictions = () => {
+    kubectl([
+      'delete',
+      'validatingadmissionpolicybinding,validatingadmissionpolicy',
+      policyName,
+      '--ignore-not-found',
+    ]);
+  };
+
   after(async () => {
+    try {
+      allowEvictions();
+    } catch {
+      // best effort
+    }
     if (workflowId)
       await client.workflow
         .getHandle(workflowId)
@@ -79,17 +132,29 @@ describe('worker crash during a cooldown', () => {
     await c.apps.createNamespacedDeployment({ namespace: ns, body: web });
     await waitPodsReady(c, ns, { app: 'web' }, 2);
     nodes.push(await createNode(c, 'df-crash-spare', { labels: onPool })); // room for replacements
-    await c.policy.createNamespacedPodDisruptionBudget({
-      namespace: ns,
-      body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 0 }),
-    });
+    denyEvictions(ns);
+    // The policy takes effect once the API server's policy cache has it: wait for a refused dry run.
+    const [somePod] = (await c.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=web' })).items;
     await waitFor(
       async () => {
-        const pdb = await c.policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: 'web' });
-        return pdb.status?.observedGeneration === pdb.metadata?.generation && pdb.status?.expectedPods === 2;
+        try {
+          await c.core.createNamespacedPodEviction({
+            name: somePod!.metadata!.name!,
+            namespace: ns,
+            body: {
+              apiVersion: 'policy/v1',
+              kind: 'Eviction',
+              metadata: { name: somePod!.metadata!.name!, namespace: ns },
+              deleteOptions: { dryRun: ['All'] },
+            },
+          });
+          return false;
+        } catch (err) {
+          return (err as { code?: number }).code === 403;
+        }
       },
-      60_000,
-      { what: 'PDB observed' },
+      30_000,
+      { what: 'the policy refuses evictions' },
     );
 
     const spec = {
@@ -104,7 +169,7 @@ describe('worker crash during a cooldown', () => {
     await client.workflow.start('drainPlanWorkflow', { taskQueue, workflowId, args: [input] });
 
     const readStatus = () => readPlanStatus(c, planName);
-    // The PDB allows nothing: the pods wait for it, with a cooldown end in status.
+    // Every eviction is refused (403): the pods wait out the backoff, with its end in status.
     const cooling = await waitFor(
       async () => {
         const s = await readStatus();
@@ -120,12 +185,9 @@ describe('worker crash during a cooldown', () => {
     const killedAt = Date.now();
     await new Promise((r) => setTimeout(r, 3000));
     await startWorker();
-    // Let the cooldown pass with the budget still closed, then open it.
+    // Let the cooldown pass with evictions still refused, then allow them.
     await waitFor(async () => Date.now() > nextActionAt + 2000, 120_000, { what: 'the cooldown to pass' });
-    await c.policy.patchNamespacedPodDisruptionBudget(
-      { namespace: ns, name: 'web', body: { spec: { maxUnavailable: 1 } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    allowEvictions();
     const drained = await waitFor(
       async () => {
         const s = await readStatus();
