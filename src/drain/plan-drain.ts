@@ -184,7 +184,7 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
   for (const n of nodes) {
     if (!s.started.includes(n.name)) {
       n.phase = 'Blocked';
-      n.reason = 'DeadlineExceeded';
+      n.reason = s.stopStarting ? 'NotStarted' : 'DeadlineExceeded';
       n.message = s.stopStarting
         ? 'not started: another node of the plan failed'
         : 'deadline passed before the node was started';

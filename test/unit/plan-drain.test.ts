@@ -552,7 +552,7 @@ describe('planOutcome', () => {
         'n1 Drained/Drained',
         'n2 Failed/ActivityFailed',
         'n3 Failed/NodeWorkflowFailed',
-        'n4 Blocked/DeadlineExceeded',
+        'n4 Blocked/NotStarted',
       ],
     },
     {
