@@ -95,8 +95,27 @@ async function planHandle(
   return { plan, handle: client.workflow.getHandle(id), client };
 }
 
+/** How long the CLI waits for the workflow to answer an Update, ms. */
+const UPDATE_TIMEOUT_MS = 20_000;
+/** How long `status` waits for the live query before showing the written status, ms. */
+const QUERY_TIMEOUT_MS = 5_000;
+
+/** `p`, or a CliError with `message` after `ms`. */
+async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CliError(message)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
- * Sends pause/resume/abort/release as an Update and returns the new state.
+ * Sets the spec flag, then sends pause/resume/abort/release as an Update and returns the new state.
+ * @throws CliError when the workflow does not exist, has finished, or no worker answers in time.
  * @throws CliError when the workflow does not exist or has finished.
  */
 export async function control(
@@ -120,13 +139,17 @@ export async function control(
     ) {
       throw new CliError(`plan "${name}" is ${phase}: no evictions left to ${action}`);
     }
-    const st = await handle.executeUpdate(controlUpdate, { args: [{ action }] });
-    // Keep spec in step with the workflow (the operator relays the same flag: a no-op for it).
+    // Record the intent in spec first, so kubectl and the CLI agree even when no worker answers
+    // (the operator relays the same flag as a signal, which the workflow applies idempotently).
     await kubeApi(ctx).api.patchClusterCustomObject(
       { group: GROUP, version: VERSION, plural: PLURAL, name, body: { spec: SPEC_FLAG[action] } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    return st;
+    return await withTimeout(
+      handle.executeUpdate(controlUpdate, { args: [{ action }] }),
+      UPDATE_TIMEOUT_MS,
+      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue? spec.${Object.keys(SPEC_FLAG[action])[0]} is set, so the ${action} takes effect when a worker runs`,
+    );
   } catch (err) {
     if (err instanceof WorkflowNotFoundError)
       throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
@@ -143,7 +166,10 @@ export async function status(
 ): Promise<{ plan: MaintenancePlan; live: MaintenancePlanStatus | undefined }> {
   const { plan, handle, client } = await planHandle(ctx, name);
   try {
-    const live = await handle.query(progressQuery).catch(() => undefined);
+    // A query needs a worker; without one, fall back to the written status after a bound.
+    const live = await withTimeout(handle.query(progressQuery), QUERY_TIMEOUT_MS, 'no worker answered').catch(
+      () => undefined,
+    );
     return { plan, live };
   } finally {
     await client.connection.close();

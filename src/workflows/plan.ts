@@ -508,7 +508,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
                     [{ plan, node, uncordon }],
                   );
                   const n = s.plan.nodes.find((x) => x.name === node);
-                  if (n && uncordoned && c.cordonedByPlan) n.phase = 'Released';
+                  // Released means drained and handed back; an aborted node keeps its own phase.
+                  if (n && uncordoned && c.cordonedByPlan && n.phase === 'Drained') n.phase = 'Released';
                   delete s.claimed[node];
                 } catch (err) {
                   events.push({
