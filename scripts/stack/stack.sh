@@ -98,24 +98,7 @@ make_pki() {
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
     rm -f ./*.csr
   )
-  cat > "$KUBECONFIG_FILE" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: drainflow-local
-  cluster:
-    server: https://127.0.0.1:$APISERVER_PORT
-    certificate-authority: $PKI/ca.crt
-users:
-- name: drainflow-admin
-  user:
-    client-certificate: $PKI/admin.crt
-    client-key: $PKI/admin.key
-contexts:
-- name: drainflow-local
-  context: {cluster: drainflow-local, user: drainflow-admin}
-current-context: drainflow-local
-EOF
+  write_kubeconfig drainflow-admin "$PKI/admin.crt" "$PKI/admin.key" "$KUBECONFIG_FILE"
 }
 
 # write_kubeconfig USER CERT KEY FILE: a kubeconfig for the local cluster with that client certificate.

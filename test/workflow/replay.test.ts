@@ -35,7 +35,11 @@ describe('replay of saved histories', () => {
   for (const file of files) {
     it(`replays ${file}`, async () => {
       const history = proto.temporal.api.history.v1.History.decode(readFileSync(`${dir}/${file}`));
-      await Worker.runReplayHistory({ workflowBundle: bundle }, history, file.replace(/(~run\d+)?\.bin$/, ''));
+      await Worker.runReplayHistory(
+        { workflowBundle: bundle },
+        history,
+        file.replace(/(~run\d+)?\.bin$/, ''),
+      );
     });
   }
 });
