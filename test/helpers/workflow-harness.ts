@@ -86,6 +86,16 @@ export class WorkflowHarness {
     await this.env?.teardown();
   };
 
+  /**
+   * Replaces the time-skipping server with a fresh one (about 0.1 s), for `beforeEach`: no
+   * workflow, timer or time-skipping lock of an earlier test can slow or stall the next one
+   * (a stalled server runs timers in real time, so a test waiting for hours of skipped time hangs).
+   */
+  freshServer = async (): Promise<void> => {
+    await this.env?.teardown();
+    this.env = await timeSkippingEnv();
+  };
+
   /** Runs `fn` with a worker serving the sim cluster on a fresh task queue. */
   withWorker = async <T>(
     sim: SimCluster,
@@ -141,7 +151,27 @@ export class WorkflowHarness {
     const end = Date.now() + timeoutMs;
     while (!pred()) {
       if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await this.env.sleep(step);
+      await this.skip(step);
+    }
+  };
+
+  /**
+   * Lets the test server skip `duration` of workflow time (`env.sleep`), failing with a clear
+   * error when that takes longer than `realLimitMs` of real time: a server that stopped skipping
+   * time would otherwise run an hour-long sleep for a real hour.
+   */
+  skip = async (duration: string, realLimitMs = 120_000): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the time-skipping server did not skip ${duration} within ${realLimitMs} ms`)),
+        realLimitMs,
+      );
+    });
+    try {
+      await Promise.race([this.env.sleep(duration), limit]);
+    } finally {
+      clearTimeout(timer);
     }
   };
 

@@ -4,7 +4,7 @@
  * this much skipped time the in-memory test server stops skipping time for the tests that follow
  * (seen: their first backoff timer never fired). Sim cluster of test/helpers/sim-cluster.ts.
  */
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pauseSignal, resumeSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
@@ -20,6 +20,7 @@ const wf = new WorkflowHarness();
 const { withWorker, waitUntil, startPlan, runs } = wf;
 
 before(wf.setup);
+beforeEach(wf.freshServer);
 after(wf.teardown);
 
 describe('continue-as-new over days (time-skipping)', () => {
@@ -42,18 +43,18 @@ describe('continue-as-new over days (time-skipping)', () => {
       const h = await startPlan(taskQueue, inp);
       await waitUntil(() => sim.calls.some((c) => c.name === 'observeNode'), 'first observation');
       const firstRun = await currentRun(wf, nodeId);
-      await wf.env.sleep('30m'); // well before 5000 events (one observation per 10 s)
+      await wf.skip('30m'); // well before 5000 events (one observation per 10 s)
       assert.equal(await currentRun(wf, nodeId), firstRun, 'no continue-as-new yet');
       let run = firstRun;
       for (let i = 0; run === firstRun; i++) {
         assert.ok(i < 2000, 'the node run continues as new within a few hours');
-        await wf.env.sleep('10s');
+        await wf.skip('10s');
         run = await currentRun(wf, nodeId);
       }
       await h.signal(pauseSignal); // right at the boundary
       const pausedAt = sim.calls.length;
       sim.pdbs.set('app/web', 4); // the budget frees: only the pause holds the evictions now
-      await wf.env.sleep('1h');
+      await wf.skip('1h');
       assert.equal(sim.evictions().length, 0, 'no eviction while paused');
       assert.ok(
         sim.calls.slice(pausedAt).some((c) => c.name === 'observeNode'),
@@ -89,7 +90,7 @@ describe('continue-as-new over days (time-skipping)', () => {
     const res = await withWorker(sim, async (taskQueue) => {
       const h = await startPlan(taskQueue, inp);
       await waitUntil(() => sim.events.some((e) => e.reason === 'NodeHeldByOtherPlan'), 'held Event');
-      for (let i = 0; i < 24; i++) await wf.env.sleep('1h');
+      for (let i = 0; i < 24; i++) await wf.skip('1h');
       assert.equal(sim.evictions().length, 0);
       assert.equal(sim.nodes.get('n1')!.heldBy, 'uid-other');
       const chain = await runs(ids[1]!);

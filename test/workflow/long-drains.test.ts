@@ -4,7 +4,7 @@
  * deadline), big plans, injected activity faults, the reducer's rules seen end to end, and the
  * determinism guard. Histories are checked for size and for failed workflow tasks.
  */
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
@@ -28,6 +28,7 @@ const wf = new WorkflowHarness();
 const { withWorker, driveTo, waitUntil, saveHistories, startPlan } = wf;
 
 before(wf.setup);
+beforeEach(wf.freshServer);
 after(wf.teardown);
 
 describe('injected activity faults (time-skipping)', () => {
@@ -123,7 +124,7 @@ describe("the node reducer's rules end to end (time-skipping)", () => {
         'NodeUncordonedExternally',
       );
       assert.equal(sim.lastStatus()?.nodes?.[0]?.phase, 'Blocked');
-      await wf.env.sleep('10m');
+      await wf.skip('10m');
       assert.equal(sim.evictions().length, 0, 'no eviction while schedulable');
       assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'the plan does not cordon it again');
       recordonedAt = sim.statuses.length;
@@ -344,7 +345,7 @@ describe('replay fixtures of the loop (time-skipping)', () => {
       await h.signal(pauseSignal);
       await waitUntil(() => sim.lastStatus()?.nodes?.[0]?.phase === 'Paused', 'node Paused');
       sim.pdbs.set('app/web', 2);
-      await wf.env.sleep('10m');
+      await wf.skip('10m');
       assert.equal(sim.evictions().length, 0);
       assert.equal(sim.lastStatus()?.phase, 'Paused');
       await h.signal(resumeSignal);
@@ -365,7 +366,7 @@ describe('replay fixtures of the loop (time-skipping)', () => {
       inp,
       () => sim.lastStatus()?.reason === 'DeadlineExceeded',
       abortSignal,
-      () => wf.env.sleep('1h'), // past the deadline, the plan waits for release or abort
+      () => wf.skip('1h'), // past the deadline, the plan waits for release or abort
     );
     assert.equal(res.phase, 'Aborted');
     assert.equal(sim.evictions().length, 0);

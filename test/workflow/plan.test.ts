@@ -3,7 +3,7 @@
  * temporal-test-server, no download), with the in-memory cluster of test/helpers/sim-cluster.ts
  * standing behind the activity contract.
  */
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import proto from '@temporalio/proto';
 import {
@@ -23,6 +23,7 @@ const wf = new WorkflowHarness();
 const { withWorker, driveTo, waitUntil, saveHistories } = wf;
 
 before(wf.setup);
+beforeEach(wf.freshServer);
 after(wf.teardown);
 
 describe('drainPlanWorkflow (time-skipping)', () => {
@@ -76,7 +77,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
         args: [inp],
       });
       await waitUntil(() => sim.lastStatus()?.phase === 'Running', 'Running status');
-      await wf.env.sleep('310s'); // the server skips time to the deadline
+      await wf.skip('310s'); // the server skips time to the deadline
       await waitUntil(() => sim.lastStatus()?.reason === 'DeadlineExceeded', 'DeadlineExceeded status');
       const status = sim.lastStatus()!;
       await h.signal(abortSignal);
@@ -162,7 +163,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
         args: [inp],
       });
       await waitUntil(() => sim.lastStatus()?.phase === 'Paused', 'Paused status');
-      await wf.env.sleep('10m'); // time passes; nothing may be evicted
+      await wf.skip('10m'); // time passes; nothing may be evicted
       assert.equal(sim.evictions().length, 0, 'no eviction while paused');
       const st = await h.executeUpdate(controlUpdate, { args: [{ action: 'resume' }] });
       assert.notEqual(st.phase, 'Paused', 'the update returns the new state');
@@ -370,7 +371,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
         sim.lastStatus()?.conditions?.some((c) => c.type === 'Blocked' && c.status === 'True') === true,
       abortSignal,
       async () => {
-        await wf.env.sleep('10m'); // time passes: blocked is not an end before the deadline
+        await wf.skip('10m'); // time passes: blocked is not an end before the deadline
         const st = sim.lastStatus()!;
         assert.equal(st.phase, 'Running', 'a blocked node does not end the plan before its deadline');
         const node = st.nodes![0]!;
