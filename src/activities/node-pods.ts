@@ -15,7 +15,7 @@ import type { NodeObservation, NodePods, PdbObservation, PodItem } from './types
 
 /** The fields of a PodDisruptionBudget that {@link observedAllowed} reads. */
 export interface PdbStatusFields {
-  metadata?: { generation?: number };
+  metadata?: { generation?: number; resourceVersion?: string };
   status?: { observedGeneration?: number; disruptionsAllowed?: number };
 }
 
@@ -78,7 +78,13 @@ export function buildNodePods(
       if (!pdbSelectsPod(pdb, info?.metadata.labels)) continue;
       const key = `${namespace}/${pdb.metadata?.name ?? ''}`;
       keys.push(key);
-      if (!usedPdbs.has(key)) usedPdbs.set(key, { key, disruptionsAllowed: observedAllowed(pdb) });
+      const rv = pdb.metadata?.resourceVersion;
+      if (!usedPdbs.has(key))
+        usedPdbs.set(key, {
+          key,
+          disruptionsAllowed: observedAllowed(pdb),
+          ...(rv !== undefined ? { resourceVersion: rv } : {}),
+        });
     }
     keys.sort();
     const item: PodItem = {
@@ -102,6 +108,32 @@ export function buildNodePods(
     pods: items,
     pdbs: [...usedPdbs.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
   };
+}
+
+/**
+ * `pdbs` plus the PDBs named in `keys` (`namespace/name`) that exist and are not in it yet, sorted
+ * by key: PDBs a node drain still watches after its last pod behind them left.
+ */
+export function withRequestedPdbs(
+  pdbs: PdbObservation[],
+  keys: readonly string[] | undefined,
+  pdbsIn: (namespace: string) => readonly V1PodDisruptionBudget[],
+): PdbObservation[] {
+  if (!keys?.length) return pdbs;
+  const out = [...pdbs];
+  for (const key of keys) {
+    if (out.some((p) => p.key === key)) continue;
+    const [namespace = '', name = ''] = key.split('/');
+    const pdb = pdbsIn(namespace).find((p) => p.metadata?.name === name);
+    if (!pdb) continue;
+    const rv = pdb.metadata?.resourceVersion;
+    out.push({
+      key,
+      disruptionsAllowed: observedAllowed(pdb),
+      ...(rv !== undefined ? { resourceVersion: rv } : {}),
+    });
+  }
+  return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 /** The material content of a changed {@link NodeObservation}: everything but the fingerprint. */

@@ -13,7 +13,12 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { WatchCache } from '../k8s/watch-cache.js';
-import { buildNodePods, observationFingerprint, type ObservationContent } from './node-pods.js';
+import {
+  buildNodePods,
+  observationFingerprint,
+  withRequestedPdbs,
+  type ObservationContent,
+} from './node-pods.js';
 import type { DrainActivities, NodeObservation, ObserveNodeInput } from './types.js';
 
 /** Default coalescing window, ms ({@link ObserveNodeInput.coalesceMs}). */
@@ -83,7 +88,8 @@ function describe(err: unknown): string {
 
 /**
  * The material content of node `node` as the cache sees it now: node existence and
- * `spec.unschedulable`; its pods classified and matched with PDBs ({@link buildNodePods}). A node that
+ * `spec.unschedulable`; its pods classified and matched with PDBs ({@link buildNodePods}), plus the
+ * `requested` PDBs ({@link withRequestedPdbs}). A node that
  * does not exist has no pods and no PDBs (pods still bound to a deleted node are left to the pod
  * garbage collector).
  */
@@ -92,10 +98,15 @@ function snapshot(
   pods: Parameters<typeof buildNodePods>[0],
   pdbsIn: Parameters<typeof buildNodePods>[1],
   selection: ObserveNodeInput['selection'],
+  requested: ObserveNodeInput['pdbs'],
 ): ObservationContent {
   if (node === undefined) return { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
   const { pods: items, pdbs } = buildNodePods(pods, pdbsIn, selection);
-  return { node: { exists: true, unschedulable: node.spec?.unschedulable === true }, pods: items, pdbs };
+  return {
+    node: { exists: true, unschedulable: node.spec?.unschedulable === true },
+    pods: items,
+    pdbs: withRequestedPdbs(pdbs, requested, pdbsIn),
+  };
 }
 
 /**
@@ -181,7 +192,13 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
       };
     };
     const read = (): { content: ObservationContent; fingerprint: string } => {
-      const content = snapshot(watch.getNode(), watch.listPods(), (ns) => watch.listPdbs(ns), selection);
+      const content = snapshot(
+        watch.getNode(),
+        watch.listPods(),
+        (ns) => watch.listPdbs(ns),
+        selection,
+        input.pdbs,
+      );
       return { content, fingerprint: observationFingerprint(content) };
     };
     const answer = (s: { content: ObservationContent; fingerprint: string }): NodeObservation => ({

@@ -73,6 +73,11 @@ export interface ObserveNodeInput {
    * changes and answers them as one batch. Default 500.
    */
   coalesceMs?: number;
+  /**
+   * Keys (`namespace/name`) of PDBs to report although no pod of the node is behind them any more:
+   * the drain waits to see its last evictions counted in them (the plan's PDB budget).
+   */
+  pdbs?: string[];
 }
 
 /**
@@ -99,6 +104,8 @@ export interface PdbObservation {
   key: string;
   /** status.disruptionsAllowed, or 0 when status.observedGeneration < metadata.generation. */
   disruptionsAllowed: number;
+  /** metadata.resourceVersion of the PDB as observed (not part of the fingerprint). */
+  resourceVersion?: string;
 }
 
 /** Result of {@link DrainActivities.listNodePods}. */

@@ -41,6 +41,7 @@ import type { EvictResult, NodeObservation, PodItem } from '../activities/types.
 import type { Blocker, NodePhase, RetryBackoff } from '../api/plan.js';
 import { backoffSeconds } from './backoff.js';
 import { sortAndCapBlockers } from './conditions.js';
+import type { PdbBudgetRequest, PdbGrant, PdbReport } from './pdb-budget.js';
 
 /** Where one pod is in the drain. */
 export type PodDrainState =
@@ -94,6 +95,8 @@ export interface PdbRecord {
   key: string;
   /** status.disruptionsAllowed at the last observation (0 while not yet processed). */
   observedAllowed: number;
+  /** metadata.resourceVersion at the last observation (orders reports in the plan's budget). */
+  resourceVersion?: string;
   /** Observation sequence numbers current when evictions behind this PDB were answered 201. */
   spentAtSeq: number[];
   /** Set after a 429 DisruptionBudget: the budget counts as 0 until this time, ms since epoch... */
@@ -133,6 +136,11 @@ export interface NodeDrainState {
   pods: Record<string, PodRecord>;
   /** PDBs covering those pods, by key. */
   pdbs: Record<string, PdbRecord>;
+  /**
+   * Set when the plan hands out PDB budgets (src/drain/pdb-budget.ts): an eviction behind a PDB
+   * also needs one of the plan's grants for it.
+   */
+  budget?: NodeBudget;
   /** The last observation; absent before the first. */
   view?: NodeView;
   /** Observations started so far (the next one gets `observeSeq + 1`). */
@@ -144,6 +152,14 @@ export interface NodeDrainState {
   /** Eviction calls answered 429. */
   tooManyRequests: number;
   lastError?: string;
+}
+
+/** The plan's grants as one node holds them. */
+export interface NodeBudget {
+  /** Sequence number of the last grant applied (0: none). */
+  grantSeq: number;
+  /** PDB key → granted disruptions not yet spent. */
+  grants: Record<string, number>;
 }
 
 /** The drain settings a node reads (a subset of the plan's spec). */
@@ -303,6 +319,7 @@ export function applyObservation(
       refusalRounds: 0,
     };
     rec.observedAllowed = o.disruptionsAllowed;
+    if (o.resourceVersion !== undefined) rec.resourceVersion = o.resourceVersion;
     rec.spentAtSeq = rec.spentAtSeq.filter((x) => x >= seq);
     if (rec.refusedAllowed !== undefined && rec.observedAllowed !== rec.refusedAllowed) {
       rec.refusedAllowed = undefined;
@@ -370,6 +387,17 @@ export function applyUnchangedObservation(s: NodeDrainState, seq: number): NodeD
   s.view.seq = seq;
   for (const pdb of Object.values(s.pdbs)) pdb.spentAtSeq = pdb.spentAtSeq.filter((x) => x >= seq);
   return s;
+}
+
+/**
+ * Keys of the PDBs with evictions answered 201 that no observation shows yet: observations keep
+ * reporting them after the node's last pod behind them left, so the plan's budget sees them spent.
+ */
+export function unconfirmedPdbs(s: NodeDrainState): string[] {
+  return Object.values(s.pdbs)
+    .filter((p) => p.spentAtSeq.length > 0)
+    .map((p) => p.key)
+    .sort();
 }
 
 /** Whether an eviction answered 201 still holds a PDB's budget, waiting for an observation to confirm it. */
@@ -597,7 +625,8 @@ export function decideNode(
   const evict: string[] = [];
   const budgets = new Map<string, number>();
   for (const pdb of Object.values(s.pdbs)) {
-    budgets.set(pdb.key, budgetOf(s, pdb, nowMs));
+    const own = budgetOf(s, pdb, nowMs);
+    budgets.set(pdb.key, s.budget ? Math.min(own, s.budget.grants[pdb.key] ?? 0) : own);
     if (pdb.refusedUntilMs !== undefined) wake(pdb.refusedUntilMs);
   }
   let running = inFlight;
@@ -614,6 +643,7 @@ export function decideNode(
       const left = budgets.get(key) ?? 0;
       if (left <= 0) continue;
       budgets.set(key, left - 1);
+      if (s.budget) s.budget.grants[key] = (s.budget.grants[key] ?? 0) - 1;
     }
     evict.push(p.uid);
     running++;
@@ -717,4 +747,122 @@ export function nodeCounts(s: NodeDrainState): {
     podsEvicted: s.podsGone,
     podsFailed: pods.filter((p) => p.state === 'Blocked').length,
   };
+}
+
+/** Applies a grant of the plan (signal `pdbGrant`); repeated or older grants change nothing. */
+export function applyGrant(s: NodeDrainState, g: PdbGrant): NodeDrainState {
+  const b = s.budget;
+  if (!b || g.seq <= b.grantSeq) return s;
+  b.grantSeq = g.seq;
+  for (const [key, n] of Object.entries(g.grants)) b.grants[key] = (b.grants[key] ?? 0) + n;
+  return s;
+}
+
+/**
+ * The node's budget request to the plan now (see src/drain/pdb-budget.ts), or undefined when the
+ * plan hands out no budgets. Gives back grants the node cannot use now (more than the pods that
+ * could be evicted now behind that PDB), so other nodes get them.
+ *
+ * - holding: unused grants + evictions in flight + evictions answered 201 that no observation of
+ *   this node shows yet;
+ * - wants: per PDB, the pods that could be evicted now (not cooling down, not paused, node
+ *   cordoned, before the deadline), bounded by the node's own view of the budget and by
+ *   `maxConcurrentPerNode`, minus the grants it holds.
+ */
+export function nodeBudgetRequest(
+  s: NodeDrainState,
+  nowMs: number,
+  settings: NodeDrainSettings,
+  quiesce = false,
+): PdbBudgetRequest | undefined {
+  const b = s.budget;
+  if (!b) return undefined;
+  const pods = Object.values(s.pods).sort(byKey);
+  const eligible = new Map<string, number>();
+  const canEvict =
+    !s.paused &&
+    !s.aborted &&
+    !quiesce &&
+    s.view?.exists === true &&
+    s.view.unschedulable &&
+    nowMs < s.deadlineMs;
+  if (canEvict)
+    for (const p of pods) {
+      if (p.state !== 'Pending' || p.pdbs.length !== 1 || p.notBeforeMs > nowMs) continue;
+      if (p.checkAfterSeq !== undefined && s.view!.seq < p.checkAfterSeq) continue;
+      eligible.set(p.pdbs[0]!, (eligible.get(p.pdbs[0]!) ?? 0) + 1);
+    }
+  for (const key of Object.keys(b.grants)) {
+    const keep = Math.min(b.grants[key]!, eligible.get(key) ?? 0);
+    if (keep > 0) b.grants[key] = keep;
+    else delete b.grants[key];
+  }
+  const holding: Record<string, number> = {};
+  const wants: Record<string, number> = {};
+  const pdbs: PdbReport[] = [];
+  let room = settings.maxConcurrentPerNode - pods.filter((p) => p.state === 'Evicting').length;
+  for (const n of Object.values(b.grants)) room -= n;
+  for (const pdb of Object.values(s.pdbs).sort(byKey)) {
+    const held = (b.grants[pdb.key] ?? 0) + evictingBehind(s, pdb.key) + pdb.spentAtSeq.length;
+    if (held > 0) holding[pdb.key] = held;
+    const want = Math.min(
+      Math.min(eligible.get(pdb.key) ?? 0, budgetOf(s, pdb, nowMs)) - (b.grants[pdb.key] ?? 0),
+      room,
+    );
+    if (want > 0) {
+      wants[pdb.key] = want;
+      room -= want;
+    }
+    const refusal = pdb.refusedUntilMs !== undefined;
+    const refused = refusal && nowMs < pdb.refusedUntilMs!;
+    pdbs.push({
+      key: pdb.key,
+      allowed: refused ? 0 : refusal ? 1 : pdb.observedAllowed,
+      ...(pdb.resourceVersion !== undefined ? { resourceVersion: pdb.resourceVersion } : {}),
+      ...(refused ? { refused: true } : {}),
+    });
+  }
+  return { node: s.node, grantSeq: b.grantSeq, holding, wants, pdbs };
+}
+
+/**
+ * What the plan believes of this node's budget: the node's last request as sent, plus the grants
+ * it applied since (each one raises what the node holds and lowers what it still wants).
+ */
+export interface BudgetBelief {
+  holding: Record<string, number>;
+  wants: Record<string, number>;
+  pdbs: PdbReport[];
+}
+
+/** The belief after the node applied grant `g` (see {@link BudgetBelief}). Mutates and returns `b`. */
+export function beliefAfterGrant(b: BudgetBelief, g: PdbGrant): BudgetBelief {
+  for (const [key, n] of Object.entries(g.grants)) {
+    b.holding[key] = (b.holding[key] ?? 0) + n;
+    const left = (b.wants[key] ?? 0) - n;
+    if (left > 0) b.wants[key] = left;
+    else delete b.wants[key];
+  }
+  return b;
+}
+
+const sameCounts = (a: Record<string, number>, b: Record<string, number>) => {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) if ((a[k] ?? 0) !== (b[k] ?? 0)) return false;
+  return true;
+};
+
+/**
+ * Whether request `req` tells the plan something it does not believe already: the node holds less
+ * (it gave disruptions back) or more, it wants more or less, or, while it wants something, it saw a
+ * PDB change. Applying a grant or spending one is no news (the plan counted it when it issued it).
+ */
+export function budgetRequestIsNews(belief: BudgetBelief | undefined, req: PdbBudgetRequest): boolean {
+  const wanting = Object.keys(req.wants).length > 0;
+  if (!belief) return wanting || Object.keys(req.holding).length > 0;
+  return (
+    !sameCounts(req.holding, belief.holding) ||
+    !sameCounts(req.wants, belief.wants) ||
+    (wanting && JSON.stringify(req.pdbs) !== JSON.stringify(belief.pdbs))
+  );
 }

@@ -9,6 +9,13 @@
 import type { PlanPhase } from '../api/plan.js';
 import type { NodeProgress } from '../workflows/messages.js';
 import type { NodeState, PlanState } from './projection.js';
+import {
+  applyBudgetRequest,
+  emptyLedger,
+  forgetBudgetNode,
+  type PdbBudgetLedger,
+  type PdbBudgetRequest,
+} from './pdb-budget.js';
 
 /** Where the plan workflow is. */
 export type PlanStage =
@@ -45,6 +52,8 @@ export interface PlanRunState {
   announced: string[];
   /** Runs before this one (continue-as-new count). */
   continuedRuns: number;
+  /** The PDB budgets handed out to the running nodes (plans of more than one node). */
+  budget?: PdbBudgetLedger;
 }
 
 /** An Event the plan workflow should record on the plan. */
@@ -97,6 +106,7 @@ function announce(s: PlanRunState, key: string): boolean {
 /** Marks a node's drain as ended (idempotent). */
 export function markFinished(s: PlanRunState, node: string): void {
   if (!s.finished.includes(node)) s.finished.push(node);
+  if (s.budget) forgetBudgetNode(s.budget, node);
   const n = s.plan.nodes.find((x) => x.name === node);
   if (n?.phase === 'Failed') s.stopStarting = true;
 }
@@ -145,6 +155,15 @@ export function nodeWorkflowFailed(s: PlanRunState, node: string, message: strin
     n.message = message;
   }
   markFinished(s, node);
+}
+
+/**
+ * Applies a running node's PDB budget request (a late one from a node whose drain ended, or one
+ * from a node this plan does not drain, is ignored: nothing it holds counts any more).
+ */
+export function applyNodeBudgetRequest(s: PlanRunState, req: PdbBudgetRequest): void {
+  if (!s.started.includes(req.node) || s.finished.includes(req.node)) return;
+  applyBudgetRequest((s.budget ??= emptyLedger()), req);
 }
 
 /** Nodes whose drain runs now (started, not ended). Each holds one slot of maxUnavailableNodes. */

@@ -14,6 +14,7 @@ import type {
 } from '../api/plan.js';
 import type { NodeState } from '../drain/projection.js';
 import type { NodeDrainState } from '../drain/node-drain.js';
+import type { PdbBudgetRequest, PdbGrant } from '../drain/pdb-budget.js';
 import type { PlanRunState } from '../drain/plan-drain.js';
 import type { PlanRef } from '../activities/types.js';
 
@@ -108,6 +109,11 @@ export interface NodeDrainSpec {
   retryBackoff: RetryBackoff;
   /** spec.podSelection. */
   podSelection: PodSelection;
+  /**
+   * The plan hands out PDB budgets ({@link pdbBudgetSignal}, {@link pdbGrantSignal}): evictions
+   * behind a PDB wait for the plan's grant. Set by plans of more than one node.
+   */
+  coordinatePdbs?: boolean;
 }
 
 /** The {@link NodeDrainSpec} of a plan spec. */
@@ -157,5 +163,9 @@ export interface NodeProgress extends Omit<NodeState, 'name'> {
 
 /** Child → parent: a node's progress changed. */
 export const nodeProgressSignal = defineSignal<[NodeProgress]>('nodeProgress');
+/** Child → parent: what the node holds and wants of each PDB's budget (src/drain/pdb-budget.ts). */
+export const pdbBudgetSignal = defineSignal<[PdbBudgetRequest]>('pdbBudget');
+/** Parent → child: disruptions the node may spend, per PDB. */
+export const pdbGrantSignal = defineSignal<[PdbGrant]>('pdbGrant');
 /** Parent → child: pause, resume or abort the node's drain. */
 export const nodeControlSignal = defineSignal<[{ action: 'pause' | 'resume' | 'abort' }]>('nodeControl');

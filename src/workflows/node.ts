@@ -11,6 +11,9 @@
  *   `eviction.callTimeoutSeconds`, no automatic retry, cancelled on abort.
  * - Report: a `nodeProgress` signal when the report changed, at most one per
  *   {@link PROGRESS_INTERVAL_MS}.
+ * - PDB budget (plans of more than one node, `coordinatePdbs`): a `pdbBudget` signal to the plan
+ *   whenever what the node holds or wants of a PDB changed (one in flight at a time); evictions
+ *   behind a PDB also need the plan's `pdbGrant` (rules in src/drain/pdb-budget.ts).
  *
  * The plan deadline and every cooldown are durable timers (the wake time of each decision). The
  * whole state is one JSON-plain object; it continues as new at a quiet point (no eviction in
@@ -44,9 +47,15 @@ import { backoffSeconds } from '../drain/backoff.js';
 import {
   applyControl,
   applyEvictionAnswer,
+  applyGrant,
+  beliefAfterGrant,
+  budgetRequestIsNews,
+  nodeBudgetRequest,
+  type BudgetBelief,
   applyObservation,
   applyUnchangedObservation,
   hasUnconfirmedEvictions,
+  unconfirmedPdbs,
   decideNode,
   initialNodeState,
   nextActionAt,
@@ -62,6 +71,8 @@ import {
   nodeControlSignal,
   nodeDrainSpec,
   nodeProgressSignal,
+  pdbBudgetSignal,
+  pdbGrantSignal,
   type DrainNodeInput,
   type NodeDrainSpec,
   type NodeProgress,
@@ -107,6 +118,8 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   const settings = { maxConcurrentPerNode: spec.maxConcurrentPerNode, retryBackoff: backoff };
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
+  // patched: node runs recorded before the plan handed out PDB budgets replay without them.
+  if (spec.coordinatePdbs && !s.budget && patched('pdb-budget')) s.budget = { grantSeq: 0, grants: {} };
 
   const evictor = proxyActivities<DrainActivities>({
     startToCloseTimeout: `${spec.callTimeoutSeconds}s`,
@@ -126,6 +139,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   let woken = false;
   setHandler(nodeControlSignal, ({ action }) => {
     applyControl(s, action);
+    woken = true;
+  });
+  let belief: BudgetBelief | undefined;
+  setHandler(pdbGrantSignal, (g) => {
+    if (belief && s.budget && g.seq > s.budget.grantSeq) beliefAfterGrant(belief, g);
+    applyGrant(s, g);
     woken = true;
   });
 
@@ -177,10 +196,29 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     );
     return undefined;
   };
+  // ---- PDB budget: requests to the plan when what the node holds or wants changed ----
+  let budgetSending: Promise<void> | undefined;
+  const requestBudget = (quiesce: boolean) => {
+    const req = nodeBudgetRequest(s, Date.now(), settings, quiesce);
+    if (!req || budgetSending || parentGone || !budgetRequestIsNews(belief, req)) return;
+    belief = { holding: { ...req.holding }, wants: { ...req.wants }, pdbs: req.pdbs };
+    budgetSending = parent.signal(pdbBudgetSignal, req).then(
+      () => {
+        budgetSending = undefined;
+        woken = true;
+      },
+      () => {
+        parentGone = true;
+        budgetSending = undefined;
+        woken = true;
+      },
+    );
+  };
   const finish = async (outcome: NodeOutcome): Promise<NodeProgress> => {
     s.phase = outcome.phase;
     s.reason = outcome.reason;
     s.message = outcome.message;
+    await budgetSending;
     await sending;
     const p = progress(true);
     if (!parentGone) {
@@ -269,6 +307,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
             selection: spec.podSelection,
             ...(s.view ? { since: s.view.fingerprint } : {}),
             maxWaitSeconds: waitSeconds,
+            ...(s.budget ? { pdbs: unconfirmedPdbs(s) } : {}),
           },
         ]),
       )
@@ -395,15 +434,16 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     const quiesce = continueAsNewDue();
     const decision = decideNode(s, now, settings, quiesce || outcome !== undefined);
     for (const uid of decision.evict) startEvict(uid);
-    if (outcome && inFlight.size === 0) break;
-    if (decision.outcome && inFlight.size === 0) {
-      outcome = decision.outcome;
+    if (decision.outcome && inFlight.size === 0) outcome ??= decision.outcome;
+    if (outcome && inFlight.size === 0) {
+      requestBudget(true); // the last request gives everything back, with the freshest PDB reports
       break;
     }
     // A quiet point: nothing in flight, no observation running (a waiting one is cancelled).
     if (quiesce && inFlight.size === 0 && observing) observing.scope.cancel();
-    if (quiesce && inFlight.size === 0 && !observing && !sending) await continueAsNewNow();
+    if (quiesce && inFlight.size === 0 && !observing && !sending && !budgetSending) await continueAsNewNow();
     if (!observing && !quiesce && now >= nextObserveAtMs) startObserve();
+    requestBudget(quiesce || outcome !== undefined);
     const reportAt = report();
     timer.ensure(decision.wakeAtMs ?? s.deadlineMs);
     if (reportAt !== undefined) timer.ensure(reportAt);

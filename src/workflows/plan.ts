@@ -13,6 +13,9 @@
  * handlers of one line each that change it, and one loop that sequences act → publish → wait. The
  * decisions are the pure reducers of `src/drain/plan-drain.ts`.
  *
+ * - PDB budgets (plans of more than one node): the nodes' `pdbBudget` requests go into one ledger
+ *   per plan, and the loop hands each PDB's allowed disruptions out as `pdbGrant` signals, so two
+ *   nodes never spend the same disruption (src/drain/pdb-budget.ts).
  * - Slots: a node holds its slot of maxUnavailableNodes until its drain ends (Drained, deadline,
  *   aborted, failed, node deleted); a blocked node keeps it.
  * - Children are started with ParentClosePolicy ABANDON and report their end by a final
@@ -45,7 +48,9 @@ import {
 import type { DrainActivities, PlanRef } from '../activities/types.js';
 import { MAX_PLAN_NODES, type MaintenancePlanStatus, type PlanPhase } from '../api/plan.js';
 import { statusEquals } from '../drain/conditions.js';
+import { allocateBudget } from '../drain/pdb-budget.js';
 import {
+  applyNodeBudgetRequest,
   drainSettled,
   markFinished,
   mergeNodeProgress,
@@ -70,6 +75,8 @@ import {
   nodeDrainSpec,
   nodeProgressSignal,
   nodeWorkflowId,
+  pdbBudgetSignal,
+  pdbGrantSignal,
   pauseSignal,
   progressQuery,
   releaseSignal,
@@ -267,6 +274,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     events.push(...mergeNodeProgress(s, p));
     wake();
   });
+  // Budget requests change no status: they wake the loop without a status write.
+  setHandler(pdbBudgetSignal, (req) => {
+    applyNodeBudgetRequest(s, req);
+    woken = true;
+  });
 
   // ---- act: Events, control forwarding, status writes ----
   let planGone = false;
@@ -281,6 +293,9 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
           action: f.action,
         }),
       );
+    if (s.budget && !s.aborted)
+      for (const { node, grant } of allocateBudget(s.budget))
+        track(getExternalWorkflowHandle(nodeWorkflowId(info.workflowId, node)).signal(pdbGrantSignal, grant));
   };
   /** Writes the status when it changed and the interval allows (or an Update waits); @returns when to try again. */
   const publish = async (force: boolean): Promise<number | undefined> => {
@@ -339,7 +354,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
         {
           plan,
           node,
-          drain: nodeDrainSpec(spec),
+          drain: {
+            ...nodeDrainSpec(spec),
+            // patched: plans recorded before PDB budgets existed start their nodes without them.
+            ...(s.plan.nodes.length > 1 && patched('pdb-budget') ? { coordinatePdbs: true } : {}),
+          },
           deadlineMs: s.plan.deadlineMs!,
           parentWorkflowId: info.workflowId,
           paused: startedPaused,

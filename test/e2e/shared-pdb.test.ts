@@ -73,13 +73,14 @@ const READY_DELAY = '2s';
 /** How often the PDBs and pods are sampled during the drain, ms. */
 const SAMPLE_MS = 150;
 /**
- * Eviction calls per evicted pod allowed for now. A drain in which each node spends a PDB's budget
- * on its own fails this: when a budget comes back, every node still holding a pod behind it calls
- * and all but the budget get a 429 (measured at cd623c6: 2.65-3.25 calls per pod, 33-45 429s for
- * 20 pods, in eight runs). With parallel node drains sharing one budget per PDB (uncommitted work
- * at the time of writing): 1.00 calls per pod, no 429. The stricter check goes with the assertion.
+ * Bounds on eviction calls and 429s per drain. A drain in which each node spends a PDB's budget on
+ * its own fails them: when a budget comes back, every node still holding a pod behind it calls and
+ * all but the budget get a 429 (measured before the plan-wide budget: 2.65-3.25 calls per pod,
+ * 33-45 429s for 20 pods, in eight runs). With one budget per PDB per plan: 1.00 calls per pod, no
+ * 429, in three runs.
  */
-const MAX_CALLS_PER_POD = 1.5;
+const MAX_CALLS_PER_POD = 1.1;
+const MAX_TOO_MANY_REQUESTS = 2;
 const POOL_LABEL = 'drainflow.dev/e2e-spdb-pool';
 const TAINT_KEY = 'drainflow.dev/e2e-spdb';
 
@@ -340,10 +341,10 @@ describe('parallel node drains sharing PodDisruptionBudgets', () => {
         `${progress.attempts} eviction calls (${perPod.toFixed(2)} per pod), ${progress.tooManyRequests} answered 429; ` +
         `${samples} samples (max gap ${maxGapMs} ms), min margin status/pods: ${margins}`,
     );
-    // Nodes drained in parallel spend the same budgets; a call that finds a budget spent meanwhile
-    // gets a 429. TODO(shared PDB budget): once parallel node drains share one budget per PDB,
-    // the stricter assertion goes here, replacing this bound:
-    //   assert.equal(progress.tooManyRequests, 0, show(final));
+    // The plan hands out one budget per PDB to its nodes: without it this setup got 33-45 429s
+    // (2.65-3.25 calls per pod). The API server's watch may lag a little behind an eviction, so
+    // the bound allows a stray refusal or two rather than none.
+    assert.ok(progress.tooManyRequests <= MAX_TOO_MANY_REQUESTS, show(final));
     assert.ok(
       perPod <= MAX_CALLS_PER_POD,
       `${progress.attempts} eviction calls for ${progress.evicted} pods (${progress.tooManyRequests} 429s); ${show(final)}`,

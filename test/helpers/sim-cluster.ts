@@ -124,6 +124,17 @@ export interface SimOptions {
   readyDelayMs?: number;
   /** Longest real ms `observeNode` polls for a change before answering unchanged (default 200). */
   observePollMs?: number;
+  /** Real ms an eviction call takes before it takes effect and answers (default 0). */
+  evictDelayMs?: number;
+}
+
+/** An eviction call sent while more calls were in flight behind its PDB than the PDB allowed. */
+export interface OverBudgetCall {
+  pdb: string;
+  /** Calls in flight behind the PDB, this one included. */
+  inFlight: number;
+  /** disruptionsAllowed when the call was sent. */
+  allowed: number;
 }
 
 export class SimCluster {
@@ -139,6 +150,15 @@ export class SimCluster {
   graceMs: number;
   readyDelayMs: number;
   observePollMs: number;
+  evictDelayMs: number;
+  /** Calls sent beyond what their PDB allowed, counting the calls in flight (see {@link OverBudgetCall}). */
+  overBudget: OverBudgetCall[] = [];
+  /** Most eviction calls in flight at once behind each PDB. */
+  maxInFlight = new Map<string, number>();
+  private inFlight = new Map<string, number>();
+  /** PDB key → [allowed, resourceVersion] as last observed: the version grows when the allowance changes. */
+  private pdbVersions = new Map<string, [number, number]>();
+  private lastVersion = 0;
   private refusals: Refusal[] = [];
   private faults: Fault[] = [];
   /** Replacements not Ready yet: the PDB whose allowance comes back, at this real time. */
@@ -148,6 +168,14 @@ export class SimCluster {
     this.graceMs = opts.graceMs ?? 20;
     this.readyDelayMs = opts.readyDelayMs ?? 0;
     this.observePollMs = opts.observePollMs ?? 200;
+    this.evictDelayMs = opts.evictDelayMs ?? 0;
+  }
+
+  /** The PDB's resourceVersion: a new one whenever its allowance changed since it was last read. */
+  private pdbVersion(key: string, allowed: number): string {
+    const known = this.pdbVersions.get(key);
+    if (!known || known[0] !== allowed) this.pdbVersions.set(key, [allowed, ++this.lastVersion]);
+    return String(this.pdbVersions.get(key)![1]);
   }
 
   addNode(name: string, unschedulable = false): this {
@@ -258,7 +286,7 @@ export class SimCluster {
   }
 
   /** The pods of a node as the activities see them, with the PDBs covering them. */
-  private nodePods(node: string): NodePods {
+  private nodePods(node: string, requested: readonly string[] = []): NodePods {
     this.tick();
     const pods: PodItem[] = [...this.pods.values()]
       .filter((p) => p.node === node && !p.gone)
@@ -274,18 +302,21 @@ export class SimCluster {
         pdbs: p.pdbs ?? [],
       }))
       .sort((a, b) => a.key.localeCompare(b.key));
-    const keys = new Set(pods.flatMap((p) => p.pdbs));
+    const keys = new Set([...pods.flatMap((p) => p.pdbs), ...requested]);
     const pdbs = [...keys]
       .filter((k) => this.pdbs.has(k))
       .sort()
-      .map((key) => ({ key, disruptionsAllowed: Math.max(0, this.pdbs.get(key) ?? 0) }));
+      .map((key) => {
+        const allowed = Math.max(0, this.pdbs.get(key) ?? 0);
+        return { key, disruptionsAllowed: allowed, resourceVersion: this.pdbVersion(key, allowed) };
+      });
     return { pods, pdbs };
   }
 
-  private observe(node: string) {
+  private observe(node: string, requested?: readonly string[]) {
     const n = this.nodes.get(node);
     const content = n
-      ? { node: { exists: true, unschedulable: n.unschedulable }, ...this.nodePods(node) }
+      ? { node: { exists: true, unschedulable: n.unschedulable }, ...this.nodePods(node, requested) }
       : { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
     return { content, fingerprint: observationFingerprint(content) };
   }
@@ -381,6 +412,23 @@ export class SimCluster {
     return { outcome: 'Evicted' };
   }
 
+  /** One eviction call's effect and answer. */
+  private evict(input: { namespace: string; name: string; uid: string }): EvictResult {
+    this.tick();
+    const pod = this.pods.get(`${input.namespace}/${input.name}`);
+    const res = this.evictionAnswer(pod, input.uid);
+    if (res.outcome === 'Evicted' && pod) {
+      pod.evictedTimes = (pod.evictedTimes ?? 0) + 1;
+      if (pod.terminatingUntil === undefined) {
+        this.startTerminating(pod);
+        const pdb = pod.pdbs?.find((k) => this.pdbs.has(k));
+        if (pdb) this.pdbs.set(pdb, (this.pdbs.get(pdb) ?? 0) - 1);
+      }
+    }
+    this.record('evictPod', input, res);
+    return res;
+  }
+
   activities(): DrainActivities {
     return {
       resolveNodes: async (input): Promise<ResolvedNodes> =>
@@ -432,12 +480,12 @@ export class SimCluster {
       observeNode: async (input): Promise<NodeObservation> =>
         this.faulted('observeNode', { node: input.node, since: input.since }, async () => {
           const { node, since, maxWaitSeconds } = input;
-          let seen = this.observe(node);
+          let seen = this.observe(node, input.pdbs);
           const waitMs = Math.min(this.observePollMs, Math.max(0, maxWaitSeconds) * 1000);
           const end = Date.now() + waitMs;
           while (since !== undefined && seen.fingerprint === since && Date.now() < end) {
             await new Promise((r) => setTimeout(r, 10));
-            seen = this.observe(node);
+            seen = this.observe(node, input.pdbs);
           }
           const res: NodeObservation =
             since !== undefined && seen.fingerprint === since
@@ -448,19 +496,22 @@ export class SimCluster {
         }),
       evictPod: async (input): Promise<EvictResult> =>
         this.faulted('evictPod', input, async () => {
-          this.tick();
-          const pod = this.pods.get(`${input.namespace}/${input.name}`);
-          const res = this.evictionAnswer(pod, input.uid);
-          if (res.outcome === 'Evicted' && pod) {
-            pod.evictedTimes = (pod.evictedTimes ?? 0) + 1;
-            if (pod.terminatingUntil === undefined) {
-              this.startTerminating(pod);
-              const pdb = pod.pdbs?.find((k) => this.pdbs.has(k));
-              if (pdb) this.pdbs.set(pdb, (this.pdbs.get(pdb) ?? 0) - 1);
-            }
+          const pdbOf = this.pods
+            .get(`${input.namespace}/${input.name}`)
+            ?.pdbs?.find((k) => this.pdbs.has(k));
+          if (pdbOf !== undefined) {
+            const n = (this.inFlight.get(pdbOf) ?? 0) + 1;
+            this.inFlight.set(pdbOf, n);
+            this.maxInFlight.set(pdbOf, Math.max(n, this.maxInFlight.get(pdbOf) ?? 0));
+            const allowed = this.pdbs.get(pdbOf) ?? 0;
+            if (n > allowed) this.overBudget.push({ pdb: pdbOf, inFlight: n, allowed });
           }
-          this.record('evictPod', input, res);
-          return res;
+          try {
+            if (this.evictDelayMs > 0) await new Promise((r) => setTimeout(r, this.evictDelayMs));
+            return this.evict(input);
+          } finally {
+            if (pdbOf !== undefined) this.inFlight.set(pdbOf, (this.inFlight.get(pdbOf) ?? 1) - 1);
+          }
         }),
       checkPod: async ({ namespace, name, uid }): Promise<PodState> => {
         this.tick();

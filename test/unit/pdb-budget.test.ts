@@ -1,0 +1,278 @@
+/**
+ * Table tests of the plan's PDB budget (src/drain/pdb-budget.ts) and of the node's side of it
+ * (applyGrant, nodeBudgetRequest in src/drain/node-drain.ts). No Temporal, no I/O.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  allocateBudget,
+  applyBudgetRequest,
+  budgetAvailable,
+  emptyLedger,
+  forgetBudgetNode,
+  newerResourceVersion,
+  type PdbBudgetLedger,
+  type PdbBudgetRequest,
+} from '../../src/drain/pdb-budget.js';
+import {
+  applyEvictionAnswer,
+  applyGrant,
+  applyObservation,
+  decideNode,
+  initialNodeState,
+  nodeBudgetRequest,
+  type NodeDrainState,
+} from '../../src/drain/node-drain.js';
+import type { NodeObservation, PodItem } from '../../src/activities/types.js';
+import { withRequestedPdbs } from '../../src/activities/node-pods.js';
+
+const NOW = 1_700_000_000_000;
+const BACKOFF = { initialSeconds: 1, maxSeconds: 30 };
+const SETTINGS = { maxConcurrentPerNode: 4, retryBackoff: BACKOFF };
+
+const req = (node: string, over: Partial<PdbBudgetRequest> = {}): PdbBudgetRequest => ({
+  node,
+  grantSeq: 0,
+  holding: {},
+  wants: {},
+  pdbs: [],
+  ...over,
+});
+
+describe('newerResourceVersion (KEP-5504 order)', () => {
+  const cases: [string | undefined, string | undefined, boolean][] = [
+    ['10', '9', true], // by length first: not a string comparison
+    ['9', '10', false],
+    ['123', '123', false],
+    ['124', '123', true],
+    [undefined, '5', true], // nothing to compare: the latest report wins
+    ['5', undefined, true],
+    ['abc', 'abd', true], // not canonical: newer when different
+    ['abc', 'abc', false],
+    ['007', '7', true],
+  ];
+  for (const [a, b, want] of cases)
+    it(`${String(a)} vs ${String(b)} → ${want}`, () => assert.equal(newerResourceVersion(a, b), want));
+});
+
+describe('the plan ledger', () => {
+  const withPdb = (allowed: number, rv = '10'): PdbBudgetLedger =>
+    applyBudgetRequest(emptyLedger(), req('n1', { pdbs: [{ key: 'app/a', allowed, resourceVersion: rv }] }));
+
+  it('two nodes wanting more than a PDB allows: the earlier requester is served first, never beyond the allowance', () => {
+    const l = withPdb(2);
+    applyBudgetRequest(l, req('n1', { wants: { 'app/a': 2 } }));
+    applyBudgetRequest(
+      l,
+      req('n2', { wants: { 'app/a': 2 }, pdbs: [{ key: 'app/a', allowed: 2, resourceVersion: '10' }] }),
+    );
+    assert.deepEqual(allocateBudget(l), [{ node: 'n1', grant: { seq: 1, grants: { 'app/a': 2 } } }]);
+    assert.equal(budgetAvailable(l, 'app/a'), 0);
+    assert.deepEqual(allocateBudget(l), [], 'nothing more to hand out, nothing granted twice');
+  });
+
+  it('what a node holds counts until it reports otherwise; a grant after its last request counts as issued', () => {
+    const l = withPdb(3);
+    applyBudgetRequest(l, req('n1', { wants: { 'app/a': 1 }, holding: { 'app/a': 1 } }));
+    assert.deepEqual(allocateBudget(l)[0]?.grant, { seq: 1, grants: { 'app/a': 1 } });
+    assert.equal(budgetAvailable(l, 'app/a'), 1, '3 - 1 held - 1 issued');
+    // The node applied grant 1 and now holds 2 (its own view): nothing double counted.
+    applyBudgetRequest(l, req('n1', { grantSeq: 1, holding: { 'app/a': 2 } }));
+    assert.equal(budgetAvailable(l, 'app/a'), 1);
+    // A request that had not seen grant 1 yet keeps it issued.
+    applyBudgetRequest(l, req('n2', { wants: { 'app/a': 5 } }));
+    assert.deepEqual(allocateBudget(l), [{ node: 'n2', grant: { seq: 1, grants: { 'app/a': 1 } } }]);
+  });
+
+  it('a report of an older resourceVersion does not raise the allowance; a newer one does', () => {
+    const l = withPdb(0, '20');
+    applyBudgetRequest(l, req('n2', { pdbs: [{ key: 'app/a', allowed: 3, resourceVersion: '19' }] }));
+    assert.equal(l.pdbs['app/a']?.allowed, 0);
+    applyBudgetRequest(l, req('n2', { pdbs: [{ key: 'app/a', allowed: 3, resourceVersion: '100' }] }));
+    assert.equal(l.pdbs['app/a']?.allowed, 3);
+  });
+
+  it('a refusal zeroes the PDB until a newer version, or the refused node reports the same version unrefused', () => {
+    const l = withPdb(2, '30');
+    applyBudgetRequest(
+      l,
+      req('n1', { pdbs: [{ key: 'app/a', allowed: 0, resourceVersion: '30', refused: true }] }),
+    );
+    assert.equal(budgetAvailable(l, 'app/a'), 0);
+    applyBudgetRequest(l, req('n2', { pdbs: [{ key: 'app/a', allowed: 2, resourceVersion: '29' }] }));
+    assert.equal(budgetAvailable(l, 'app/a'), 0, 'an older report does not lift it');
+    applyBudgetRequest(l, req('n1', { pdbs: [{ key: 'app/a', allowed: 1, resourceVersion: '30' }] }));
+    assert.equal(budgetAvailable(l, 'app/a'), 1, 'the probe: one pod may try');
+  });
+
+  it('a node whose drain ended is forgotten: what it held is free again', () => {
+    const l = withPdb(2);
+    applyBudgetRequest(l, req('n1', { holding: { 'app/a': 2 } }));
+    applyBudgetRequest(l, req('n2', { wants: { 'app/a': 1 } }));
+    assert.deepEqual(allocateBudget(l), []);
+    forgetBudgetNode(l, 'n1');
+    assert.deepEqual(allocateBudget(l), [{ node: 'n2', grant: { seq: 1, grants: { 'app/a': 1 } } }]);
+    forgetBudgetNode(l, 'n2');
+    assert.deepEqual(l, emptyLedger(), 'PDBs no node uses are dropped too');
+  });
+});
+
+// ---- the node's side ----
+
+const pod = (name: string, pdb: string): PodItem => ({
+  key: `app/${name}`,
+  namespace: 'app',
+  name,
+  uid: `uid-${name}`,
+  action: 'Evict',
+  reason: 'Evictable',
+  message: 'evictable',
+  pdbs: [pdb],
+});
+
+function observed(
+  pods: PodItem[],
+  pdbs: { key: string; disruptionsAllowed: number; resourceVersion?: string }[],
+) {
+  return {
+    changed: true,
+    fingerprint: `fp-${Math.random()}`,
+    node: { exists: true, unschedulable: true },
+    pods,
+    pdbs,
+  } as Extract<NodeObservation, { changed: true }>;
+}
+
+function coordinatedNode(allowed = 3): NodeDrainState {
+  const s = initialNodeState('n1', NOW + 3600_000, false);
+  s.claimed = true;
+  s.budget = { grantSeq: 0, grants: {} };
+  s.observeSeq = 1;
+  applyObservation(
+    s,
+    observed(
+      [pod('a1', 'app/a'), pod('a2', 'app/a'), pod('b1', 'app/b')],
+      [
+        { key: 'app/a', disruptionsAllowed: allowed, resourceVersion: '7' },
+        { key: 'app/b', disruptionsAllowed: 0, resourceVersion: '8' },
+      ],
+    ),
+    1,
+    NOW,
+  );
+  return s;
+}
+
+describe('the node side of the budget', () => {
+  it('without a grant nothing behind a PDB is evicted; the request wants what the node could evict', () => {
+    const s = coordinatedNode();
+    assert.deepEqual(decideNode(s, NOW, SETTINGS).evict, []);
+    assert.deepEqual(nodeBudgetRequest(s, NOW, SETTINGS), {
+      node: 'n1',
+      grantSeq: 0,
+      holding: {},
+      wants: { 'app/a': 2 },
+      pdbs: [
+        { key: 'app/a', allowed: 3, resourceVersion: '7' },
+        { key: 'app/b', allowed: 0, resourceVersion: '8' },
+      ],
+    });
+  });
+
+  it('a grant is spent once; what is in flight and answered 201 is held until an observation shows it', () => {
+    const s = coordinatedNode();
+    applyGrant(s, { seq: 1, grants: { 'app/a': 1 } });
+    applyGrant(s, { seq: 1, grants: { 'app/a': 1 } }); // repeated: ignored
+    assert.deepEqual(decideNode(s, NOW, SETTINGS).evict, ['uid-a1']);
+    assert.deepEqual(decideNode(s, NOW, SETTINGS).evict, [], 'the grant is spent');
+    let r = nodeBudgetRequest(s, NOW, SETTINGS)!;
+    assert.deepEqual([r.grantSeq, r.holding, r.wants], [1, { 'app/a': 1 }, { 'app/a': 1 }]);
+    applyEvictionAnswer(s, 'uid-a1', { outcome: 'Evicted' }, NOW, BACKOFF);
+    r = nodeBudgetRequest(s, NOW, SETTINGS)!;
+    assert.deepEqual(r.holding, { 'app/a': 1 }, 'answered 201, not yet observed');
+  });
+
+  it('grants the node cannot use are given back (the pod went into a cooldown)', () => {
+    const s = coordinatedNode();
+    applyGrant(s, { seq: 1, grants: { 'app/a': 2 } });
+    assert.deepEqual(decideNode(s, NOW, { ...SETTINGS, maxConcurrentPerNode: 1 }).evict, ['uid-a1']);
+    applyEvictionAnswer(
+      s,
+      'uid-a1',
+      { outcome: 'TooManyRequests', cause: 'Throttled', retryAfterSeconds: 5, message: 'slow down' },
+      NOW,
+      BACKOFF,
+    );
+    const r = nodeBudgetRequest(s, NOW, SETTINGS)!;
+    assert.deepEqual(r.holding, { 'app/a': 1 }, 'one grant left for a2; a1 cools down');
+  });
+
+  it('a refused PDB is reported refused until its probe bound, then as allowing one pod', () => {
+    const s = coordinatedNode();
+    applyGrant(s, { seq: 1, grants: { 'app/a': 1 } });
+    decideNode(s, NOW, SETTINGS);
+    applyEvictionAnswer(
+      s,
+      'uid-a1',
+      { outcome: 'TooManyRequests', cause: 'DisruptionBudget', pdb: 'app/a', message: 'no' },
+      NOW,
+      BACKOFF,
+    );
+    const until = s.pdbs['app/a']!.refusedUntilMs!;
+    assert.deepEqual(nodeBudgetRequest(s, NOW, SETTINGS)!.pdbs[0], {
+      key: 'app/a',
+      allowed: 0,
+      resourceVersion: '7',
+      refused: true,
+    });
+    assert.deepEqual(nodeBudgetRequest(s, until, SETTINGS)!.pdbs[0], {
+      key: 'app/a',
+      allowed: 1,
+      resourceVersion: '7',
+    });
+  });
+
+  it('paused: wants nothing and gives every grant back', () => {
+    const s = coordinatedNode();
+    applyGrant(s, { seq: 1, grants: { 'app/a': 2 } });
+    s.paused = true;
+    const r = nodeBudgetRequest(s, NOW, SETTINGS)!;
+    assert.deepEqual([r.holding, r.wants], [{}, {}]);
+  });
+
+  it('an uncoordinated node makes no request and evicts on its own budget', () => {
+    const s = coordinatedNode();
+    delete s.budget;
+    assert.equal(nodeBudgetRequest(s, NOW, SETTINGS), undefined);
+    assert.deepEqual(decideNode(s, NOW, SETTINGS).evict, ['uid-a1', 'uid-a2']);
+  });
+});
+
+describe('withRequestedPdbs (PDBs an observation keeps reporting)', () => {
+  const inNs = (ns: string) =>
+    ns === 'app'
+      ? [
+          {
+            metadata: { name: 'a', generation: 1, resourceVersion: '41' },
+            status: { observedGeneration: 1, disruptionsAllowed: 0 },
+          },
+          {
+            metadata: { name: 'b', generation: 2, resourceVersion: '42' },
+            status: { observedGeneration: 1, disruptionsAllowed: 3 },
+          },
+        ]
+      : [];
+  it('adds the requested PDBs that exist, once, sorted by key', () => {
+    const have = [{ key: 'app/c', disruptionsAllowed: 1 }];
+    assert.deepEqual(withRequestedPdbs(have, ['app/c', 'app/b', 'app/a', 'app/gone', 'other/x'], inNs), [
+      { key: 'app/a', disruptionsAllowed: 0, resourceVersion: '41' },
+      // generation not yet observed by the disruption controller: allows nothing (as the eviction subresource sees it)
+      { key: 'app/b', disruptionsAllowed: 0, resourceVersion: '42' },
+      { key: 'app/c', disruptionsAllowed: 1 },
+    ]);
+  });
+  it('nothing requested: the same list', () => {
+    const have = [{ key: 'app/c', disruptionsAllowed: 1 }];
+    assert.equal(withRequestedPdbs(have, undefined, inNs), have);
+  });
+});

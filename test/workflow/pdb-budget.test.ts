@@ -1,0 +1,108 @@
+/**
+ * One PodDisruptionBudget budget per plan (time-skipping server, sim cluster): nodes drained in
+ * parallel that share PDBs never spend the same disruption. Every eviction call takes 50 ms of real
+ * time in the sim, so calls of different nodes overlap; the sim records each call sent while more
+ * calls were in flight behind its PDB than the PDB allowed.
+ */
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { planWorkflowId, releaseSignal } from '../../src/workflows/messages.js';
+import { SimCluster } from '../helpers/sim-cluster.js';
+import { assertNoWorkflowTaskFailed, evictedTwice, workflowIds } from '../helpers/drain-checks.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
+
+const wf = new WorkflowHarness();
+before(wf.setup);
+beforeEach(wf.freshServer);
+after(wf.teardown);
+
+/** `nodes` nodes with 2 pods behind each of 3 shared PDBs (allowing 2, 1 and 3; refilled when replacements are Ready). */
+function sharedPdbs(nodes: number): { sim: SimCluster; names: string[]; allowed: Map<string, number> } {
+  const sim = new SimCluster({ evictDelayMs: 50, readyDelayMs: 100, graceMs: 50 });
+  const allowed = new Map([
+    ['app/a', 2],
+    ['app/b', 1],
+    ['app/c', 3],
+  ]);
+  for (const [key, n] of allowed) {
+    sim.pdbs.set(key, n);
+    sim.refill.add(key);
+  }
+  const names: string[] = [];
+  for (let i = 1; i <= nodes; i++) {
+    const node = `n${i}`;
+    names.push(node);
+    sim.addNode(node);
+    for (const key of allowed.keys())
+      for (let j = 0; j < 2; j++) {
+        const app = key.split('/')[1]!;
+        sim.addPod({ namespace: 'app', name: `${app}-${node}-${j}`, node, pdbs: [key] });
+      }
+  }
+  return { sim, names, allowed };
+}
+
+const refusals = (sim: SimCluster) =>
+  sim
+    .evictions()
+    .filter((c) => (c.result as { outcome?: string } | undefined)?.outcome === 'TooManyRequests');
+
+describe('one PDB budget per plan (time-skipping)', () => {
+  it('5 nodes sharing 3 PDBs: no 429, never more calls in flight per PDB than it allows', async () => {
+    const { sim, names, allowed } = sharedPdbs(5);
+    const inp = input('shared-pdbs', { nodeNames: names, maxUnavailableNodes: 5, uncordon: 'OnRelease' });
+    const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal);
+    assert.equal(res.phase, 'Completed');
+    assert.deepEqual(sim.overBudget, [], 'no call beyond what its PDB allowed');
+    assert.deepEqual(refusals(sim), [], 'no 429');
+    assert.equal(sim.evictions().length, 30, 'one eviction call per pod');
+    assert.deepEqual(evictedTwice(sim), []);
+    for (const [key, n] of allowed)
+      assert.ok((sim.maxInFlight.get(key) ?? 0) <= n, `${key}: at most ${n} in flight`);
+    // Parallel, not one node after the other: some PDB had more than one call in flight at once.
+    assert.ok(
+      [...sim.maxInFlight.values()].some((n) => n > 1),
+      `calls overlapped: ${JSON.stringify([...sim.maxInFlight])}`,
+    );
+    const st = sim.lastStatus()!;
+    assert.equal(st.evictionProgress?.evicted, 30);
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names));
+    // UPDATE_HISTORIES=shared-pdbs-v3 saves these histories as replay fixtures (test/workflow/replay.test.ts).
+    await wf.saveHistories('shared-pdbs-v3', planWorkflowId(inp.plan), names.slice(0, 2));
+  });
+
+  it('a 429 despite the budget gives the disruption back: every pod still leaves, the plan drains', async () => {
+    const { sim, names } = sharedPdbs(3);
+    sim.refuse('PdbProcessing', { pod: 'app/b-n2-0', times: 1 });
+    const inp = input('shared-pdbs-refused', {
+      nodeNames: names,
+      maxUnavailableNodes: 3,
+      uncordon: 'OnRelease',
+    });
+    const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal);
+    assert.equal(res.phase, 'Completed');
+    assert.equal(refusals(sim).length, 1, 'only the injected 429');
+    assert.equal(sim.evictions().length, 19, 'one call per pod plus the refused one');
+    assert.deepEqual(sim.overBudget, []);
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names));
+  });
+
+  it('a one-node plan hands out no budget: no budget signals in its histories', async () => {
+    const { sim, names } = sharedPdbs(1);
+    const inp = input('one-node-budget', { nodeNames: names, uncordon: 'OnRelease' });
+    const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal);
+    assert.equal(res.phase, 'Completed');
+    assert.deepEqual(refusals(sim), []);
+    const signals: string[] = [];
+    for (const id of workflowIds(inp, names)) {
+      const h = await wf.env.client.workflow.getHandle(id).fetchHistory();
+      for (const e of h.events ?? []) {
+        const name =
+          e.workflowExecutionSignaledEventAttributes?.signalName ??
+          e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName;
+        if (name) signals.push(name);
+      }
+    }
+    assert.ok(!signals.includes('pdbBudget') && !signals.includes('pdbGrant'), signals.join(','));
+  });
+});
