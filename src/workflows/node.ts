@@ -173,6 +173,20 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       ...(final ? { final: true } : {}),
     };
   };
+  /** Follows a signal to the plan: `done` when it settled, then the loop wakes. */
+  const signalParent = (sent: Promise<void>, done: () => void): Promise<void> =>
+    sent.then(
+      () => {
+        done();
+        woken = true;
+      },
+      () => {
+        // Only a closed or missing plan workflow refuses a signal: nobody is left to report to.
+        parentGone = true;
+        done();
+        woken = true;
+      },
+    );
   /** Sends the report when it changed and the interval allows; @returns when to try again, if due. */
   const report = (): number | undefined => {
     const p = progress(false);
@@ -182,18 +196,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     if (sending || Date.now() < dueAt) return Math.max(dueAt, Date.now() + 1);
     lastSent = key;
     lastSentAtMs = Date.now();
-    sending = parent.signal(nodeProgressSignal, p).then(
-      () => {
-        sending = undefined;
-        woken = true;
-      },
-      () => {
-        // Only a closed or missing plan workflow refuses a signal: nobody is left to report to.
-        parentGone = true;
-        sending = undefined;
-        woken = true;
-      },
-    );
+    sending = signalParent(parent.signal(nodeProgressSignal, p), () => (sending = undefined));
     return undefined;
   };
   // ---- PDB budget: requests to the plan when what the node holds or wants changed ----
@@ -202,17 +205,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     const req = nodeBudgetRequest(s, Date.now(), settings, quiesce);
     if (!req || budgetSending || parentGone || !budgetRequestIsNews(belief, req)) return;
     belief = { holding: { ...req.holding }, wants: { ...req.wants }, pdbs: req.pdbs };
-    budgetSending = parent.signal(pdbBudgetSignal, req).then(
-      () => {
-        budgetSending = undefined;
-        woken = true;
-      },
-      () => {
-        parentGone = true;
-        budgetSending = undefined;
-        woken = true;
-      },
-    );
+    budgetSending = signalParent(parent.signal(pdbBudgetSignal, req), () => (budgetSending = undefined));
   };
   const finish = async (outcome: NodeOutcome): Promise<NodeProgress> => {
     s.phase = outcome.phase;
