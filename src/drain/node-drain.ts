@@ -766,8 +766,10 @@ export function applyGrant(s: NodeDrainState, g: PdbGrant): NodeDrainState {
  * - holding: unused grants + evictions in flight + evictions answered 201 that no observation of
  *   this node shows yet;
  * - wants: per PDB, the pods that could be evicted now (not cooling down, not paused, node
- *   cordoned, before the deadline), bounded by the node's own view of the budget and by
- *   `maxConcurrentPerNode`, minus the grants it holds.
+ *   cordoned, before the deadline), bounded by the node's own view of the budget, minus the
+ *   grants it holds;
+ * - room: how many more evictions `maxConcurrentPerNode` lets it start beyond those grants (the
+ *   plan spreads that room over the PDBs, so nodes do not all crowd the first PDB by name).
  */
 export function nodeBudgetRequest(
   s: NodeDrainState,
@@ -805,14 +807,8 @@ export function nodeBudgetRequest(
   for (const pdb of Object.values(s.pdbs).sort(byKey)) {
     const held = (b.grants[pdb.key] ?? 0) + evictingBehind(s, pdb.key) + pdb.spentAtSeq.length;
     if (held > 0) holding[pdb.key] = held;
-    const want = Math.min(
-      Math.min(eligible.get(pdb.key) ?? 0, budgetOf(s, pdb, nowMs)) - (b.grants[pdb.key] ?? 0),
-      room,
-    );
-    if (want > 0) {
-      wants[pdb.key] = want;
-      room -= want;
-    }
+    const want = Math.min(eligible.get(pdb.key) ?? 0, budgetOf(s, pdb, nowMs)) - (b.grants[pdb.key] ?? 0);
+    if (want > 0) wants[pdb.key] = want;
     const refusal = pdb.refusedUntilMs !== undefined;
     const refused = refusal && nowMs < pdb.refusedUntilMs!;
     pdbs.push({
@@ -822,7 +818,7 @@ export function nodeBudgetRequest(
       ...(refused ? { refused: true } : {}),
     });
   }
-  return { node: s.node, grantSeq: b.grantSeq, holding, wants, pdbs };
+  return { node: s.node, grantSeq: b.grantSeq, holding, wants, room: Math.max(0, room), pdbs };
 }
 
 /**
@@ -832,6 +828,7 @@ export function nodeBudgetRequest(
 export interface BudgetBelief {
   holding: Record<string, number>;
   wants: Record<string, number>;
+  room: number;
   pdbs: PdbReport[];
 }
 
@@ -842,6 +839,7 @@ export function beliefAfterGrant(b: BudgetBelief, g: PdbGrant): BudgetBelief {
     const left = (b.wants[key] ?? 0) - n;
     if (left > 0) b.wants[key] = left;
     else delete b.wants[key];
+    b.room = Math.max(0, b.room - n);
   }
   return b;
 }
@@ -854,15 +852,19 @@ const sameCounts = (a: Record<string, number>, b: Record<string, number>) => {
 
 /**
  * Whether request `req` tells the plan something it does not believe already: the node holds less
- * (it gave disruptions back) or more, it wants more or less, or, while it wants something, it saw a
- * PDB change. Applying a grant or spending one is no news (the plan counted it when it issued it).
+ * (it gave disruptions back) or more, it wants more or less, it can take more or fewer at once
+ * (the smaller of its room and its wants), or, while it wants something, it saw a PDB change.
+ * Applying a grant or spending one is no news (the plan counted it when it issued it).
  */
 export function budgetRequestIsNews(belief: BudgetBelief | undefined, req: PdbBudgetRequest): boolean {
   const wanting = Object.keys(req.wants).length > 0;
   if (!belief) return wanting || Object.keys(req.holding).length > 0;
+  const total = (w: Record<string, number>) => Object.values(w).reduce((a, n) => a + n, 0);
+  const takes = (room: number | undefined, w: Record<string, number>) => Math.min(room ?? Infinity, total(w));
   return (
     !sameCounts(req.holding, belief.holding) ||
     !sameCounts(req.wants, belief.wants) ||
+    takes(req.room, req.wants) !== takes(belief.room, belief.wants) ||
     (wanting && JSON.stringify(req.pdbs) !== JSON.stringify(belief.pdbs))
   );
 }

@@ -49,8 +49,10 @@ export interface PdbBudgetRequest {
   grantSeq: number;
   /** PDB key → disruptions the node holds: unused grants + calls in flight + 201s not yet observed. */
   holding: Record<string, number>;
-  /** PDB key → disruptions the node could use now beyond what it holds. */
+  /** PDB key → disruptions the node could use now beyond what it holds (each PDB on its own). */
   wants: Record<string, number>;
+  /** How many more evictions the node can start at once beyond its grants (absent: no bound). */
+  room?: number;
   /** The PDBs covering the node's pods, as the node last observed them. */
   pdbs: PdbReport[];
 }
@@ -68,6 +70,8 @@ export interface NodeBudgetLedger {
   grantSeq: number;
   holding: Record<string, number>;
   wants: Record<string, number>;
+  /** The node's last `room` (absent: no bound). */
+  room?: number;
   /** Grants issued after `grantSeq`, oldest first. */
   issued: PdbGrant[];
   /** Sequence number of the next grant to this node. */
@@ -124,6 +128,8 @@ export function applyBudgetRequest(ledger: PdbBudgetLedger, req: PdbBudgetReques
   n.issued = n.issued.filter((g) => g.seq > n.grantSeq);
   n.holding = { ...req.holding };
   n.wants = { ...req.wants };
+  if (req.room !== undefined) n.room = req.room;
+  else delete n.room;
   return ledger;
 }
 
@@ -137,6 +143,7 @@ export function forgetBudgetNode(ledger: PdbBudgetLedger, node: string): PdbBudg
   return ledger;
 }
 
+const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, n) => a + n, 0);
 const sumIssued = (n: NodeBudgetLedger, key: string) =>
   n.issued.reduce((a, g) => a + (g.grants[key] ?? 0), 0);
 
@@ -151,7 +158,9 @@ export function budgetAvailable(ledger: PdbBudgetLedger, key: string): number {
 
 /**
  * Hands out what each PDB still allows to the nodes that want it, earliest requester first (it
- * finishes sooner and frees its slot of maxUnavailableNodes), and records the grants as issued.
+ * finishes sooner and frees its slot of maxUnavailableNodes), within each node's `room`, one
+ * disruption at a time from the PDB with the most left (so the nodes' room is spread over the
+ * PDBs instead of all nodes waiting on the same one), and records the grants as issued.
  * Mutates `ledger`. @returns the grants to send, at most one per node.
  */
 export function allocateBudget(ledger: PdbBudgetLedger): { node: string; grant: PdbGrant }[] {
@@ -160,12 +169,20 @@ export function allocateBudget(ledger: PdbBudgetLedger): { node: string; grant: 
   for (const key of Object.keys(ledger.pdbs)) available.set(key, budgetAvailable(ledger, key));
   for (const [node, n] of Object.entries(ledger.nodes)) {
     const grants: Record<string, number> = {};
-    for (const [key, want] of Object.entries(n.wants)) {
-      const left = available.get(key) ?? 0;
-      const give = Math.min(left, want - sumIssued(n, key));
-      if (give <= 0) continue;
-      grants[key] = give;
-      available.set(key, left - give);
+    let room = (n.room ?? Infinity) - n.issued.reduce((a, g) => a + total(g.grants), 0);
+    const want = new Map<string, number>();
+    for (const [key, w] of Object.entries(n.wants)) want.set(key, w - sumIssued(n, key));
+    while (room > 0) {
+      let best: string | undefined;
+      for (const [key, w] of want) {
+        const left = available.get(key) ?? 0;
+        if (w > 0 && left > 0 && (best === undefined || left > (available.get(best) ?? 0))) best = key;
+      }
+      if (best === undefined) break;
+      grants[best] = (grants[best] ?? 0) + 1;
+      available.set(best, available.get(best)! - 1);
+      want.set(best, want.get(best)! - 1);
+      room--;
     }
     if (Object.keys(grants).length === 0) continue;
     const grant = { seq: n.nextSeq++, grants };

@@ -204,7 +204,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   const requestBudget = (quiesce: boolean) => {
     const req = nodeBudgetRequest(s, Date.now(), settings, quiesce);
     if (!req || budgetSending || parentGone || !budgetRequestIsNews(belief, req)) return;
-    belief = { holding: { ...req.holding }, wants: { ...req.wants }, pdbs: req.pdbs };
+    belief = { holding: { ...req.holding }, wants: { ...req.wants }, room: req.room ?? 0, pdbs: req.pdbs };
     budgetSending = signalParent(parent.signal(pdbBudgetSignal, req), () => (budgetSending = undefined));
   };
   const finish = async (outcome: NodeOutcome): Promise<NodeProgress> => {

@@ -46,6 +46,7 @@ import {
   waitPodReady,
   waitPodsReady,
   type Clients,
+  withoutVersions,
 } from '../helpers/k8s.js';
 
 const HELD_BY_UID = `${GROUP}/held-by-uid`;
@@ -174,7 +175,7 @@ describe('evictPod classifies every Eviction API answer', { timeout: 180_000 }, 
     const item = pods.pods.find((p) => p.key === `${ns}/${nameOf(pod)}`);
     assert.deepEqual(item?.pdbs, [`${ns}/db-pdb`]);
     assert.deepEqual(
-      pods.pdbs.find((p) => p.key === `${ns}/db-pdb`),
+      withoutVersions(pods.pdbs).find((p) => p.key === `${ns}/db-pdb`),
       { key: `${ns}/db-pdb`, disruptionsAllowed: 0 },
     );
 
@@ -599,7 +600,7 @@ describe('resolveNodes and listNodePods', { timeout: 120_000 }, () => {
     const web = mine.find((p) => p.name.startsWith('web-'));
     assert.deepEqual(web?.pdbs, [`${ns}/web-pdb`]);
     assert.deepEqual(
-      result.pdbs.filter((p) => p.key.startsWith(`${ns}/`) || p.key.startsWith(`${ns2}/`)),
+      withoutVersions(result.pdbs).filter((p) => p.key.startsWith(`${ns}/`) || p.key.startsWith(`${ns2}/`)),
       [
         { key: `${ns}/web-pdb`, disruptionsAllowed: 1 },
         { key: `${ns2}/all`, disruptionsAllowed: 1 },

@@ -88,6 +88,22 @@ export function clients(kc: KubeConfig = kubeConfig()): Clients {
  * A DNS-1123 label unique to this run: `<prefix>-<base36 time>-<random hex>`, at most 63 characters.
  * @param prefix lower-case letters, digits and '-'.
  */
+/**
+ * PDB observations without their `resourceVersion` (asserted to be a canonical positive integer,
+ * as etcd-backed API servers write them), for `deepEqual` against keys and allowances.
+ */
+export function withoutVersions<T extends { key: string; resourceVersion?: string }>(
+  pdbs: readonly T[],
+): Omit<T, 'resourceVersion'>[] {
+  return pdbs.map(({ resourceVersion, ...rest }) => {
+    if (!/^[1-9][0-9]*$/.test(resourceVersion ?? ''))
+      throw new Error(
+        `PDB ${rest.key}: resourceVersion ${String(resourceVersion)} is not a positive integer`,
+      );
+    return rest;
+  });
+}
+
 export function uniqueName(prefix: string): string {
   const suffix = `${Date.now().toString(36).slice(-5)}-${randomBytes(3).toString('hex')}`;
   return `${prefix.toLowerCase().slice(0, 63 - suffix.length - 1)}-${suffix}`;

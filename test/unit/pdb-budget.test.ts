@@ -105,6 +105,22 @@ describe('the plan ledger', () => {
     assert.equal(budgetAvailable(l, 'app/a'), 1, 'the probe: one pod may try');
   });
 
+  it("a node's room is spread over the PDBs with the most left, not spent on the first by name", () => {
+    const l = emptyLedger();
+    const pdbs = ['app/a', 'app/b', 'app/c'].map((key) => ({ key, allowed: 2, resourceVersion: '5' }));
+    for (const node of ['n1', 'n2', 'n3'])
+      applyBudgetRequest(l, req(node, { wants: { 'app/a': 3, 'app/b': 3, 'app/c': 3 }, room: 2, pdbs }));
+    const grants = allocateBudget(l).map((g) => [g.node, g.grant.grants]);
+    assert.deepEqual(grants, [
+      ['n1', { 'app/a': 1, 'app/b': 1 }],
+      ['n2', { 'app/c': 1, 'app/a': 1 }],
+      ['n3', { 'app/b': 1, 'app/c': 1 }],
+    ]);
+    // Room is what the node can still start: grants issued since its request count against it.
+    applyBudgetRequest(l, req('n4', { wants: { 'app/a': 1 }, room: 1, pdbs }));
+    assert.deepEqual(allocateBudget(l), [], 'every PDB is spent');
+  });
+
   it('a node whose drain ended is forgotten: what it held is free again', () => {
     const l = withPdb(2);
     applyBudgetRequest(l, req('n1', { holding: { 'app/a': 2 } }));
@@ -172,6 +188,7 @@ describe('the node side of the budget', () => {
       grantSeq: 0,
       holding: {},
       wants: { 'app/a': 2 },
+      room: 4,
       pdbs: [
         { key: 'app/a', allowed: 3, resourceVersion: '7' },
         { key: 'app/b', allowed: 0, resourceVersion: '8' },
