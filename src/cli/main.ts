@@ -35,6 +35,10 @@ program
     '--plan-selector <labels>',
     'act only on MaintenancePlans matching this label selector (default $DRAINFLOW_PLAN_SELECTOR: all)',
   )
+  .option(
+    '--max-evictions-per-second <n>',
+    'cap on Eviction API calls per second across all workers of the task queue, enforced by Temporal (default $DRAINFLOW_MAX_EVICTIONS_PER_SECOND: no limit)',
+  )
   .option('--log-level <level>', 'trace, debug, info, warn, error')
   .action(async (opts) => {
     await run(opts);

@@ -16,6 +16,7 @@ import { DrainflowMetrics, serveHttp } from '../shared/http.js';
 import { createLogger } from '../shared/logger.js';
 import { createWorker } from '../worker/worker.js';
 import { startOperator } from '../operator/index.js';
+import { evictionTaskQueue } from '../workflows/messages.js';
 
 /** Options of `drainflow run`. */
 export interface RunOptions extends RunFlags {
@@ -63,6 +64,7 @@ export async function run(opts: RunOptions): Promise<void> {
       logger,
       metrics,
       identity: `${cfg.identity}-worker`,
+      maxEvictionsPerSecond: cfg.maxEvictionsPerSecond,
     });
     const server = await serveHttp(cfg.workerPort, host, metrics, () => worker.getState() === 'RUNNING');
     stops.push(async () => {
@@ -76,7 +78,13 @@ export async function run(opts: RunOptions): Promise<void> {
     const running = worker.run();
     done.push(running);
     logger.info(
-      { taskQueue: cfg.taskQueue, namespace: cfg.temporalNamespace, port: cfg.workerPort },
+      {
+        taskQueue: cfg.taskQueue,
+        evictionTaskQueue: evictionTaskQueue(cfg.taskQueue),
+        maxEvictionsPerSecond: cfg.maxEvictionsPerSecond ?? null,
+        namespace: cfg.temporalNamespace,
+        port: cfg.workerPort,
+      },
       'worker running',
     );
   }

@@ -7,7 +7,8 @@
  * Temporal Cloud), TEMPORAL_API_KEY, TEMPORAL_UI_URL, DRAINFLOW_OPERATOR_PORT,
  * DRAINFLOW_WORKER_PORT, DRAINFLOW_LOG_LEVEL, DRAINFLOW_PLAN_SELECTOR (label selector: the
  * operator acts only on matching plans, so several installations or test runs can share a cluster),
- * POD_NAME / POD_NAMESPACE (in-cluster identity).
+ * DRAINFLOW_MAX_EVICTIONS_PER_SECOND (server-enforced cap on Eviction API calls of every worker on
+ * the task queue), POD_NAME / POD_NAMESPACE (in-cluster identity).
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -18,6 +19,7 @@ import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE } from '../workflows/messages.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
+const MAX_EVICTIONS_MESSAGE = 'must be a positive number of eviction calls per second, e.g. 5 or 0.5';
 
 /** Schema of the process configuration. */
 export const RunConfigSchema = z
@@ -60,6 +62,11 @@ export const RunConfigSchema = z
         'must be a label selector such as drainflow.dev/team=infra or env!=prod',
       )
       .optional(),
+    /** Eviction calls per second on the eviction task queue, enforced by the Temporal server. Unset: no limit. */
+    maxEvictionsPerSecond: z.coerce
+      .number({ error: MAX_EVICTIONS_MESSAGE })
+      .positive(MAX_EVICTIONS_MESSAGE)
+      .optional(),
   })
   .strict();
 /** Validated process configuration. */
@@ -78,6 +85,7 @@ export interface RunFlags {
   leaseNamespace?: string;
   leaderElection?: boolean;
   planSelector?: string;
+  maxEvictionsPerSecond?: string;
 }
 
 /**
@@ -110,6 +118,8 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
     leaseNamespace: flags.leaseNamespace ?? env.POD_NAMESPACE,
     leaderElection: flags.leaderElection,
     planSelector: flags.planSelector ?? (env.DRAINFLOW_PLAN_SELECTOR || undefined),
+    maxEvictionsPerSecond:
+      flags.maxEvictionsPerSecond ?? (env.DRAINFLOW_MAX_EVICTIONS_PER_SECOND || undefined),
   };
   const res = RunConfigSchema.safeParse(JSON.parse(JSON.stringify(raw)));
   if (!res.success) {
@@ -125,6 +135,7 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
       workerPort: '--worker-port / DRAINFLOW_WORKER_PORT',
       logLevel: '--log-level / DRAINFLOW_LOG_LEVEL',
       planSelector: '--plan-selector / DRAINFLOW_PLAN_SELECTOR',
+      maxEvictionsPerSecond: '--max-evictions-per-second / DRAINFLOW_MAX_EVICTIONS_PER_SECOND',
     };
     const lines = res.error.issues.map((i) => {
       const key = String(i.path[0] ?? '');

@@ -22,6 +22,17 @@ import type { PlanRef } from '../activities/types.js';
 export const DEFAULT_TASK_QUEUE = 'drainflow';
 
 /**
+ * Task queue of the `evictPod` activities of the node drains on workflow task queue `taskQueue`:
+ * `<taskQueue>-evictions`. Evictions get their own queue so the server-enforced task-queue rate
+ * limit (`maxTaskQueueActivitiesPerSecond`, `drainflow run --max-evictions-per-second`) caps the
+ * Eviction API calls of every plan and worker without slowing the other activities (observations,
+ * cordons, status writes), which that limit would count too on a shared queue.
+ */
+export function evictionTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-evictions`;
+}
+
+/**
  * Workflow ID of a plan's drain workflow: `maintenanceplan-<name>-<uid>`. Starting a workflow with
  * this ID twice is a no-op (the operator uses WorkflowIdReusePolicy REJECT_DUPLICATE, so a finished
  * plan is never re-run).

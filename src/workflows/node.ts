@@ -68,6 +68,7 @@ import {
 } from '../drain/node-drain.js';
 import { drainNodeV1 } from './legacy/node-v1.js';
 import {
+  evictionTaskQueue,
   nodeControlSignal,
   nodeDrainSpec,
   nodeProgressSignal,
@@ -121,7 +122,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   // patched: node runs recorded before the plan handed out PDB budgets replay without them.
   if (spec.coordinatePdbs && !s.budget && patched('pdb-budget')) s.budget = { grantSeq: 0, grants: {} };
 
+  // patched: runs recorded before evictions had their own (rate-limited) queue keep the workflow's.
+  const evictionQueue = patched('eviction-task-queue')
+    ? evictionTaskQueue(workflowInfo().taskQueue)
+    : undefined;
   const evictor = proxyActivities<DrainActivities>({
+    ...(evictionQueue ? { taskQueue: evictionQueue } : {}),
     startToCloseTimeout: `${spec.callTimeoutSeconds}s`,
     // Heartbeats carry the cancellation to the worker, which aborts the HTTP request.
     heartbeatTimeout: `${Math.max(2, Math.ceil(spec.callTimeoutSeconds / 2))}s`,

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import type { V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import {
@@ -21,7 +21,7 @@ import {
   type MaintenancePlan,
 } from '../../src/api/plan.js';
 import { abortSignal, planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
-import { createWorker } from '../../src/worker/worker.js';
+import { createWorker, type DrainflowWorker } from '../../src/worker/worker.js';
 import { DrainflowMetrics } from '../../src/shared/http.js';
 import {
   applyCrds,
@@ -60,7 +60,7 @@ describe('drain engine on the real stack', () => {
   let c: Clients;
   let ns: string;
   const nodes: string[] = [];
-  let worker: Worker;
+  let worker: DrainflowWorker;
   let running: Promise<void>;
   let nativeConnection: NativeConnection;
   let connection: Connection;

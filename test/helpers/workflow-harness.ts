@@ -20,7 +20,12 @@ import {
 } from '@temporalio/worker';
 import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import type { abortSignal, releaseSignal } from '../../src/workflows/messages.js';
-import { nodeWorkflowId, planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
+import {
+  evictionTaskQueue,
+  nodeWorkflowId,
+  planWorkflowId,
+  type DrainPlanInput,
+} from '../../src/workflows/messages.js';
 import { drainPlanWorkflow } from '../../src/workflows/plan.js';
 import type { SimCluster } from './sim-cluster.js';
 import { quietBundlerLogger, timeSkippingEnv } from './temporal.js';
@@ -96,21 +101,32 @@ export class WorkflowHarness {
     this.env = await timeSkippingEnv();
   };
 
-  /** Runs `fn` with a worker serving the sim cluster on a fresh task queue. */
+  /**
+   * Runs `fn` with a worker serving the sim cluster on a fresh task queue (`options` apply to it),
+   * and a second one serving the sim's `evictPod` on that queue's eviction task queue, as
+   * `createWorker` does in production.
+   */
   withWorker = async <T>(
     sim: SimCluster,
     fn: (taskQueue: string) => Promise<T>,
     options: Partial<WorkerOptions> = {},
   ): Promise<T> => {
     const taskQueue = `wf-test-${++this.seq}`;
+    const activities = sim.activities();
     const worker = await Worker.create({
       connection: this.env.nativeConnection,
       taskQueue,
       workflowBundle: this.bundle,
-      activities: sim.activities(),
+      activities,
       ...options,
     });
-    return worker.runUntil(fn(taskQueue));
+    const evictions = await Worker.create({
+      connection: this.env.nativeConnection,
+      taskQueue: evictionTaskQueue(taskQueue),
+      activities: { evictPod: activities.evictPod },
+    });
+    // The eviction worker stops once the main one stopped (after `fn` settled).
+    return evictions.runUntil(worker.runUntil(fn(taskQueue)));
   };
 
   /** Starts the plan workflow for `inp` on `taskQueue`. */
