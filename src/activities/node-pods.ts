@@ -146,14 +146,19 @@ const FINGERPRINT_HEX_DIGITS = 16;
  * The fingerprint of an observation: the first 16 hex digits of the sha256 of a canonical JSON array
  * of exactly the material fields, in a fixed order: node exists and unschedulable; per pod (in the
  * given order, which is sorted by key) key, uid, action, reason, pdbs, deletionTimestampMs (or null);
- * per PDB key and disruptionsAllowed. Messages, labels, annotations and resourceVersions are not
- * part of it, so updates that change no decision (status heartbeats, annotations) keep it.
+ * per PDB key and disruptionsAllowed (and its resourceVersion with `pdbVersions`). Messages,
+ * labels, annotations and other resourceVersions are not part of it, so updates that change no
+ * decision (status heartbeats, annotations) keep it. A drain whose plan hands out PDB budgets asks
+ * for `pdbVersions`: its reports must carry the PDB's current version, or the plan would take them
+ * for stale ones (src/drain/pdb-budget.ts).
  */
-export function observationFingerprint(content: ObservationContent): string {
+export function observationFingerprint(content: ObservationContent, pdbVersions = false): string {
   const canonical = JSON.stringify([
     [content.node.exists, content.node.unschedulable],
     content.pods.map((p) => [p.key, p.uid, p.action, p.reason, p.pdbs, p.deletionTimestampMs ?? null]),
-    content.pdbs.map((p) => [p.key, p.disruptionsAllowed]),
+    content.pdbs.map((p) =>
+      pdbVersions ? [p.key, p.disruptionsAllowed, p.resourceVersion ?? null] : [p.key, p.disruptionsAllowed],
+    ),
   ]);
   return createHash('sha256').update(canonical).digest('hex').slice(0, FINGERPRINT_HEX_DIGITS);
 }

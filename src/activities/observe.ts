@@ -199,7 +199,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         selection,
         input.pdbs,
       );
-      return { content, fingerprint: observationFingerprint(content) };
+      return { content, fingerprint: observationFingerprint(content, input.pdbVersions === true) };
     };
     const answer = (s: { content: ObservationContent; fingerprint: string }): NodeObservation => ({
       changed: true,

@@ -78,6 +78,11 @@ export interface ObserveNodeInput {
    * the drain waits to see its last evictions counted in them (the plan's PDB budget).
    */
   pdbs?: string[];
+  /**
+   * Count a new resourceVersion of a PDB as a material change (default false): the plan's PDB
+   * budget orders the nodes' reports by it.
+   */
+  pdbVersions?: boolean;
 }
 
 /**

@@ -328,6 +328,16 @@ export function applyObservation(
     }
     pdbs[o.key] = rec;
   }
+  if (s.budget) {
+    // The plan's budget counts an eviction until an observation shows it in the PDB: a PDB that
+    // left this observation (its last pod went) while evictions behind it are unconfirmed is kept,
+    // and the next observation asks for it (unconfirmedPdbs).
+    for (const rec of Object.values(s.pdbs)) {
+      if (pdbs[rec.key]) continue;
+      rec.spentAtSeq = rec.spentAtSeq.filter((x) => x >= seq);
+      if (rec.spentAtSeq.length > 0) pdbs[rec.key] = rec;
+    }
+  }
   s.pdbs = pdbs;
 
   const seen = new Set<string>();

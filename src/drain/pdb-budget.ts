@@ -135,11 +135,8 @@ export function applyBudgetRequest(ledger: PdbBudgetLedger, req: PdbBudgetReques
 
 /** Forgets a node whose drain ended: what it held is free again. Mutates and returns `ledger`. */
 export function forgetBudgetNode(ledger: PdbBudgetLedger, node: string): PdbBudgetLedger {
+  // The PDB reports stay: a later report of an older version must not look like news.
   delete ledger.nodes[node];
-  const used = new Set(
-    Object.values(ledger.nodes).flatMap((n) => Object.keys(n.holding).concat(Object.keys(n.wants))),
-  );
-  for (const key of Object.keys(ledger.pdbs)) if (!used.has(key)) delete ledger.pdbs[key];
   return ledger;
 }
 

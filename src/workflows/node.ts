@@ -306,7 +306,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
             selection: spec.podSelection,
             ...(s.view ? { since: s.view.fingerprint } : {}),
             maxWaitSeconds: waitSeconds,
-            ...(s.budget ? { pdbs: unconfirmedPdbs(s) } : {}),
+            ...(s.budget ? { pdbs: unconfirmedPdbs(s), pdbVersions: true } : {}),
           },
         ]),
       )

@@ -171,7 +171,12 @@ export class SimCluster {
     this.evictDelayMs = opts.evictDelayMs ?? 0;
   }
 
-  /** The PDB's resourceVersion: a new one whenever its allowance changed since it was last read. */
+  /** Every write of a PDB's status gets a new resourceVersion (an eviction, a replacement Ready). */
+  private bumpPdbVersion(key: string): void {
+    this.pdbVersions.set(key, [Math.max(0, this.pdbs.get(key) ?? 0), ++this.lastVersion]);
+  }
+
+  /** The PDB's resourceVersion: a new one after each status write, or when a test changed its allowance. */
   private pdbVersion(key: string, allowed: number): string {
     const known = this.pdbVersions.get(key);
     if (!known || known[0] !== allowed) this.pdbVersions.set(key, [allowed, ++this.lastVersion]);
@@ -268,7 +273,11 @@ export class SimCluster {
     }
     const ready = this.replacements.filter((r) => r.readyAt <= now);
     this.replacements = this.replacements.filter((r) => r.readyAt > now);
-    for (const r of ready) if (this.pdbs.has(r.pdb)) this.pdbs.set(r.pdb, (this.pdbs.get(r.pdb) ?? 0) + 1);
+    for (const r of ready)
+      if (this.pdbs.has(r.pdb)) {
+        this.pdbs.set(r.pdb, (this.pdbs.get(r.pdb) ?? 0) + 1);
+        this.bumpPdbVersion(r.pdb);
+      }
   }
 
   /** The pod is gone; its replacement becomes Ready `readyDelayMs` later (refill PDBs get it back then). */
@@ -313,12 +322,12 @@ export class SimCluster {
     return { pods, pdbs };
   }
 
-  private observe(node: string, requested?: readonly string[]) {
+  private observe(node: string, requested?: readonly string[], pdbVersions = false) {
     const n = this.nodes.get(node);
     const content = n
       ? { node: { exists: true, unschedulable: n.unschedulable }, ...this.nodePods(node, requested) }
       : { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
-    return { content, fingerprint: observationFingerprint(content) };
+    return { content, fingerprint: observationFingerprint(content, pdbVersions) };
   }
 
   /** Consumes one injected fault of `activity`, if any: throws, or hangs (before or after the work). */
@@ -422,7 +431,10 @@ export class SimCluster {
       if (pod.terminatingUntil === undefined) {
         this.startTerminating(pod);
         const pdb = pod.pdbs?.find((k) => this.pdbs.has(k));
-        if (pdb) this.pdbs.set(pdb, (this.pdbs.get(pdb) ?? 0) - 1);
+        if (pdb) {
+          this.pdbs.set(pdb, (this.pdbs.get(pdb) ?? 0) - 1);
+          this.bumpPdbVersion(pdb);
+        }
       }
     }
     this.record('evictPod', input, res);
@@ -480,12 +492,12 @@ export class SimCluster {
       observeNode: async (input): Promise<NodeObservation> =>
         this.faulted('observeNode', { node: input.node, since: input.since }, async () => {
           const { node, since, maxWaitSeconds } = input;
-          let seen = this.observe(node, input.pdbs);
+          let seen = this.observe(node, input.pdbs, input.pdbVersions);
           const waitMs = Math.min(this.observePollMs, Math.max(0, maxWaitSeconds) * 1000);
           const end = Date.now() + waitMs;
           while (since !== undefined && seen.fingerprint === since && Date.now() < end) {
             await new Promise((r) => setTimeout(r, 10));
-            seen = this.observe(node, input.pdbs);
+            seen = this.observe(node, input.pdbs, input.pdbVersions);
           }
           const res: NodeObservation =
             since !== undefined && seen.fingerprint === since

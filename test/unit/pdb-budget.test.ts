@@ -129,7 +129,17 @@ describe('the plan ledger', () => {
     forgetBudgetNode(l, 'n1');
     assert.deepEqual(allocateBudget(l), [{ node: 'n2', grant: { seq: 1, grants: { 'app/a': 1 } } }]);
     forgetBudgetNode(l, 'n2');
-    assert.deepEqual(l, emptyLedger(), 'PDBs no node uses are dropped too');
+    assert.deepEqual(l.nodes, {});
+    // The freshest report stays: a node reporting an older version later gets nothing from it.
+    applyBudgetRequest(
+      l,
+      req('n3', { wants: { 'app/a': 5 }, pdbs: [{ key: 'app/a', allowed: 5, resourceVersion: '9' }] }),
+    );
+    assert.deepEqual(
+      allocateBudget(l),
+      [{ node: 'n3', grant: { seq: 1, grants: { 'app/a': 2 } } }],
+      'allowed 2 (version 10), not 5',
+    );
   });
 });
 
