@@ -32,7 +32,6 @@ import {
   NODE_CLAIM_ANNOTATION,
   type MaintenancePlan,
   type MaintenancePlanSpecInput,
-  type MaintenancePlanStatus,
   type NodeStatus,
 } from '../../src/api/plan.js';
 import { nodeWorkflowId, planWorkflowId, type NodeProgress } from '../../src/workflows/messages.js';
@@ -57,12 +56,13 @@ import {
   createTaintedNode,
   kubectl,
 } from '../helpers/operator-harness.js';
+import { showStatus } from '../helpers/direct-plan.js';
 
 const TAINT_KEY = 'drainflow.dev/e2e-drain-loop';
 /** Short backoff so cooldowns and observation bounds stay within a few seconds. */
 const FAST_EVICTION = { retryBackoff: { initialSeconds: 1, maxSeconds: 5 } };
 
-const show = (st: MaintenancePlanStatus | undefined) => `status: ${JSON.stringify(st, null, 1)}`;
+const show = showStatus;
 
 describe('level-triggered drain loop on the real stack', () => {
   const run = uniqueName('dl-run');

@@ -23,7 +23,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { abortSignal, evictionTaskQueue, nodeWorkflowId } from '../../src/workflows/messages.js';
-import { createDirectPlan, readPlanStatus } from '../helpers/direct-plan.js';
+import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,
   deleteNamespace,
@@ -34,7 +34,7 @@ import {
   waitPodReady,
   type Clients,
 } from '../helpers/k8s.js';
-import { OperatorHarness, createTaintedNode, drainflowEnv } from '../helpers/operator-harness.js';
+import { createTaintedNode, directHarness, drainflowEnv } from '../helpers/operator-harness.js';
 import { startWorkerProcess, type DrainflowProcess } from '../helpers/processes.js';
 
 const PODS = 12;
@@ -45,14 +45,10 @@ const MIN_LIMITED_SPAN_MS = 4500;
 const MAX_FREE_SPAN_MS = 3000;
 const TAINT_KEY = 'drainflow.dev/e2e-eviction-rate';
 
-const show = (st: MaintenancePlanStatus | undefined) => `status: ${JSON.stringify(st, null, 1)}`;
+const show = showStatus;
 
 describe('global eviction rate (server-enforced on the eviction task queue)', () => {
-  const h = new OperatorHarness({
-    taskQueue: uniqueName('er-limited'),
-    run: uniqueName('er-run'),
-    lease: { name: 'default' }, // no operator is started: the plan workflows are started directly
-  });
+  const h = directHarness('er-limited', 'er-run');
   const freeQueue = uniqueName('er-free');
   const run = h.opts.run;
   let c: Clients;

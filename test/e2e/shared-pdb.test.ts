@@ -48,7 +48,7 @@ import { after, before, describe, it } from 'node:test';
 import type { V1Deployment, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { abortSignal } from '../../src/workflows/messages.js';
-import { createDirectPlan, readPlanStatus } from '../helpers/direct-plan.js';
+import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,
   deleteNamespace,
@@ -63,7 +63,7 @@ import {
   waitPodsReady,
   type Clients,
 } from '../helpers/k8s.js';
-import { OperatorHarness, createTaintedNode, drainflowEnv } from '../helpers/operator-harness.js';
+import { createTaintedNode, directHarness, drainflowEnv } from '../helpers/operator-harness.js';
 import { startWorkerProcess } from '../helpers/processes.js';
 
 const TARGET_NODES = 5;
@@ -111,14 +111,10 @@ interface BudgetTrace {
   desired: Set<number>;
 }
 
-const show = (st: MaintenancePlanStatus | undefined) => `status: ${JSON.stringify(st, null, 1)}`;
+const show = showStatus;
 
 describe('parallel node drains sharing PodDisruptionBudgets', () => {
-  const h = new OperatorHarness({
-    taskQueue: uniqueName('spdb-e2e'),
-    run: uniqueName('spdb-run'),
-    lease: { name: 'default' }, // no operator is started: the plan workflow is started directly
-  });
+  const h = directHarness('spdb-e2e', 'spdb-run');
   const pool = uniqueName('spdb-pool');
   const planName = uniqueName('spdb-plan');
   let c: Clients;

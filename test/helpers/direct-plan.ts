@@ -47,3 +47,8 @@ export async function readPlanStatus(c: Clients, name: string): Promise<Maintena
     })) as MaintenancePlan
   ).status;
 }
+
+/** A plan status for assertion messages (indented JSON). */
+export function showStatus(st: MaintenancePlanStatus | undefined): string {
+  return `status: ${JSON.stringify(st, null, 1)}`;
+}

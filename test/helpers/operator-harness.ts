@@ -31,6 +31,7 @@ import {
   createNode,
   deleteNamespace,
   ignoreNotFound,
+  uniqueName,
   waitFor,
   type Clients,
 } from './k8s.js';
@@ -118,6 +119,18 @@ export interface OperatorHarnessOptions {
  * {@link connect} then {@link startProcesses} in `before`, {@link removePlans} after each test and
  * {@link stop} in `after`.
  */
+/**
+ * A harness for tests that start plan workflows directly (no operator is started): task queue and
+ * run label made unique from the given prefixes.
+ */
+export function directHarness(taskQueuePrefix: string, runPrefix: string): OperatorHarness {
+  return new OperatorHarness({
+    taskQueue: uniqueName(taskQueuePrefix),
+    run: uniqueName(runPrefix),
+    lease: { name: 'default' },
+  });
+}
+
 export class OperatorHarness {
   c!: Clients;
   connection: Connection | undefined;
