@@ -42,7 +42,7 @@ import {
 } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { ZodError } from 'zod';
-import { createActivities } from '../activities/index.js';
+import { createNodeActivities, type NodeActivities } from '../activities/nodes.js';
 import type { PlanRef } from '../activities/types.js';
 import {
   FINALIZER,
@@ -54,7 +54,11 @@ import {
   type PlanPhase,
   type UncordonPolicy,
 } from '../api/plan.js';
+import { apiCode } from '../k8s/errors.js';
+import { EventRecorder } from '../k8s/events.js';
 import { listClaimedNodes } from '../k8s/node-claim.js';
+import { PLANS_PATH, PlanApi, asPlan } from '../k8s/plans.js';
+import { createKubernetesPort } from '../k8s/port.js';
 import type { RunConfig } from '../shared/config.js';
 import type { DrainflowMetrics } from '../shared/http.js';
 import {
@@ -77,8 +81,6 @@ import {
   type PlanView,
   type SignalName,
 } from './decide.js';
-import { apiCode } from './lease.js';
-import { PLANS_PATH, PlanApi, asPlan } from './plans.js';
 import { KeyedQueue, type HandlerResult } from './queue.js';
 import type { SignalDefinition } from '@temporalio/common';
 
@@ -125,11 +127,10 @@ export class PlanController {
   private readonly log: Logger;
   private readonly plans: PlanApi;
   private readonly queue: KeyedQueue;
-  /**
-   * The worker's activity implementations, called in-process (no Temporal): `recordEvent` for the
-   * plan's Events and `releaseNode` for the deletion hand-back without a workflow.
-   */
-  private readonly activities: ReturnType<typeof createActivities>;
+  /** The worker's node activities, called in-process (no Temporal): `releaseNode` for the deletion hand-back without a workflow. */
+  private readonly activities: NodeActivities;
+  /** The plan's Events. */
+  private readonly events: EventRecorder;
   /** Node list of the hand-back without a workflow ({@link listClaimedNodes}). */
   private readonly core: CoreV1Api;
   private informer: (Informer<KubernetesObject> & ObjectCache<KubernetesObject>) | undefined;
@@ -145,10 +146,9 @@ export class PlanController {
     this.log = deps.logger;
     this.plans = new PlanApi(deps.kubeConfig);
     this.queue = new KeyedQueue((key, signal) => this.handle(key, signal), this.log);
-    this.activities = createActivities({
-      kubeConfig: deps.kubeConfig,
-      logger: this.log.child({ part: 'activities' }),
-    });
+    const activityLog = this.log.child({ part: 'activities' });
+    this.activities = createNodeActivities(createKubernetesPort(deps.kubeConfig, activityLog), activityLog);
+    this.events = new EventRecorder(deps.kubeConfig, activityLog);
     this.core = deps.kubeConfig.makeApiClient(CoreV1Api);
   }
 
@@ -679,7 +679,7 @@ export class PlanController {
     await this.event(plan, 'Warning', 'InvalidSpec', message);
   }
 
-  /** Records an Event on the plan (best effort; recordEvent logs and swallows errors). */
+  /** Records an Event on the plan (best effort; EventRecorder.record logs and swallows errors). */
   private async event(
     plan: { metadata: { name: string; uid: string } } | { name: string; uid: string },
     type: EventType,
@@ -687,7 +687,7 @@ export class PlanController {
     message: string,
   ): Promise<void> {
     const ref = 'metadata' in plan ? { name: plan.metadata.name, uid: plan.metadata.uid } : plan;
-    await this.activities.recordEvent({ plan: ref, type, reason, message });
+    await this.events.record({ plan: ref, type, reason, message });
   }
 }
 

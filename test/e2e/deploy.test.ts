@@ -55,7 +55,7 @@ import {
 import { listClaimedNodes } from '../../src/k8s/node-claim.js';
 import { LEASE_NAME } from '../../src/operator/index.js';
 import { LeaderElector } from '../../src/operator/lease.js';
-import { PLANS_PATH, PlanApi } from '../../src/operator/plans.js';
+import { PLANS_PATH, PlanApi } from '../../src/k8s/plans.js';
 import { loadConfig } from '../../src/shared/config.js';
 import { abortSignal, type DrainPlanInput, type DrainPlanResult } from '../../src/workflows/messages.js';
 import { kubectlPath } from '../helpers/binaries.js';
