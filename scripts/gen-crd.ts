@@ -1,8 +1,9 @@
 /**
  * Generates the MaintenancePlan CustomResourceDefinition from the zod schemas of src/api/plan.ts.
  *
- * `npm run gen:crd` writes deploy/crds/maintenanceplans.maintenance.drainflow.dev.yaml; test/unit/crd.test.ts
- * checks the committed file equals {@link renderCrdYaml}'s output, so the two cannot drift.
+ * `npm run gen:crd` writes deploy/crds/maintenanceplans.maintenance.drainflow.dev.yaml and the same file into
+ * the Helm chart (deploy/helm/drainflow/crds/); test/unit/crd.test.ts checks both committed files equal
+ * {@link renderCrdYaml}'s output, so they cannot drift.
  *
  * The walk is generic: zod's own JSON Schema output (`z.toJSONSchema`, OpenAPI 3.0 flavour, input side so
  * defaulted fields are optional) is converted node by node into a Kubernetes *structural* schema. Keywords
@@ -11,8 +12,8 @@
  * path, so a new zod construct can never be silently lost. The few things zod cannot express (CEL rules, list
  * types) come from {@link EXTENSIONS}, keyed by field path.
  */
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import * as prettier from 'prettier';
@@ -36,6 +37,14 @@ import {
 
 /** Where the generated CRD is committed. */
 export const CRD_PATH = fileURLToPath(new URL(`../deploy/crds/${PLURAL}.${GROUP}.yaml`, import.meta.url));
+
+/** The same CRD in the Helm chart (Helm installs the files of a chart's `crds/` before its templates). */
+export const HELM_CRD_PATH = fileURLToPath(
+  new URL(`../deploy/helm/drainflow/crds/${PLURAL}.${GROUP}.yaml`, import.meta.url),
+);
+
+/** Every committed copy of the generated CRD. */
+export const CRD_PATHS = [CRD_PATH, HELM_CRD_PATH] as const;
 
 /** Comment put at the top of the generated YAML. */
 export const CRD_HEADER = [
@@ -676,8 +685,12 @@ export async function renderCrdYaml(): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  writeFileSync(CRD_PATH, await renderCrdYaml());
-  console.log(`wrote ${CRD_PATH}`);
+  const yaml = await renderCrdYaml();
+  for (const path of CRD_PATHS) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, yaml);
+    console.log(`wrote ${path}`);
+  }
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -233,10 +233,15 @@ export class PlanController {
       this.gaugeScheduled = false;
       if (!this.informer) return;
       const counts = new Map<string, number>();
+      this.deps.metrics.planDeadline.reset();
       for (const p of this.informer.list()) {
         const plan = asPlan(p);
         const phase = plan.status?.phase ?? 'Pending';
         counts.set(phase, (counts.get(phase) ?? 0) + 1);
+        // drainflow_plan_deadline_timestamp_seconds: started plans without a final phase.
+        const deadlineMs = Date.parse(plan.status?.deadline ?? '');
+        if (!plan.status?.completedAt && Number.isFinite(deadlineMs))
+          this.deps.metrics.planDeadline.set({ plan: plan.metadata.name }, deadlineMs / 1000);
         // drainflow_drain_duration_seconds: once per plan (this process), when it has ended.
         const { startedAt, completedAt } = plan.status ?? {};
         if (startedAt && completedAt && !this.durationObserved.has(plan.metadata.uid)) {
