@@ -3,15 +3,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /**
- * Everything the workflow bundle contains (src/worker/bundle.ts hashes the same folders): the
- * workflows, the pure drain core and the API types they import, and the activity contract (types
- * only). Temporal runs this code in a deterministic sandbox and replays it from history.
+ * Everything a workflow bundle contains (src/worker/bundle.ts hashes the same folders): the
+ * workflows, the pure drain core and the API types they import, the activity contract (types
+ * only), and the tests' fixture workflows. Temporal runs this code in a deterministic sandbox and
+ * replays it from history.
  */
 const WORKFLOW_CODE = [
   'src/workflows/**/*.ts',
   'src/drain/**/*.ts',
   'src/api/**/*.ts',
   'src/activities/types.ts',
+  'test/fixtures/workflows/**/*.ts',
 ];
 
 const DETERMINISM = 'Workflow code must be deterministic: do I/O in activities.';
