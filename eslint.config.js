@@ -2,6 +2,22 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * Everything a workflow bundle contains (src/worker/bundle.ts hashes the same folders): the
+ * workflows, the pure drain core and the API types they import, the activity contract (types
+ * only), and the tests' fixture workflows. Temporal runs this code in a deterministic sandbox and
+ * replays it from history.
+ */
+const WORKFLOW_CODE = [
+  'src/workflows/**/*.ts',
+  'src/drain/**/*.ts',
+  'src/api/**/*.ts',
+  'src/activities/types.ts',
+  'test/fixtures/workflows/**/*.ts',
+];
+
+const DETERMINISM = 'Workflow code must be deterministic: do I/O in activities.';
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'bin/**'] },
   js.configs.recommended,
@@ -13,37 +29,85 @@ export default tseslint.config(
     },
   },
   {
-    // Everything bundled into workflows: a promise that rejects unhandled fails every workflow task
-    // from then on (the workflow freezes), so none may float. Type-aware.
-    files: ['src/workflows/**/*.ts', 'src/drain/**/*.ts', 'src/api/**/*.ts'],
+    // Type-aware rules over all TypeScript (the files of tsconfig.json). A promise nobody awaits or
+    // catches loses its error; in workflow code an unhandled rejection fails every workflow task
+    // from then on (the workflow stops making progress), in the worker or operator it ends the process.
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
-      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          // node:test's describe/it resolve (never reject) when the test ends, failed or not: the
+          // runner reports the failure. Not `test`: that name would also allow a subtest's
+          // t.test(), which must be awaited (the parent cancels subtests still running when it ends).
+          allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it'] }],
+        },
+      ],
+      // A promise passed where a void callback is expected (an event handler, forEach) floats too.
       '@typescript-eslint/no-misused-promises': 'error',
     },
   },
   {
-    // Workflow code must stay deterministic: no Node built-ins, no I/O libraries, only activity types.
-    // src/drain and src/api are bundled into workflows too.
-    files: ['src/workflows/**/*.ts', 'src/drain/**/*.ts', 'src/api/**/*.ts'],
+    // Workflow code must stay deterministic: no Node built-ins, no I/O libraries, nothing from the
+    // modules that do I/O, and only types from the activities.
+    files: WORKFLOW_CODE,
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              group: ['node:*', 'fs', 'path', 'http', 'https', 'crypto', 'child_process'],
-              message: 'Workflows must be deterministic: do I/O in activities.',
+              group: [
+                'node:*',
+                'fs',
+                'fs/*',
+                'path',
+                'os',
+                'url',
+                'util',
+                'http',
+                'https',
+                'http2',
+                'net',
+                'tls',
+                'dns',
+                'crypto',
+                'child_process',
+                'worker_threads',
+                'process',
+                'timers',
+                'timers/*',
+                'events',
+                'stream',
+                'zlib',
+              ],
+              message: DETERMINISM,
             },
             {
-              group: ['@kubernetes/*', 'pino', 'prom-client', '@temporalio/client', '@temporalio/worker'],
+              group: [
+                '@kubernetes/*',
+                'pino',
+                'prom-client',
+                'commander',
+                '@temporalio/client',
+                '@temporalio/worker',
+                '@temporalio/activity',
+                '@temporalio/testing',
+              ],
               allowTypeImports: true,
-              message: 'Workflows must be deterministic: do I/O in activities.',
+              message: DETERMINISM,
             },
             {
-              group: ['../activities/*', '../activities'],
+              // The project's I/O modules.
+              group: ['**/k8s/*', '**/shared/*', '**/operator/*', '**/cli/*', '**/worker/*'],
               allowTypeImports: true,
-              message: 'Import only activity types into workflows.',
+              message: DETERMINISM,
+            },
+            {
+              group: ['**/activities', '**/activities/*'],
+              allowTypeImports: true,
+              message: 'Import only activity types into workflow code.',
             },
           ],
         },

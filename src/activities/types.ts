@@ -122,7 +122,7 @@ export interface NodePods {
 }
 
 /**
- * What one Eviction API call answered (DESIGN §4, STACK.md §7), classified by status code and
+ * What one Eviction API call answered (docs/local-stack.md), classified by status code and
  * Status cause, never by message text.
  */
 export type EvictResult =

@@ -18,7 +18,7 @@ export const SINGULAR = 'maintenanceplan';
 export const SHORT_NAMES = ['mp'];
 /** Finalizer the operator puts on every plan so deletion hands the nodes back first. */
 export const FINALIZER = `${GROUP}/cleanup`;
-/** Annotation on a Node naming the plan that cordoned it (`<plan name>`); the claim of DESIGN §4. */
+/** Annotation on a Node naming the plan that cordoned it (`<plan name>`): the plan's claim on the node. */
 export const NODE_CLAIM_ANNOTATION = `${GROUP}/held-by`;
 /** Annotation on a Node recording whether it was unschedulable before the plan cordoned it. */
 export const NODE_WAS_UNSCHEDULABLE_ANNOTATION = `${GROUP}/was-unschedulable`;
@@ -478,7 +478,7 @@ export interface MaintenancePlan {
 }
 
 /**
- * Parses a user-written spec and applies the defaults of DESIGN §3.
+ * Parses a user-written spec and applies the defaults its schema declares.
  * @throws z.ZodError naming the bad field.
  */
 export function parseSpec(input: unknown): MaintenancePlanSpec {

@@ -1,5 +1,5 @@
 /**
- * Retry timing: exponential backoff and the cooldown after an Eviction API 429 (DESIGN §4).
+ * Retry timing: exponential backoff and the cooldown after an Eviction API 429.
  *
  * PURE and DETERMINISTIC: imported by Temporal workflow code. No jitter (a workflow must compute the
  * same timer on replay), no clock reads: the current time is a parameter.
@@ -35,7 +35,7 @@ export interface RetryAfterHint {
 }
 
 /**
- * Seconds to wait after a 429 before the next attempt (DESIGN §4 "the cooldown"): the server's
+ * Seconds to wait after a 429 before the next attempt (the cooldown, a durable timer): the server's
  * `Retry-After` when it gave one greater than 0 (rounded up to whole seconds), otherwise
  * {@link backoffSeconds}`(attempt, backoff)`.
  *

@@ -1,6 +1,6 @@
 /**
  * Status helpers: `metav1.Condition` updates, the capped blocker list, and deep status comparison
- * (DESIGN §3 status, §4 "skip the write when nothing changed").
+ * (a status write that would change nothing is skipped).
  *
  * PURE and DETERMINISTIC: imported by Temporal workflow code. No I/O, no clocks: the current time is a
  * parameter.
@@ -63,7 +63,7 @@ export function setCondition(
   return [...others, updated].sort((a, b) => compareStrings(a.type, b.type));
 }
 
-/** Default number of blockers kept per node in status (DESIGN §6: "sorted and capped so the status does not churn"). */
+/** Default number of blockers kept per node in status (sorted and capped, so the status does not churn). */
 export const DEFAULT_BLOCKER_CAP = 20;
 
 /**
@@ -106,7 +106,7 @@ function jsonValue(v: unknown): unknown {
  * Deep equality of two JSON values, as their JSON serialisations would compare: object key order is
  * ignored, properties whose value is `undefined` count as absent, `undefined` inside an array counts as
  * `null`, `toJSON()` is honoured (a `Date` compares by its ISO string); array order matters. Used to skip
- * status writes that change nothing (DESIGN §4).
+ * status writes that change nothing.
  *
  * @returns `true` when writing `b` over `a` would change nothing.
  */

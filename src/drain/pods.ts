@@ -180,7 +180,7 @@ export function emptyDirVolumes(pod: Pick<PodInfo, 'spec'>): string[] {
  *    before rule 5 so that an ignored DaemonSet pod is never waited for, as with kubectl
  *    `--ignore-daemonsets`.
  * 5. `metadata.deletionTimestamp` set → Wait `Terminating`: the pod is already going; it is waited for
- *    and never evicted again (DESIGN §3). kubectl's `skipDeletedFilter` only stops waiting for pods
+ *    and never evicted again. kubectl's `skipDeletedFilter` only stops waiting for pods
  *    deleted longer ago than `--skip-wait-for-delete-timeout`; the plan deadline plays that role here.
  * 6. Controller kind `DaemonSet` (not ignored) → Block `DaemonSetPod`.
  * 7. An emptyDir volume → Block `EmptyDirData` unless `deleteEmptyDirData` (filters.go

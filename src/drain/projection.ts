@@ -1,5 +1,5 @@
 /**
- * The status projection: from the plan workflow's state to `MaintenancePlan.status` (DESIGN §3).
+ * The status projection: from the plan workflow's state to `MaintenancePlan.status`.
  * Pure and deterministic: the caller passes the time. The same function answers the `progress`
  * query, so the query and the written status always agree.
  */

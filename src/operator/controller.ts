@@ -1,6 +1,6 @@
 /**
  * The plan controller: an informer on MaintenancePlans feeding a per-plan serial queue, and the
- * reconcile of one plan (DESIGN §2 "operator"). Thin by design — the workflow does the drain and
+ * reconcile of one plan. Thin by design — the workflow does the drain and
  * writes the status; the controller only
  *
  * - adds the finalizer and starts the plan's workflow once (workflow ID {@link planWorkflowId},

@@ -1,5 +1,5 @@
 /**
- * The drainflow operator (DESIGN §2): watches MaintenancePlans, adds the finalizer, starts each
+ * The drainflow operator: watches MaintenancePlans, adds the finalizer, starts each
  * plan's workflow once, relays spec.paused / spec.abort / spec.release as signals, and on deletion
  * aborts the workflow and waits for it to hand the nodes back before removing the finalizer. It
  * never acts on status-only changes.

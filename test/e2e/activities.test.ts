@@ -731,7 +731,7 @@ describe('evictPod: self-healing refusals, heartbeats and cancellation', { timeo
     const ns = await evNamespace('cancel');
     await heldPod(ns, 'slow');
     // An eviction of a terminating pod with a stale UID is held ~10 s by the API server (it retries
-    // its own precondition conflict, STACK.md §7 / test/e2e/stack.test.ts), long enough to cancel it.
+    // its own precondition conflict, docs/local-stack.md), long enough to cancel it.
     await c.core.deleteNamespacedPod({ namespace: ns, name: 'slow' });
     await waitTerminating(ns, 'slow');
 

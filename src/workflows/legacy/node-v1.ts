@@ -4,7 +4,7 @@
  *
  * Deterministic: only pure modules, activity types and `@temporalio/workflow` are imported.
  *
- * The three times of DESIGN §4 live here:
+ * The three times of a drain live here:
  * - per-call timeout: `evictPod`'s start-to-close timeout = spec.eviction.callTimeoutSeconds, no
  *   automatic retry; after a timeout the pod is checked (by UID) before it is evicted again;
  * - plan deadline: a durable timer to `deadlineMs`; when it fires no eviction starts any more and
