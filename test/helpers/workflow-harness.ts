@@ -156,8 +156,32 @@ export class WorkflowHarness {
       else await this.waitUntil(until, until.toString());
       await between(h);
       await h.signal(signal);
-      return h.result();
+      return this.resultOf(h);
     });
+
+  /**
+   * The workflow's result, failing with a clear error after `realLimitMs` of real time (a
+   * time-skipping server that stalled — seen after it refused a task completion with
+   * ACTIVITY_UNKNOWN on a loaded host — would otherwise leave the test hanging).
+   */
+  resultOf = async <R>(
+    h: { result(): Promise<R>; workflowId: string },
+    realLimitMs = 180_000,
+  ): Promise<R> => {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(new Error(`workflow ${h.workflowId} gave no result within ${realLimitMs} ms of real time`)),
+        realLimitMs,
+      );
+    });
+    try {
+      return await Promise.race([h.result(), limit]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 
   /**
    * Waits for `pred`, letting the test server skip time meanwhile (`step` of workflow time per
