@@ -5,10 +5,8 @@
 import { basename } from 'node:path';
 import { Command, Option } from 'commander';
 import { loadCliConfig, type ConnectionFlags } from '../shared/config.js';
-import { run } from './run.js';
 import { CliError, control, status, watch, type CliContext } from './plans.js';
 import { renderPlan } from './render.js';
-import { demo } from './demo.js';
 
 /**
  * Installed as the kubectl plugin `kubectl-drainflow` too (kubectl runs `kubectl-<name>` from PATH
@@ -75,6 +73,9 @@ withTemporal(
     'trace, debug, info, warn, error, fatal or silent, for drainflow and the Temporal SDK (default $DRAINFLOW_LOG_LEVEL or info)',
   )
   .action(async (opts) => {
+    // Loaded on use: the worker's modules (the SDK's native core, the workflow bundler) take
+    // seconds to load, which the plan commands should not pay.
+    const { run } = await import('./run.js');
     await run(opts);
   });
 
@@ -133,6 +134,7 @@ program
   .option('--timeout <seconds>', 'plan drainTimeoutSeconds', '300')
   .option('--keep', 'keep the workload, the plan and drainflow running at the end')
   .action(async (opts) => {
+    const { demo } = await import('./demo.js');
     process.exitCode = await demo({
       nodes: Number(opts.nodes),
       drain: Number(opts.drain),

@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { connect as tlsConnect } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { Connection, type TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE } from '../workflows/messages.js';
@@ -547,6 +547,9 @@ export async function temporalConnection(s: TemporalSettings, connectTimeout?: s
  */
 export async function temporalNativeConnection(s: TemporalSettings): Promise<NativeConnection> {
   const opts = temporalConnectionOptions(s);
+  // Loaded here, not at the top: @temporalio/worker (native core) takes seconds to load, and the
+  // CLI plan commands, which import this module too, never need it.
+  const { NativeConnection } = await import('@temporalio/worker');
   return reach(opts, () =>
     NativeConnection.connect({
       address: opts.address,
