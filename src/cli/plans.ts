@@ -114,8 +114,9 @@ async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promi
 
 /**
  * Sets the spec flag, then sends pause/resume/abort/release as an Update and returns the new state.
- * @throws CliError when the workflow does not exist, has finished, or no worker answers in time.
- * @throws CliError when the workflow does not exist or has finished.
+ * @throws CliError when the workflow does not exist or has finished, when no worker polls its task
+ *   queue (at once; the spec flag is set and takes effect when a worker runs), or when no worker
+ *   answers in time.
  */
 export async function control(
   ctx: CliContext,
@@ -144,10 +145,20 @@ export async function control(
       { group: GROUP, version: VERSION, plural: PLURAL, name, body: { spec: SPEC_FLAG[action] } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
+    const flag = `spec.${Object.keys(SPEC_FLAG[action])[0]}`;
+    // An Update waits for a worker and is dropped when none takes it; say so at once instead.
+    const workers = await taskQueueWorkers(client, ctx.temporalNamespace, desc.taskQueue).catch(
+      () => undefined,
+    );
+    if (workers && liveWorkers(workers).length === 0) {
+      throw new CliError(
+        `no worker is polling task queue "${desc.taskQueue}" of plan "${name}": ${flag} is set, so the ${action} takes effect when a worker runs (drainflow run --worker)`,
+      );
+    }
     return await withTimeout(
       handle.executeUpdate(controlUpdate, { args: [{ action }] }),
       UPDATE_TIMEOUT_MS,
-      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue? spec.${Object.keys(SPEC_FLAG[action])[0]} is set, so the ${action} takes effect when a worker runs`,
+      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue? ${flag} is set, so the ${action} takes effect when a worker runs`,
     );
   } catch (err) {
     if (err instanceof WorkflowNotFoundError)
