@@ -55,7 +55,11 @@ export async function run(opts: RunOptions): Promise<void> {
       }
     }
   };
-  installTemporalRuntime(logger);
+  if (runWorker) {
+    // The operator's client (grpc-js) does not use the SDK's native Runtime; only the worker does.
+    // Last to stop: the Runtime forwards the core's logs until it is shut down.
+    stops.push(installTemporalRuntime(logger));
+  }
 
   const done: Promise<unknown>[] = [];
   if (runWorker) {

@@ -98,12 +98,18 @@ export function coreLogFilter(level: string): string {
  * side's lines and the core's, forwarded (`telemetryOptions.logging.forward`), reach pino with
  * the SDK's metadata (sdkComponent, workflowId, runId, taskQueue, …) plus the plan they belong
  * to. No shutdown signals: `drainflow run` handles SIGTERM/SIGINT itself.
+ *
+ * The forwarding keeps the process alive until the Runtime shuts down. The SDK shuts it down when
+ * its last worker and native connection close; a process that made none must call the returned
+ * function (idempotent; it also flushes the buffered log lines).
+ * @returns a function that shuts the Runtime down.
  * @throws Error from the SDK when a Runtime was already installed in this process.
  */
-export function installTemporalRuntime(logger: Logger): void {
-  Runtime.install({
+export function installTemporalRuntime(logger: Logger): () => Promise<void> {
+  const runtime = Runtime.install({
     logger: sdkLogger(logger.child({ part: 'temporal-sdk' })),
     telemetryOptions: { logging: { filter: coreLogFilter(logger.level), forward: {} } },
     shutdownSignals: [],
   });
+  return () => runtime.shutdown();
 }
