@@ -2,27 +2,56 @@
  * The `drainflow` command line: `run` (operator and/or worker) and the plan commands
  * (`status`, `pause`, `resume`, `abort`, `release`, `watch`), plus `demo`.
  */
+import { basename } from 'node:path';
 import { Command, Option } from 'commander';
-import { run } from './run.js';
+import { loadCliConfig, type ConnectionFlags } from '../shared/config.js';
 import { CliError, control, status, watch, type CliContext } from './plans.js';
 import { renderPlan } from './render.js';
-import { demo } from './demo.js';
+
+/**
+ * Installed as the kubectl plugin `kubectl-drainflow` too (kubectl runs `kubectl-<name>` from PATH
+ * for `kubectl <name>`): help then speaks of `kubectl drainflow`.
+ */
+const asKubectlPlugin = basename(process.argv[1] ?? '').startsWith('kubectl-');
+
+/**
+ * Flags that reach Temporal, the same for `drainflow run` and the plan commands (the variables are
+ * read by src/shared/config.ts; TEMPORAL_API_KEY has no flag so the key stays out of `ps`).
+ */
+function withTemporal(cmd: Command): Command {
+  return cmd
+    .option(
+      '--temporal-address <host:port>',
+      'Temporal frontend (default $TEMPORAL_ADDRESS or 127.0.0.1:7233)',
+    )
+    .option('--temporal-namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)')
+    .option('--temporal-tls-ca <file>', 'CA bundle (PEM) of the Temporal server (default $TEMPORAL_TLS_CA)')
+    .option(
+      '--temporal-tls-cert <file>',
+      'client certificate (PEM) for mTLS, with --temporal-tls-key (default $TEMPORAL_TLS_CERT)',
+    )
+    .option('--temporal-tls-key <file>', 'key (PEM) of the client certificate (default $TEMPORAL_TLS_KEY)')
+    .option(
+      '--temporal-tls-server-name <name>',
+      'server name to verify when it differs from the address host (default $TEMPORAL_TLS_SERVER_NAME)',
+    );
+}
 
 const program = new Command();
 program
-  .name('drainflow')
+  .name(asKubectlPlugin ? 'kubectl drainflow' : 'drainflow')
   .description('Durable, PodDisruptionBudget-aware node drains on Temporal')
   .showHelpAfterError();
 
-program
-  .command('run')
-  .description('run the operator and the worker (or one of them)')
-  .option('--operator', 'run only the operator')
-  .option('--worker', 'run only the worker')
-  .addOption(new Option('--mode <mode>', 'how to reach Kubernetes').choices(['local', 'in-cluster']))
-  .option('--kubeconfig <path>', 'kubeconfig file (default $KUBECONFIG)')
-  .option('--temporal-address <host:port>', 'Temporal frontend (default $TEMPORAL_ADDRESS or 127.0.0.1:7233)')
-  .option('--temporal-namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)')
+withTemporal(
+  program
+    .command('run')
+    .description('run the operator and the worker (or one of them)')
+    .option('--operator', 'run only the operator')
+    .option('--worker', 'run only the worker')
+    .addOption(new Option('--mode <mode>', 'how to reach Kubernetes').choices(['local', 'in-cluster']))
+    .option('--kubeconfig <path>', 'kubeconfig file (default $KUBECONFIG)'),
+)
   .option('--task-queue <name>', 'task queue (default $DRAINFLOW_TASK_QUEUE or drainflow)')
   .option('--operator-port <port>', 'operator /healthz /readyz /metrics port (default 8080)')
   .option('--worker-port <port>', 'worker /healthz /readyz /metrics port (default 8081)')
@@ -39,32 +68,26 @@ program
     '--max-evictions-per-second <n>',
     'cap on Eviction API calls per second across all workers of the task queue, enforced by Temporal (default $DRAINFLOW_MAX_EVICTIONS_PER_SECOND: no limit)',
   )
-  .option('--log-level <level>', 'trace, debug, info, warn, error')
+  .option(
+    '--log-level <level>',
+    'trace, debug, info, warn, error, fatal or silent, for drainflow and the Temporal SDK (default $DRAINFLOW_LOG_LEVEL or info)',
+  )
   .action(async (opts) => {
+    // Loaded on use: the worker's modules (the SDK's native core, the workflow bundler) take
+    // seconds to load, which the plan commands should not pay.
+    const { run } = await import('./run.js');
     await run(opts);
   });
 
 /** Connection flags shared by the plan commands. */
 function withConnection(cmd: Command): Command {
-  return cmd
-    .option('--kubeconfig <path>', 'kubeconfig file (default $KUBECONFIG or ~/.kube/config)')
-    .option(
-      '--temporal-address <host:port>',
-      'Temporal frontend (default $TEMPORAL_ADDRESS or 127.0.0.1:7233)',
-    )
-    .option('--temporal-namespace <ns>', 'Temporal namespace (default $TEMPORAL_NAMESPACE or default)');
+  return withTemporal(
+    cmd.option('--kubeconfig <path>', 'kubeconfig file (default $KUBECONFIG or ~/.kube/config)'),
+  );
 }
-function context(opts: {
-  kubeconfig?: string;
-  temporalAddress?: string;
-  temporalNamespace?: string;
-}): CliContext {
-  const kubeconfig = opts.kubeconfig ?? process.env.KUBECONFIG;
-  return {
-    ...(kubeconfig ? { kubeconfig } : {}),
-    temporalAddress: opts.temporalAddress ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
-    temporalNamespace: opts.temporalNamespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
-  };
+/** The validated settings of a plan command. @throws Error naming a bad setting. */
+function context(opts: ConnectionFlags): CliContext {
+  return loadCliConfig(opts);
 }
 
 withConnection(
@@ -72,8 +95,9 @@ withConnection(
     .command('status <plan>')
     .description("show a plan's progress (live from its workflow when running)"),
 ).action(async (name: string, opts) => {
-  const { plan, live } = await status(context(opts), name);
+  const { plan, live, note } = await status(context(opts), name);
   console.log(renderPlan({ metadata: plan.metadata, status: live ?? plan.status }, Date.now()));
+  if (note) console.log(`  note: ${note}`);
 });
 for (const [action, help] of [
   ['pause', 'stop new evictions (in-flight calls finish; timers keep running)'],
@@ -110,6 +134,7 @@ program
   .option('--timeout <seconds>', 'plan drainTimeoutSeconds', '300')
   .option('--keep', 'keep the workload, the plan and drainflow running at the end')
   .action(async (opts) => {
+    const { demo } = await import('./demo.js');
     process.exitCode = await demo({
       nodes: Number(opts.nodes),
       drain: Number(opts.drain),

@@ -4,8 +4,8 @@
  * and gives up its Lease; the worker stops polling and lets running activities finish.
  */
 import { Client } from '@temporalio/client';
-import { Runtime } from '@temporalio/worker';
 import {
+  checkTemporalFiles,
   kubeConfigFor,
   loadConfig,
   temporalConnection,
@@ -13,7 +13,7 @@ import {
   type RunFlags,
 } from '../shared/config.js';
 import { DrainflowMetrics, serveHttp } from '../shared/http.js';
-import { createLogger } from '../shared/logger.js';
+import { createLogger, installTemporalRuntime } from '../shared/logger.js';
 import { createWorker } from '../worker/worker.js';
 import { startOperator } from '../operator/index.js';
 import { evictionTaskQueue } from '../workflows/messages.js';
@@ -24,9 +24,14 @@ export interface RunOptions extends RunFlags {
   worker?: boolean;
 }
 
-/** Runs until SIGTERM/SIGINT. @throws Error for invalid configuration (message names the setting). */
+/**
+ * Runs until SIGTERM/SIGINT. Every setting is checked before anything starts: the flags and
+ * variables, the TLS files, the kubeconfig.
+ * @throws Error for invalid configuration (message names the setting).
+ */
 export async function run(opts: RunOptions): Promise<void> {
   const cfg = loadConfig(opts);
+  checkTemporalFiles(cfg);
   const both = !opts.operator && !opts.worker;
   const runOperator = both || Boolean(opts.operator);
   const runWorker = both || Boolean(opts.worker);
@@ -50,7 +55,11 @@ export async function run(opts: RunOptions): Promise<void> {
       }
     }
   };
-  Runtime.install({ shutdownSignals: [] });
+  if (runWorker) {
+    // The operator's client (grpc-js) does not use the SDK's native Runtime; only the worker does.
+    // Last to stop: the Runtime forwards the core's logs until it is shut down.
+    stops.push(installTemporalRuntime(logger));
+  }
 
   const done: Promise<unknown>[] = [];
   if (runWorker) {

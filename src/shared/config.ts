@@ -1,67 +1,236 @@
 /**
- * Process configuration of `drainflow run` (operator and/or worker), from flags and environment,
- * validated with zod: a bad setting fails at start with a message naming it.
+ * The settings of every drainflow process — `drainflow run` (operator and/or worker) and the CLI
+ * commands (`status`, `pause`, `resume`, `abort`, `release`, `watch`) — from flags and environment,
+ * validated with zod: a bad setting fails at start with a message naming its flag and variable.
+ * One connection factory ({@link temporalConnection}, {@link temporalNativeConnection}) reaches
+ * Temporal for the worker, the operator and the CLI alike, with the same TLS and API key settings.
  *
- * Environment: KUBECONFIG, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, DRAINFLOW_TASK_QUEUE,
- * TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY / TEMPORAL_TLS_CA / TEMPORAL_TLS_SERVER_NAME (mTLS, e.g.
- * Temporal Cloud), TEMPORAL_API_KEY, TEMPORAL_UI_URL, DRAINFLOW_OPERATOR_PORT,
- * DRAINFLOW_WORKER_PORT, DRAINFLOW_LOG_LEVEL, DRAINFLOW_PLAN_SELECTOR (label selector: the
- * operator acts only on matching plans, so several installations or test runs can share a cluster),
- * DRAINFLOW_MAX_EVICTIONS_PER_SECOND (server-enforced cap on Eviction API calls of every worker on
- * the task queue), POD_NAME / POD_NAMESPACE (in-cluster identity).
+ * Every setting is listed in {@link SETTINGS} (flag, environment variable). Flags win over the
+ * environment, the environment over defaults. An empty variable of an optional setting (TLS files,
+ * API key, UI URL, selector, eviction rate) means "not used", as in the deployed ConfigMap
+ * (deploy/base/temporal.env); an empty variable of a setting that has a default (address,
+ * namespace, task queue, ports, log level) is refused, since it is almost always a templating
+ * mistake.
  */
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { connect as tlsConnect } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { reuseConnections } from '../k8s/connection-pool.js';
-import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
-import { Connection, type ConnectionOptions } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { Connection, type TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE } from '../workflows/messages.js';
 
-const port = z.coerce.number().int().min(0).max(65535);
+/** Where a setting comes from: its command-line flag and/or its environment variable. */
+export interface SettingSource {
+  flag?: string;
+  env?: string;
+  /** True when an empty environment variable means "not set" (optional settings). */
+  emptyIsUnset?: boolean;
+}
+
+/** Every setting of drainflow, by config key. Error messages name a setting by these. */
+export const SETTINGS = {
+  mode: { flag: '--mode', env: 'DRAINFLOW_MODE' },
+  kubeconfig: { flag: '--kubeconfig', env: 'KUBECONFIG', emptyIsUnset: true },
+  temporalAddress: { flag: '--temporal-address', env: 'TEMPORAL_ADDRESS' },
+  temporalNamespace: { flag: '--temporal-namespace', env: 'TEMPORAL_NAMESPACE' },
+  taskQueue: { flag: '--task-queue', env: 'DRAINFLOW_TASK_QUEUE' },
+  tlsCert: { flag: '--temporal-tls-cert', env: 'TEMPORAL_TLS_CERT', emptyIsUnset: true },
+  tlsKey: { flag: '--temporal-tls-key', env: 'TEMPORAL_TLS_KEY', emptyIsUnset: true },
+  tlsCa: { flag: '--temporal-tls-ca', env: 'TEMPORAL_TLS_CA', emptyIsUnset: true },
+  tlsServerName: {
+    flag: '--temporal-tls-server-name',
+    env: 'TEMPORAL_TLS_SERVER_NAME',
+    emptyIsUnset: true,
+  },
+  // No flag: a key on the command line is visible to every user of the machine (ps).
+  apiKey: { env: 'TEMPORAL_API_KEY', emptyIsUnset: true },
+  temporalUiUrl: { env: 'TEMPORAL_UI_URL', emptyIsUnset: true },
+  operatorPort: { flag: '--operator-port', env: 'DRAINFLOW_OPERATOR_PORT' },
+  workerPort: { flag: '--worker-port', env: 'DRAINFLOW_WORKER_PORT' },
+  logLevel: { flag: '--log-level', env: 'DRAINFLOW_LOG_LEVEL' },
+  identity: { env: 'POD_NAME', emptyIsUnset: true },
+  leaseNamespace: { flag: '--lease-namespace', env: 'POD_NAMESPACE' },
+  leaderElection: { flag: '--no-leader-election' },
+  planSelector: { flag: '--plan-selector', env: 'DRAINFLOW_PLAN_SELECTOR', emptyIsUnset: true },
+  maxEvictionsPerSecond: {
+    flag: '--max-evictions-per-second',
+    env: 'DRAINFLOW_MAX_EVICTIONS_PER_SECOND',
+    emptyIsUnset: true,
+  },
+} as const satisfies Record<string, SettingSource>;
+
+/** A key of {@link SETTINGS}. */
+export type SettingKey = keyof typeof SETTINGS;
+
+/** How messages name a setting: `--temporal-address / TEMPORAL_ADDRESS`. */
+export function settingName(key: SettingKey): string {
+  const s: SettingSource = SETTINGS[key];
+  return [s.flag, s.env].filter(Boolean).join(' / ');
+}
+
+/** Log levels of pino, lowest first (`silent`: none). */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+/** A log level of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const EMPTY = 'must not be empty: unset the variable to use the default, or give a value';
 const MAX_EVICTIONS_MESSAGE = 'must be a positive number of eviction calls per second, e.g. 5 or 0.5';
 
-/** Schema of the process configuration. */
+/** A TCP port 0-65535 (0: any free port) given as a decimal string or a number. */
+const port = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const s = String(v).trim();
+  if (s === '') {
+    ctx.addIssue({ code: 'custom', message: EMPTY });
+    return z.NEVER;
+  }
+  const n = /^\d{1,5}$/.test(s) ? Number(s) : NaN;
+  if (!(n >= 0 && n <= 65535)) {
+    ctx.addIssue({ code: 'custom', message: `must be a port number 0-65535, got "${s}"` });
+    return z.NEVER;
+  }
+  return n;
+});
+
+/**
+ * Why `address` is not a gRPC `host:port` (host name, IPv4, or `[IPv6]`; port 1-65535), or
+ * undefined when it is one.
+ */
+export function addressProblem(address: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(address))
+    return 'must be host:port without a scheme, e.g. 127.0.0.1:7233';
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/.exec(address);
+  if (!m) return 'must be host:port, e.g. 127.0.0.1:7233';
+  const p = Number(m[2]);
+  if (p < 1 || p > 65535) return `port ${m[2]} is out of range 1-65535`;
+  return undefined;
+}
+
+const address = z
+  .string()
+  .superRefine((a, ctx) => {
+    const problem = a === '' ? EMPTY : addressProblem(a);
+    if (problem) ctx.addIssue({ code: 'custom', message: `${problem} (got "${a}")` });
+  })
+  .default('127.0.0.1:7233');
+
+/** A non-empty string (an empty variable of a setting with a default is refused). */
+const nonEmpty = z.string().min(1, EMPTY);
+
+/** Name: DNS-1123 label-ish part of a label key or a label value (at most 63 characters). */
+const LABEL_NAME = /^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$/;
+/** Prefix of a label key: a DNS subdomain (at most 253 characters). */
+const LABEL_PREFIX = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
+
+function labelKeyOk(key: string): boolean {
+  const slash = key.lastIndexOf('/');
+  if (slash < 0) return LABEL_NAME.test(key);
+  return LABEL_PREFIX.test(key.slice(0, slash)) && LABEL_NAME.test(key.slice(slash + 1));
+}
+
+/**
+ * Why `selector` is not a Kubernetes label selector string, or undefined when it is one. The
+ * grammar is that of `labels.Parse` (k8s.io/apimachinery/pkg/labels/selector.go): requirements
+ * separated by commas, each `key`, `!key`, `key=value`, `key==value`, `key!=value`,
+ * `key in (v1,v2)` or `key notin (v1,v2)`; keys are `[prefix/]name`, values names or empty.
+ * The API server would refuse a bad one on the operator's first list, after start; this refuses
+ * it at start.
+ */
+export function labelSelectorProblem(selector: string): string | undefined {
+  if (selector.trim() === '') return 'must not be empty';
+  // Split at commas outside parentheses.
+  const parts: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of selector) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (depth < 0) return 'has a ")" without "("';
+    if (ch === ',' && depth === 0) {
+      parts.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  if (depth !== 0) return 'has a "(" without ")"';
+  parts.push(cur);
+  for (const raw of parts) {
+    const req = raw.trim();
+    if (req === '') return 'has an empty requirement (two commas, or a comma at an end)';
+    const set = /^(\S+)\s+(in|notin)\s*\(([^()]*)\)$/.exec(req);
+    const eq = /^([^\s=!]+)\s*(==|=|!=)\s*(\S*)$/.exec(req);
+    const exists = /^!?\s*([^\s=!(),]+)$/.exec(req);
+    if (set) {
+      if (!labelKeyOk(set[1]!)) return `"${set[1]}" is not a label key`;
+      const values = set[3]!.split(',').map((v) => v.trim());
+      if (values.length === 0 || values.every((v) => v === '')) return `"${req}" needs at least one value`;
+      const bad = values.find((v) => v !== '' && !LABEL_NAME.test(v));
+      if (bad !== undefined) return `"${bad}" is not a label value`;
+    } else if (eq) {
+      if (!labelKeyOk(eq[1]!)) return `"${eq[1]}" is not a label key`;
+      if (eq[3] !== '' && !LABEL_NAME.test(eq[3]!)) return `"${eq[3]}" is not a label value`;
+    } else if (exists) {
+      if (!labelKeyOk(exists[1]!)) return `"${exists[1]}" is not a label key`;
+    } else {
+      return `"${req}" is not a requirement (key, !key, key=value, key!=value, key in (a,b), key notin (a,b))`;
+    }
+  }
+  return undefined;
+}
+
+/** TLS to Temporal: file paths (PEM) and the server name to verify. */
+const TlsSchema = z
+  .object({
+    cert: z.string().optional(),
+    key: z.string().optional(),
+    ca: z.string().optional(),
+    serverName: z.string().optional(),
+  })
+  .refine(
+    (t) => Boolean(t.cert) === Boolean(t.key),
+    'a client certificate and its key must be given together',
+  );
+
+/** The settings that reach Temporal, shared by `drainflow run` and the CLI. */
+const temporalShape = {
+  temporalAddress: address,
+  temporalNamespace: nonEmpty.default('default'),
+  /** (m)TLS; undefined: TLS only when an API key is set, with the system CAs. */
+  tls: TlsSchema.optional(),
+  apiKey: z.string().optional(),
+};
+
+/** Schema of the configuration of `drainflow run`. */
 export const RunConfigSchema = z
   .object({
     mode: z.enum(['local', 'in-cluster']).describe('local: kubeconfig; in-cluster: the pod service account'),
     kubeconfig: z.string().optional(),
-    temporalAddress: z
+    ...temporalShape,
+    taskQueue: nonEmpty.default(DEFAULT_TASK_QUEUE),
+    temporalUiUrl: z
       .string()
-      .regex(/^[^\s:]+:\d+$/, 'must be host:port, e.g. 127.0.0.1:7233')
-      .default('127.0.0.1:7233'),
-    temporalNamespace: z.string().min(1).default('default'),
-    taskQueue: z.string().min(1).default(DEFAULT_TASK_QUEUE),
-    tls: z
-      .object({
-        cert: z.string().optional(),
-        key: z.string().optional(),
-        ca: z.string().optional(),
-        serverName: z.string().optional(),
+      .refine((u) => /^https?:\/\/[^\s/]+/.test(u) && URL.canParse(u), {
+        message: 'must be an http(s) URL, e.g. https://cloud.temporal.io',
       })
-      .refine(
-        (t) => Boolean(t.cert) === Boolean(t.key),
-        'TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be given together',
-      )
       .optional(),
-    apiKey: z.string().optional(),
-    temporalUiUrl: z.string().url().optional(),
     operatorPort: port.default(8080),
     workerPort: port.default(8081),
-    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
-    identity: z.string().min(1).default(`${hostname()}-${process.pid}`),
-    leaseNamespace: z.string().min(1).default('default'),
+    logLevel: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+    identity: nonEmpty.default(`${hostname()}-${process.pid}`),
+    leaseNamespace: nonEmpty.default('default'),
     leaderElection: z.boolean().default(true),
     planSelector: z
       .string()
-      .min(1)
-      .refine(
-        (sel) =>
-          sel.includes('(') ||
-          sel.split(',').every((t) => /^\s*!?[A-Za-z0-9._/-]+(\s*(=|==|!=)\s*[A-Za-z0-9._-]*)?\s*$/.test(t)),
-        'must be a label selector such as drainflow.dev/team=infra or env!=prod',
-      )
+      .superRefine((sel, ctx) => {
+        const problem = labelSelectorProblem(sel);
+        if (problem)
+          ctx.addIssue({
+            code: 'custom',
+            message: `must be a label selector such as drainflow.dev/team=infra or env!=prod: ${problem}`,
+          });
+      })
       .optional(),
     /** Eviction calls per second on the eviction task queue, enforced by the Temporal server. Unset: no limit. */
     maxEvictionsPerSecond: z.coerce
@@ -70,15 +239,37 @@ export const RunConfigSchema = z
       .optional(),
   })
   .strict();
-/** Validated process configuration. */
+/** Validated configuration of `drainflow run`. */
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 
-/** Flags of `drainflow run` that map onto the config (undefined = take the environment). */
-export interface RunFlags {
-  mode?: string;
+/** Schema of the configuration of the CLI plan commands. */
+export const CliConfigSchema = z
+  .object({
+    /** Undefined: the kubeconfig's default loading ($KUBECONFIG, then ~/.kube/config). */
+    kubeconfig: z.string().optional(),
+    ...temporalShape,
+  })
+  .strict();
+/** Validated configuration of the CLI plan commands. */
+export type CliConfig = z.infer<typeof CliConfigSchema>;
+
+/** What both `drainflow run` and the CLI need to reach Temporal. */
+export type TemporalSettings = Pick<RunConfig, 'temporalAddress' | 'temporalNamespace' | 'tls' | 'apiKey'>;
+
+/** Flags shared by `drainflow run` and the CLI (undefined = take the environment). */
+export interface ConnectionFlags {
   kubeconfig?: string;
   temporalAddress?: string;
   temporalNamespace?: string;
+  temporalTlsCert?: string;
+  temporalTlsKey?: string;
+  temporalTlsCa?: string;
+  temporalTlsServerName?: string;
+}
+
+/** Flags of `drainflow run` that map onto the config (undefined = take the environment). */
+export interface RunFlags extends ConnectionFlags {
+  mode?: string;
   taskQueue?: string;
   operatorPort?: string;
   workerPort?: string;
@@ -89,129 +280,285 @@ export interface RunFlags {
   maxEvictionsPerSecond?: string;
 }
 
+/** The value of a setting: its flag, else its variable (empty → unset for optional settings). */
+function pick(key: SettingKey, flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  if (flag !== undefined) return flag;
+  const s: SettingSource = SETTINGS[key];
+  const v = s.env ? env[s.env] : undefined;
+  if (v === undefined || (v === '' && s.emptyIsUnset)) return undefined;
+  return v;
+}
+
+/** The Temporal part of the raw configuration, from flags and environment. */
+function rawTemporal(flags: ConnectionFlags, env: NodeJS.ProcessEnv) {
+  const tls = {
+    cert: pick('tlsCert', flags.temporalTlsCert, env),
+    key: pick('tlsKey', flags.temporalTlsKey, env),
+    ca: pick('tlsCa', flags.temporalTlsCa, env),
+    serverName: pick('tlsServerName', flags.temporalTlsServerName, env),
+  };
+  return {
+    temporalAddress: pick('temporalAddress', flags.temporalAddress, env),
+    temporalNamespace: pick('temporalNamespace', flags.temporalNamespace, env),
+    tls: Object.values(tls).some((v) => v !== undefined) ? tls : undefined,
+    apiKey: pick('apiKey', undefined, env),
+  };
+}
+
+/** Config key (first path element) → setting, for the keys whose name differs. */
+const TLS_KEYS: Record<string, SettingKey> = {
+  cert: 'tlsCert',
+  key: 'tlsKey',
+  ca: 'tlsCa',
+  serverName: 'tlsServerName',
+};
+
+/** Parses `raw` with `schema`. @throws Error with one line per bad setting, naming it. */
+function parseSettings<S extends z.ZodType>(schema: S, raw: object): z.infer<S> {
+  const res = schema.safeParse(JSON.parse(JSON.stringify(raw)));
+  if (res.success) return res.data;
+  const lines = res.error.issues.map((i) => {
+    const [first, second] = i.path.map(String);
+    let name: string;
+    if (first === 'tls')
+      name =
+        second && TLS_KEYS[second]
+          ? settingName(TLS_KEYS[second])
+          : `${settingName('tlsCert')}, ${settingName('tlsKey')}`;
+    else if (first && first in SETTINGS) name = settingName(first as SettingKey);
+    else name = first ?? '(configuration)';
+    return `invalid setting ${name}: ${i.message}`;
+  });
+  throw new Error(lines.join('\n'));
+}
+
 /**
- * Builds and validates the configuration: flags win over environment, environment over defaults.
+ * Builds and validates the configuration of `drainflow run`: flags win over environment,
+ * environment over defaults. Reads no file: {@link checkTemporalFiles} and {@link kubeConfigFor}
+ * do, at start.
  * @throws Error with one line per bad setting, naming the flag or variable.
  */
 export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env): RunConfig {
-  const tlsGiven =
-    env.TEMPORAL_TLS_CERT || env.TEMPORAL_TLS_KEY || env.TEMPORAL_TLS_CA || env.TEMPORAL_TLS_SERVER_NAME;
   const raw = {
     mode: flags.mode ?? env.DRAINFLOW_MODE ?? 'local',
-    kubeconfig: flags.kubeconfig ?? env.KUBECONFIG,
-    temporalAddress: flags.temporalAddress ?? env.TEMPORAL_ADDRESS,
-    temporalNamespace: flags.temporalNamespace ?? env.TEMPORAL_NAMESPACE,
-    taskQueue: flags.taskQueue ?? env.DRAINFLOW_TASK_QUEUE,
-    tls: tlsGiven
-      ? {
-          cert: env.TEMPORAL_TLS_CERT,
-          key: env.TEMPORAL_TLS_KEY,
-          ca: env.TEMPORAL_TLS_CA,
-          serverName: env.TEMPORAL_TLS_SERVER_NAME,
-        }
-      : undefined,
-    apiKey: env.TEMPORAL_API_KEY || undefined,
-    temporalUiUrl: env.TEMPORAL_UI_URL || undefined,
-    operatorPort: flags.operatorPort ?? env.DRAINFLOW_OPERATOR_PORT,
-    workerPort: flags.workerPort ?? env.DRAINFLOW_WORKER_PORT,
-    logLevel: flags.logLevel ?? env.DRAINFLOW_LOG_LEVEL,
-    identity: env.POD_NAME || undefined,
-    leaseNamespace: flags.leaseNamespace ?? env.POD_NAMESPACE,
+    kubeconfig: pick('kubeconfig', flags.kubeconfig, env),
+    ...rawTemporal(flags, env),
+    taskQueue: pick('taskQueue', flags.taskQueue, env),
+    temporalUiUrl: pick('temporalUiUrl', undefined, env),
+    operatorPort: pick('operatorPort', flags.operatorPort, env),
+    workerPort: pick('workerPort', flags.workerPort, env),
+    logLevel: pick('logLevel', flags.logLevel, env),
+    identity: pick('identity', undefined, env),
+    leaseNamespace: pick('leaseNamespace', flags.leaseNamespace, env),
     leaderElection: flags.leaderElection,
-    planSelector: flags.planSelector ?? (env.DRAINFLOW_PLAN_SELECTOR || undefined),
-    maxEvictionsPerSecond:
-      flags.maxEvictionsPerSecond ?? (env.DRAINFLOW_MAX_EVICTIONS_PER_SECOND || undefined),
+    planSelector: pick('planSelector', flags.planSelector, env),
+    maxEvictionsPerSecond: pick('maxEvictionsPerSecond', flags.maxEvictionsPerSecond, env),
   };
-  const res = RunConfigSchema.safeParse(JSON.parse(JSON.stringify(raw)));
-  if (!res.success) {
-    const names: Record<string, string> = {
-      mode: '--mode',
-      kubeconfig: '--kubeconfig / KUBECONFIG',
-      temporalAddress: '--temporal-address / TEMPORAL_ADDRESS',
-      temporalNamespace: '--temporal-namespace / TEMPORAL_NAMESPACE',
-      taskQueue: '--task-queue / DRAINFLOW_TASK_QUEUE',
-      tls: 'TEMPORAL_TLS_*',
-      temporalUiUrl: 'TEMPORAL_UI_URL',
-      operatorPort: '--operator-port / DRAINFLOW_OPERATOR_PORT',
-      workerPort: '--worker-port / DRAINFLOW_WORKER_PORT',
-      logLevel: '--log-level / DRAINFLOW_LOG_LEVEL',
-      planSelector: '--plan-selector / DRAINFLOW_PLAN_SELECTOR',
-      maxEvictionsPerSecond: '--max-evictions-per-second / DRAINFLOW_MAX_EVICTIONS_PER_SECOND',
-    };
-    const lines = res.error.issues.map((i) => {
-      const key = String(i.path[0] ?? '');
-      return `invalid setting ${names[key] ?? key}: ${i.message}`;
-    });
-    throw new Error(lines.join('\n'));
+  const cfg = parseSettings(RunConfigSchema, raw);
+  if (cfg.mode === 'local' && !cfg.kubeconfig) {
+    throw new Error(`invalid setting ${settingName('kubeconfig')}: required with --mode local`);
   }
-  if (res.data.mode === 'local' && !res.data.kubeconfig) {
-    throw new Error('invalid setting --kubeconfig / KUBECONFIG: required with --mode local');
-  }
-  return res.data;
+  return cfg;
+}
+
+/**
+ * Builds and validates the configuration of the CLI plan commands, with the same Temporal
+ * settings (address, namespace, TLS, API key) and the same rules as `drainflow run`.
+ * @throws Error with one line per bad setting, naming the flag or variable.
+ */
+export function loadCliConfig(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): CliConfig {
+  return parseSettings(CliConfigSchema, {
+    kubeconfig: pick('kubeconfig', flags.kubeconfig, env),
+    ...rawTemporal(flags, env),
+  });
 }
 
 /**
  * The KubeConfig for the configured mode, reusing its API server connections (see
- * src/k8s/connection-pool.ts). @throws Error when the kubeconfig cannot be read. */
-export function kubeConfigFor(cfg: RunConfig): KubeConfig {
+ * src/k8s/connection-pool.ts). @throws Error when the kubeconfig cannot be read.
+ */
+export function kubeConfigFor(cfg: Pick<RunConfig, 'mode' | 'kubeconfig'>): KubeConfig {
   const kc = new KubeConfig();
   try {
     if (cfg.mode === 'in-cluster') kc.loadFromCluster();
     else kc.loadFromFile(cfg.kubeconfig!);
   } catch (err) {
     throw new Error(
-      `invalid setting --kubeconfig / KUBECONFIG: cannot read ${cfg.kubeconfig}: ${(err as Error).message}`,
-      {
-        cause: err,
-      },
+      `invalid setting ${settingName('kubeconfig')}: cannot read ${cfg.kubeconfig}: ${(err as Error).message}`,
+      { cause: err },
     );
   }
   return reuseConnections(kc);
 }
 
-/** Runs `connect`, turning a failure into an error naming the Temporal settings. */
-async function reach<T>(cfg: RunConfig, connect: () => Promise<T>): Promise<T> {
+/** Reads one PEM file of a TLS setting and checks that it holds what the setting needs. */
+function readPem(key: 'tlsCa' | 'tlsCert' | 'tlsKey', path: string): Buffer {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(path);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new Error(`invalid setting ${settingName(key)}: cannot read ${path}: ${e.code ?? e.message}`, {
+      cause: err,
+    });
+  }
+  try {
+    if (key === 'tlsKey') createPrivateKey(buf);
+    else new X509Certificate(buf);
+  } catch (err) {
+    const what = key === 'tlsKey' ? 'a PEM private key' : 'a PEM certificate';
+    throw new Error(`invalid setting ${settingName(key)}: ${path} is not ${what}`, { cause: err });
+  }
+  return buf;
+}
+
+/** Options both Temporal connections take: address, TLS and API key. */
+export interface TemporalConnectionOptions {
+  address: string;
+  tls?: TLSConfig | true;
+  apiKey?: string;
+}
+
+/**
+ * The connection options for `s`, reading and checking the TLS files (call it at start, so a
+ * missing or bad file fails before anything runs). TLS is on when any TLS setting is given, and
+ * with an API key (Temporal Cloud requires TLS with API keys), with the system CAs unless
+ * TEMPORAL_TLS_CA names a CA bundle.
+ * @throws Error naming the setting of a file that cannot be read or is not PEM.
+ */
+export function temporalConnectionOptions(s: TemporalSettings): TemporalConnectionOptions {
+  const opts: TemporalConnectionOptions = { address: s.temporalAddress };
+  if (s.apiKey) opts.apiKey = s.apiKey;
+  if (s.tls) {
+    const t = s.tls;
+    opts.tls = {
+      ...(t.serverName ? { serverNameOverride: t.serverName } : {}),
+      ...(t.ca ? { serverRootCACertificate: readPem('tlsCa', t.ca) } : {}),
+      ...(t.cert && t.key
+        ? { clientCertPair: { crt: readPem('tlsCert', t.cert), key: readPem('tlsKey', t.key) } }
+        : {}),
+    };
+  } else if (s.apiKey) opts.tls = true;
+  return opts;
+}
+
+/** Checks the TLS files of `s` at start. @throws Error naming the setting of a bad file. */
+export function checkTemporalFiles(s: TemporalSettings): void {
+  temporalConnectionOptions(s);
+}
+
+/**
+ * Certificate verification failures of node's TLS (OpenSSL codes): the server's certificate is
+ * not signed by a trusted CA.
+ */
+const UNTRUSTED = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+]);
+
+/**
+ * After a failed connection: what a TLS handshake with the server says, as a hint naming the
+ * setting to change ('' when it says nothing more). The gRPC libraries report a failed handshake
+ * as "failed to connect before the deadline" or a transport error; node's TLS names the cause.
+ */
+export async function diagnoseTls(opts: TemporalConnectionOptions, timeoutMs = 3000): Promise<string> {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(opts.address);
+  if (!m) return '';
+  const host = m[1] ?? m[2]!;
+  const tls = opts.tls === true ? {} : opts.tls;
+  const ipHost = /^[\d.]+$/.test(host) || host.includes(':');
+  const servername = tls?.serverNameOverride ?? (ipHost ? undefined : host);
+  const result = await new Promise<{ ok: boolean; code?: string; message?: string }>((resolve) => {
+    const sock = tlsConnect({
+      host,
+      port: Number(m[3]),
+      ...(servername ? { servername } : {}),
+      ALPNProtocols: ['h2'],
+      // Without TLS settings, only find out whether the server speaks TLS at all.
+      rejectUnauthorized: tls !== undefined,
+      ...(tls?.serverRootCACertificate ? { ca: Buffer.from(tls.serverRootCACertificate) } : {}),
+      ...(tls?.clientCertPair
+        ? { cert: Buffer.from(tls.clientCertPair.crt), key: Buffer.from(tls.clientCertPair.key) }
+        : {}),
+    });
+    const timer = setTimeout(() => {
+      sock.destroy();
+      resolve({ ok: false, code: 'TIMEOUT' });
+    }, timeoutMs);
+    sock.once('secureConnect', () => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve({ ok: true });
+    });
+    sock.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve({ ok: false, ...(err.code ? { code: err.code } : {}), message: err.message });
+    });
+  });
+  if (tls === undefined) {
+    return result.ok
+      ? 'the server speaks TLS: set TEMPORAL_TLS_CA / --temporal-tls-ca (its CA), or the client certificate, to connect with TLS'
+      : '';
+  }
+  if (result.ok || result.code === 'TIMEOUT') return '';
+  if (result.code && UNTRUSTED.has(result.code))
+    return `TLS: the server's certificate is not trusted (${result.message}): set ${settingName('tlsCa')} to the CA that signed it`;
+  if (result.code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return `TLS: ${result.message}: set ${settingName('tlsServerName')} to a name in the server's certificate`;
+  if (result.code === 'ECONNRESET' || result.code === 'EPROTO')
+    return `TLS handshake failed (${result.message}): does the server speak TLS, and does it require a client certificate (${settingName('tlsCert')}, ${settingName('tlsKey')})?`;
+  return result.message ? `TLS handshake failed: ${result.message}` : '';
+}
+
+/** Runs `connect`, turning a failure into an error naming the Temporal settings and the TLS cause. */
+async function reach<T>(opts: TemporalConnectionOptions, connect: () => Promise<T>): Promise<T> {
   try {
     return await connect();
   } catch (err) {
+    const hint = await diagnoseTls(opts).catch(() => '');
     throw new Error(
-      `cannot reach Temporal at ${cfg.temporalAddress} (--temporal-address / TEMPORAL_ADDRESS, TLS: TEMPORAL_TLS_*): ${(err as Error).message}`,
+      `cannot reach Temporal at ${opts.address} (${settingName('temporalAddress')}, TLS: TEMPORAL_TLS_*): ${(err as Error).message}${hint ? `; ${hint}` : ''}`,
       { cause: err },
     );
   }
 }
 
-function tlsOptions(cfg: RunConfig): ConnectionOptions['tls'] {
-  if (!cfg.tls) return cfg.apiKey ? true : undefined;
-  return {
-    ...(cfg.tls.serverName ? { serverNameOverride: cfg.tls.serverName } : {}),
-    ...(cfg.tls.ca ? { serverRootCACertificate: readFileSync(cfg.tls.ca) } : {}),
-    ...(cfg.tls.cert && cfg.tls.key
-      ? { clientCertPair: { crt: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key) } }
-      : {}),
-  };
-}
-
-/** Client connection to Temporal (operator, CLI). */
-export async function temporalConnection(cfg: RunConfig): Promise<Connection> {
-  const tls = tlsOptions(cfg);
-  return reach(cfg, () =>
+/**
+ * Client connection to Temporal (operator, CLI), with the TLS and API key settings.
+ * @param connectTimeout how long to try, e.g. `'5s'` (default: the SDK's 10 s).
+ * @throws Error naming the setting of a bad TLS file, or naming the address and the TLS cause
+ *   when the server cannot be reached.
+ */
+export async function temporalConnection(s: TemporalSettings, connectTimeout?: string): Promise<Connection> {
+  const opts = temporalConnectionOptions(s);
+  return reach(opts, () =>
     Connection.connect({
-      address: cfg.temporalAddress,
-      ...(tls !== undefined ? { tls } : {}),
-      ...(cfg.apiKey ? { apiKey: cfg.apiKey } : {}),
+      address: opts.address,
+      ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
+      ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+      ...(connectTimeout ? { connectTimeout } : {}),
     }),
   );
 }
 
-/** Worker connection to Temporal. */
-export async function temporalNativeConnection(cfg: RunConfig): Promise<NativeConnection> {
-  const tls = tlsOptions(cfg) as NativeConnectionOptions['tls'];
-  return reach(cfg, () =>
+/**
+ * Worker connection to Temporal (native, for the SDK's Rust core), with the same settings.
+ * @throws like {@link temporalConnection}.
+ */
+export async function temporalNativeConnection(s: TemporalSettings): Promise<NativeConnection> {
+  const opts = temporalConnectionOptions(s);
+  // Loaded here, not at the top: @temporalio/worker (native core) takes seconds to load, and the
+  // CLI plan commands, which import this module too, never need it.
+  const { NativeConnection } = await import('@temporalio/worker');
+  return reach(opts, () =>
     NativeConnection.connect({
-      address: cfg.temporalAddress,
-      ...(tls !== undefined ? { tls } : {}),
-      ...(cfg.apiKey ? { apiKey: cfg.apiKey } : {}),
+      address: opts.address,
+      ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
+      ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     }),
   );
 }
