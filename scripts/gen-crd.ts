@@ -109,6 +109,23 @@ export interface CustomResourceDefinition {
 }
 
 /**
+ * CEL rules of the deadline policy (spec.onDeadline, spec.nodeDrainTimeoutSeconds,
+ * spec.deadlineWarningSeconds). A DeletePods plan always has a deadline: drainTimeoutSeconds is
+ * required with a default, so no rule asks for one.
+ */
+export const DEADLINE_POLICY_RULES: ValidationRule[] = [
+  {
+    rule: '!has(self.nodeDrainTimeoutSeconds) || self.nodeDrainTimeoutSeconds <= self.drainTimeoutSeconds',
+    message:
+      "spec.nodeDrainTimeoutSeconds must be less than or equal to spec.drainTimeoutSeconds (a node's deadline is the earlier of the two)",
+    fieldPath: '.nodeDrainTimeoutSeconds',
+  },
+];
+
+/** The deadline-policy fields are fixed at creation like the other settings. */
+const DEADLINE_POLICY_IMMUTABLE = ['onDeadline', 'nodeDrainTimeoutSeconds', 'deadlineWarningSeconds'];
+
+/**
  * What zod cannot express, merged into the converted schema at the given field path (`spec.eviction`;
  * `[]` steps into array items). A path that no longer exists is an error.
  */
@@ -127,6 +144,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
         rule: 'has(self.nodeNames) == has(oldSelf.nodeNames) && has(self.nodeSelector) == has(oldSelf.nodeSelector)',
         message: 'spec.nodeNames and spec.nodeSelector cannot be added or removed after the plan is created',
       },
+      ...DEADLINE_POLICY_RULES,
     ],
   },
   // Only the flags (paused, abort, release) change a running plan; every other field is fixed at
@@ -141,6 +159,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       'podSelection',
       'uncordon',
       'cordon',
+      ...DEADLINE_POLICY_IMMUTABLE,
     ].map((f) => [
       `spec.${f}`,
       {

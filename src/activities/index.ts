@@ -65,6 +65,7 @@ import { statusEquals } from '../drain/conditions.js';
 import { matchesLabelSelector } from '../drain/selector.js';
 import { NODE_CLAIM_UID_ANNOTATION, heldBy } from '../k8s/node-claim.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
+import { deletePodActivity } from './delete-pod.js';
 import { buildNodePods, observedAllowed } from './node-pods.js';
 import { createObserveNode } from './observe.js';
 import type {
@@ -631,6 +632,7 @@ export function createActivities(deps: ActivityDeps): DrainActivities {
   }
 
   const activities: DrainActivities = {
+    deletePod: deletePodActivity(core, log),
     /**
      * Lists all nodes (paged) and keeps those named in `nodeNames` or matching `nodeSelector`
      * (metav1.LabelSelector semantics; an absent selector selects nothing, `{}` selects every node).

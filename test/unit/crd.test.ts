@@ -11,6 +11,7 @@ import {
   applyDefaults,
   buildCrd,
   CRD_PATH,
+  DEADLINE_POLICY_RULES,
   renderCrdYaml,
   toStructural,
   type JSONSchemaProps,
@@ -199,7 +200,9 @@ describe('CRD file', () => {
 
   it('carries the CEL rules and list types', () => {
     assert.deepEqual(
-      specSchema['x-kubernetes-validations']?.map((v) => v.message),
+      specSchema['x-kubernetes-validations']
+        ?.filter((v) => !DEADLINE_POLICY_RULES.some((d) => d.rule === v.rule))
+        .map((v) => v.message),
       [
         'spec.nodeNames or spec.nodeSelector is required',
         'spec.nodeSelector must not be empty: an empty selector selects every node of the cluster',
@@ -218,6 +221,26 @@ describe('CRD file', () => {
     const conditions = statusSchema.properties!.conditions!;
     assert.equal(conditions['x-kubernetes-list-type'], 'map');
     assert.deepEqual(conditions['x-kubernetes-list-map-keys'], ['type']);
+  });
+});
+
+describe('CRD rules of the deadline policy', () => {
+  it('spec carries the nodeDrainTimeoutSeconds rule; the three fields are immutable', () => {
+    const rules = specSchema['x-kubernetes-validations'] ?? [];
+    const rule = rules.find((v) => /nodeDrainTimeoutSeconds <= self\.drainTimeoutSeconds/.test(v.rule));
+    assert.ok(rule, 'the nodeDrainTimeoutSeconds <= drainTimeoutSeconds rule');
+    assert.equal(rule.fieldPath, '.nodeDrainTimeoutSeconds');
+    for (const f of ['onDeadline', 'nodeDrainTimeoutSeconds', 'deadlineWarningSeconds'])
+      assert.equal(
+        specSchema.properties![f]!['x-kubernetes-validations']?.[0]?.rule,
+        'self == oldSelf',
+        `spec.${f} immutable`,
+      );
+    assert.deepEqual(specSchema.properties!.onDeadline!.enum, ['Stop', 'SkipNode', 'DeletePods']);
+    assert.equal(specSchema.properties!.onDeadline!.default, 'Stop');
+    assert.equal(specSchema.properties!.deadlineWarningSeconds!.default, 300);
+    assert.equal(specSchema.properties!.nodeDrainTimeoutSeconds!.minimum, 1);
+    assert.ok(statusSchema.properties!.deadlineAction, 'status.deadlineAction declared');
   });
 });
 
