@@ -6,6 +6,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { V1Pod } from '@kubernetes/client-node';
+import { buildNodePods, observationFingerprint } from '../../src/activities/node-pods.js';
 import type { NodeObservation, PodItem } from '../../src/activities/types.js';
 import type { OnDeadline } from '../../src/api/plan.js';
 import {
@@ -335,5 +337,37 @@ describe('status.deadlineAction', () => {
     const done = base('Stop');
     done.nodes = done.nodes.map((n) => ({ ...n, phase: 'Drained' as const }));
     assert.equal(deadlineAction(done), undefined);
+  });
+});
+
+describe('observations carry the pod grace period (not in the fingerprint)', () => {
+  const v1pod = (grace: number): V1Pod => ({
+    metadata: {
+      namespace: 'app',
+      name: 'db-0',
+      uid: 'u1',
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'db', uid: 'rs', controller: true },
+      ],
+    },
+    spec: { containers: [{ name: 'c' }], terminationGracePeriodSeconds: grace },
+  });
+  const selection = { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false };
+  it('buildNodePods copies spec.terminationGracePeriodSeconds into the pod item', () => {
+    const { pods } = buildNodePods([v1pod(45)], () => [], selection);
+    assert.equal(pods[0]!.terminationGracePeriodSeconds, 45);
+    const s = blockedNode(pods);
+    assert.equal(s.pods.u1!.graceSeconds, 45);
+    assert.equal(
+      decideNode(s, DEADLINE, settings('DeletePods', { planDeadlineMs: DEADLINE + 600 * S })).delete?.[0]
+        ?.gracePeriodSeconds,
+      45,
+    );
+  });
+  it('a different grace period is no material change', () => {
+    const a = buildNodePods([v1pod(45)], () => [], selection);
+    const b = buildNodePods([v1pod(90)], () => [], selection);
+    const node = { exists: true, unschedulable: true };
+    assert.equal(observationFingerprint({ node, ...a }), observationFingerprint({ node, ...b }));
   });
 });
