@@ -104,15 +104,15 @@ export function nodeDeadlineMs(
 }
 
 /**
- * Nodes whose drain ended at their deadline under onDeadline Stop (Blocked/DeadlineExceeded): they
- * stay cordoned, so they keep their slot of maxUnavailableNodes (a node only frees its slot when it
+ * Nodes whose drain ended at their deadline under onDeadline Stop (Blocked/DeadlineExceeded) while
+ * this plan holds them: they stay cordoned, so they keep their slot of maxUnavailableNodes (a node only frees its slot when it
  * is drained, handed back, or released by the deadline policy). Only a per-node deadline makes this
  * happen before the plan's deadline.
  */
 export function heldAtDeadline(s: PlanRunState): string[] {
   return s.finished.filter((name) => {
     const n = s.plan.nodes.find((x) => x.name === name);
-    return n?.phase === 'Blocked' && n.reason === 'DeadlineExceeded';
+    return n?.phase === 'Blocked' && n.reason === 'DeadlineExceeded' && s.claimed[name] !== undefined;
   });
 }
 

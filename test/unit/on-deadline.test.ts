@@ -371,3 +371,13 @@ describe('observations carry the pod grace period (not in the fingerprint)', () 
     assert.equal(observationFingerprint({ node, ...a }), observationFingerprint({ node, ...b }));
   });
 });
+
+describe('heldAtDeadline', () => {
+  it('a node that reached its deadline before it was ever claimed holds no slot', () => {
+    const s = planState(['n1', 'n2'], 1);
+    s.plan.onDeadline = 'Stop';
+    s.started.push('n1');
+    mergeNodeProgress(s, progress('n1', 'Blocked', 'DeadlineExceeded', { claimed: false }));
+    assert.deepEqual(nodesToStart(s, 1, NOW + 600 * S), ['n2']);
+  });
+});
