@@ -1,8 +1,9 @@
 /**
  * Generates the MaintenancePlan CustomResourceDefinition from the zod schemas of src/api/plan.ts.
  *
- * `npm run gen:crd` writes deploy/crds/maintenanceplans.maintenance.drainflow.dev.yaml; test/unit/crd.test.ts
- * checks the committed file equals {@link renderCrdYaml}'s output, so the two cannot drift.
+ * `npm run gen:crd` writes deploy/crds/maintenanceplans.maintenance.drainflow.dev.yaml and the same file into
+ * the Helm chart (deploy/helm/drainflow/crds/); test/unit/crd.test.ts checks both committed files equal
+ * {@link renderCrdYaml}'s output, so they cannot drift.
  *
  * The walk is generic: zod's own JSON Schema output (`z.toJSONSchema`, OpenAPI 3.0 flavour, input side so
  * defaulted fields are optional) is converted node by node into a Kubernetes *structural* schema. Keywords
@@ -11,8 +12,8 @@
  * path, so a new zod construct can never be silently lost. The few things zod cannot express (CEL rules, list
  * types) come from {@link EXTENSIONS}, keyed by field path.
  */
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import * as prettier from 'prettier';
@@ -21,16 +22,29 @@ import { z } from 'zod';
 import {
   GROUP,
   KIND,
+  LABEL_KEY,
+  MAX_SELECTOR_LABELS,
   MaintenancePlanSpecSchema,
   MaintenancePlanStatusSchema,
+  OPERATORS_WITH_VALUES,
   PLURAL,
   SHORT_NAMES,
   SINGULAR,
+  STRING_FORMATS,
   VERSION,
+  type StringFormat,
 } from '../src/api/plan.js';
 
 /** Where the generated CRD is committed. */
 export const CRD_PATH = fileURLToPath(new URL(`../deploy/crds/${PLURAL}.${GROUP}.yaml`, import.meta.url));
+
+/** The same CRD in the Helm chart (Helm installs the files of a chart's `crds/` before its templates). */
+export const HELM_CRD_PATH = fileURLToPath(
+  new URL(`../deploy/helm/drainflow/crds/${PLURAL}.${GROUP}.yaml`, import.meta.url),
+);
+
+/** Every committed copy of the generated CRD. */
+export const CRD_PATHS = [CRD_PATH, HELM_CRD_PATH] as const;
 
 /** Comment put at the top of the generated YAML. */
 export const CRD_HEADER = [
@@ -38,10 +52,19 @@ export const CRD_HEADER = [
   '# Regenerate with `npm run gen:crd`; test/unit/crd.test.ts fails when this file is stale.',
 ].join('\n');
 
-/** One CEL validation rule (`x-kubernetes-validations` item). */
+/**
+ * One CEL validation rule (`x-kubernetes-validations` item). `messageExpression` (a CEL string
+ * expression) is shown instead of `message` when it evaluates; `message` is the fallback.
+ *
+ * `reason` decides how the API server prints the error: without one (FieldValueInvalid) it is
+ * `<field>: Invalid value: "<type>": <message>` — the value replaced by its type name (`"string"`,
+ * `"object"`) — so every rule here sets FieldValueForbidden (`<field>: Forbidden: <message>`) or
+ * FieldValueRequired (`<field>: Required value: <message>`). FieldValueDuplicate drops the message.
+ */
 export interface ValidationRule {
   rule: string;
   message: string;
+  messageExpression?: string;
   fieldPath?: string;
   reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
 }
@@ -108,6 +131,117 @@ export interface CustomResourceDefinition {
   };
 }
 
+/** A CEL string literal (JSON's escapes are CEL's). */
+export function celString(text: string): string {
+  return JSON.stringify(text);
+}
+
+/** `A, B or C`. */
+function orList(values: readonly string[]): string {
+  return values.length <= 1 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+}
+
+/**
+ * The CEL rule that stands in for an `enum` in the spec. The API server checks `enum` before the CEL
+ * rules, and an enum violation (like a missing required field, a type error, or a value over
+ * `maxLength`/`maxItems`) makes it skip every CEL rule and add the fieldless line
+ * `<nil>: Invalid value: null: some validation rules were not checked because the object was invalid`
+ * (apiextensions-apiserver, customresource strategy `hasBlockingErr`). As a CEL rule the refusal
+ * reads `spec.uncordon: Forbidden: must be OnRelease, OnDelete or Never (got "Sometimes")`, and
+ * the other rules still run, so every mistake is listed at once.
+ */
+export function enumRule(values: readonly string[]): ValidationRule {
+  const allowed = `must be ${orList(values)}`;
+  return {
+    rule: `self in [${values.map(celString).join(', ')}]`,
+    message: allowed,
+    messageExpression: `${celString(`${allowed} (got "`)} + self + ${celString('")')}`,
+    reason: 'FieldValueForbidden',
+  };
+}
+
+/** The values of an {@link enumRule}, read back from its rule (`self in [...]`); undefined for other rules. */
+export function enumOfRule(rule: ValidationRule): string[] | undefined {
+  const m = /^self in (\[.*\])$/.exec(rule.rule);
+  return m ? (JSON.parse(m[1]!) as string[]) : undefined;
+}
+
+/**
+ * The CEL rule that stands in for `required` in the spec, for the reason given at {@link enumRule}:
+ * `spec.nodeSelector.matchExpressions[0].key: Required value: key is required`.
+ */
+export function requiredRule(name: string): ValidationRule {
+  return {
+    rule: `has(self.${name})`,
+    message: `${name} is required`,
+    fieldPath: `.${name}`,
+    reason: 'FieldValueRequired',
+  };
+}
+
+/** The CEL test of one {@link StringFormat} on the string expression `expr`. */
+function formatTest(f: StringFormat, expr: string): string {
+  const test = `${expr}.matches(${celString(f.pattern.source)})`;
+  // The prefix bound of a label key is not in its pattern (RE2 has no lookahead).
+  return f === LABEL_KEY ? `${test} && (!${expr}.contains('/') || ${expr}.indexOf('/') <= 253)` : test;
+}
+
+/**
+ * The CEL rule that stands in for a zod `.regex()` with one of {@link STRING_FORMATS}: the API server's
+ * own `pattern` error prints the regular expression (`should match '^[a-z0-9]([-a-z0-9]*...'`); this
+ * one says what is allowed and shows the value.
+ */
+export function formatRule(f: StringFormat): ValidationRule {
+  const allowed = `must be ${f.name}: ${f.allowed}`;
+  return {
+    rule: formatTest(f, 'self'),
+    message: allowed,
+    messageExpression: `${celString(`${allowed} (got "`)} + self + ${celString('")')}`,
+    reason: 'FieldValueForbidden',
+  };
+}
+
+/** Rules of one label selector (nodeSelector, podSelector), keyed by path below `at`. */
+function selectorExtensions(at: string): Record<string, Partial<JSONSchemaProps>> {
+  // Guarded by has(self.operator): a missing operator is reported by its own required rule.
+  const withValues = `[${OPERATORS_WITH_VALUES.map(celString).join(', ')}]`;
+  return {
+    [`${at}.matchLabels`]: {
+      maxProperties: MAX_SELECTOR_LABELS,
+      'x-kubernetes-validations': [
+        {
+          rule: `self.all(k, ${formatTest(LABEL_KEY, 'k')})`,
+          message: `every key must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}`,
+          // No messageExpression naming the bad keys: keys have no length bound, so its estimated
+          // cost is refused by the API server.
+          reason: 'FieldValueForbidden',
+        },
+      ],
+    },
+    [`${at}.matchExpressions[]`]: {
+      'x-kubernetes-validations': [
+        {
+          rule: `!has(self.operator) || !(self.operator in ${withValues}) || (has(self.values) && size(self.values) > 0)`,
+          message: `values must not be empty for operator ${orList(OPERATORS_WITH_VALUES)}`,
+          messageExpression: `"must not be empty for operator " + self.operator`,
+          fieldPath: '.values',
+          reason: 'FieldValueRequired',
+        },
+        {
+          rule: `!has(self.operator) || self.operator in ${withValues} || !has(self.values) || size(self.values) == 0`,
+          message: 'values must be empty for operator Exists or DoesNotExist',
+          messageExpression: `"must be empty for operator " + self.operator`,
+          fieldPath: '.values',
+          reason: 'FieldValueForbidden',
+        },
+      ],
+    },
+  };
+}
+
+/** What every CEL message of an immutable field says after the field's path. */
+const IMMUTABLE = 'cannot change after the plan is created (only paused, abort and release can)';
+
 /**
  * CEL rules of the deadline policy (spec.onDeadline, spec.nodeDrainTimeoutSeconds,
  * spec.deadlineWarningSeconds). A DeletePods plan always has a deadline: drainTimeoutSeconds is
@@ -117,8 +251,9 @@ export const DEADLINE_POLICY_RULES: ValidationRule[] = [
   {
     rule: '!has(self.nodeDrainTimeoutSeconds) || self.nodeDrainTimeoutSeconds <= self.drainTimeoutSeconds',
     message:
-      "spec.nodeDrainTimeoutSeconds must be less than or equal to spec.drainTimeoutSeconds (a node's deadline is the earlier of the two)",
+      "must be less than or equal to spec.drainTimeoutSeconds (a node's deadline is the earlier of the two)",
     fieldPath: '.nodeDrainTimeoutSeconds',
+    reason: 'FieldValueForbidden',
   },
 ];
 
@@ -127,22 +262,29 @@ const DEADLINE_POLICY_IMMUTABLE = ['onDeadline', 'nodeDrainTimeoutSeconds', 'dea
 
 /**
  * What zod cannot express, merged into the converted schema at the given field path (`spec.eviction`;
- * `[]` steps into array items). A path that no longer exists is an error.
+ * `[]` steps into array items, `{}` into map values). Validation rules are appended to the ones the
+ * converter made (enums, formats); other keys are set. A path that no longer exists is an error.
  */
 export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
   spec: {
     'x-kubernetes-validations': [
       {
         rule: '(has(self.nodeNames) && size(self.nodeNames) > 0) || has(self.nodeSelector)',
-        message: 'spec.nodeNames or spec.nodeSelector is required',
+        message:
+          'spec.nodeNames or spec.nodeSelector is required: a non-empty list of node names, or a label selector of nodes',
+        reason: 'FieldValueRequired',
       },
       {
         rule: '!has(self.nodeSelector) || (has(self.nodeSelector.matchLabels) && size(self.nodeSelector.matchLabels) > 0) || (has(self.nodeSelector.matchExpressions) && size(self.nodeSelector.matchExpressions) > 0)',
-        message: 'spec.nodeSelector must not be empty: an empty selector selects every node of the cluster',
+        message:
+          'must not be empty: an empty selector selects every node of the cluster (give matchLabels or matchExpressions)',
+        fieldPath: '.nodeSelector',
+        reason: 'FieldValueForbidden',
       },
       {
         rule: 'has(self.nodeNames) == has(oldSelf.nodeNames) && has(self.nodeSelector) == has(oldSelf.nodeSelector)',
         message: 'spec.nodeNames and spec.nodeSelector cannot be added or removed after the plan is created',
+        reason: 'FieldValueForbidden',
       },
       ...DEADLINE_POLICY_RULES,
     ],
@@ -163,10 +305,16 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
     ].map((f) => [
       `spec.${f}`,
       {
+        // Each node name once: the API server refuses a repeated item of a set list with
+        // `spec.nodeNames[1]: Duplicate value: "n1"` (a CEL uniqueness rule costs n² and is refused).
+        ...(f === 'nodeNames' ? { 'x-kubernetes-list-type': 'set' as const } : {}),
         'x-kubernetes-validations': [
           {
-            rule: 'self == oldSelf',
-            message: `spec.${f} cannot change after the plan is created (only paused, abort and release can)`,
+            // CEL compares set lists ignoring order; the plan's order is its drain order, so compare
+            // the names in order (node names cannot contain a comma).
+            rule: f === 'nodeNames' ? "self.join(',') == oldSelf.join(',')" : 'self == oldSelf',
+            message: IMMUTABLE,
+            reason: 'FieldValueForbidden' as const,
           },
         ],
       },
@@ -176,11 +324,16 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
     'x-kubernetes-validations': [
       {
         rule: '!has(self.initialSeconds) || !has(self.maxSeconds) || self.initialSeconds <= self.maxSeconds',
-        message: 'spec.eviction.retryBackoff.initialSeconds must be less than or equal to maxSeconds',
+        // No values in the message: the API server estimates string(int) in a messageExpression as
+        // too costly and refuses the CRD.
+        message: 'must be less than or equal to maxSeconds',
         fieldPath: '.initialSeconds',
+        reason: 'FieldValueForbidden',
       },
     ],
   },
+  ...selectorExtensions('spec.nodeSelector'),
+  ...selectorExtensions('spec.podSelection.podSelector'),
   'status.conditions': { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] },
 };
 
@@ -208,6 +361,21 @@ export const PRINTER_COLUMNS: PrinterColumn[] = [
     description: 'Pods to evict over all nodes.',
   },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  // -o wide only (priority 1).
+  {
+    name: 'Cordon',
+    type: 'string',
+    jsonPath: '.spec.cordon',
+    description: 'When the nodes are cordoned: PerNode or AllAtStart.',
+    priority: 1,
+  },
+  {
+    name: 'Workflow',
+    type: 'string',
+    jsonPath: '.status.workflow.workflowId',
+    description: 'The Temporal workflow ID running this plan.',
+    priority: 1,
+  },
 ];
 
 /** `format` values the Kubernetes API server accepts in a CRD schema. */
@@ -339,8 +507,19 @@ export function toStructural(js: JsonSchema, path: string, used: Set<string> = n
   const out: JSONSchemaProps = {};
   if (typeof js.description === 'string') out.description = js.description;
   out.type = type;
+  const rules: ValidationRule[] = [];
   for (const key of COPIED_KEYWORDS) {
     if (js[key] === undefined) continue;
+    if (key === 'pattern') {
+      const f = STRING_FORMATS.find((sf) => sf.pattern.source === js.pattern);
+      if (!f) fail(path, `pattern ${String(js.pattern)} is not one of STRING_FORMATS (src/api/plan.ts)`);
+      rules.push(formatRule(f));
+      continue;
+    }
+    if (key === 'enum' && path.startsWith('spec')) {
+      rules.push(enumRule(js.enum as string[]));
+      continue;
+    }
     if (key === 'format' && !K8S_FORMATS.has(String(js[key]))) {
       fail(path, `format "${String(js[key])}" is not supported by Kubernetes`);
     }
@@ -369,7 +548,12 @@ export function toStructural(js: JsonSchema, path: string, used: Set<string> = n
         if (!converted.description) fail(child(path, name), 'property has no .describe() text');
         out.properties[name] = converted;
       }
-      if (Array.isArray(js.required) && js.required.length > 0) out.required = [...(js.required as string[])];
+      if (Array.isArray(js.required) && js.required.length > 0) {
+        // In the spec a required field is a CEL rule (see requiredRule); in the status, written by the
+        // operator, it stays `required`.
+        if (path.startsWith('spec')) rules.push(...(js.required as string[]).map(requiredRule));
+        else out.required = [...(js.required as string[])];
+      }
     } else if (isPlainObject(additional) && Object.keys(additional).length > 0) {
       // z.record(z.string(), V) → a map.
       out.additionalProperties = toStructural(additional, `${path}{}`, used);
@@ -385,9 +569,12 @@ export function toStructural(js: JsonSchema, path: string, used: Set<string> = n
 
   const ext = EXTENSIONS[path];
   if (ext) {
-    Object.assign(out, structuredClone(ext));
+    const { 'x-kubernetes-validations': extRules, ...rest } = structuredClone(ext);
+    Object.assign(out, rest);
+    rules.push(...(extRules ?? []));
     used.add(path);
   }
+  if (rules.length > 0) out['x-kubernetes-validations'] = rules;
 
   if (js.default !== undefined) {
     if (type === 'object' && isPlainObject(js.default)) {
@@ -467,7 +654,16 @@ export function buildCrd(): CustomResourceDefinition {
       spec,
       status,
     },
-    required: ['spec'],
+    // Not `required: ['spec']`: a missing required field makes the API server skip the CEL rules with a
+    // fieldless `<nil>: ... some validation rules were not checked` line (see enumRule); a rule says it.
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.spec)',
+        message: 'a plan needs a spec naming its nodes: spec.nodeNames or spec.nodeSelector',
+        fieldPath: '.spec',
+        reason: 'FieldValueRequired',
+      },
+    ],
   };
 
   return {
@@ -509,8 +705,12 @@ export async function renderCrdYaml(): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  writeFileSync(CRD_PATH, await renderCrdYaml());
-  console.log(`wrote ${CRD_PATH}`);
+  const yaml = await renderCrdYaml();
+  for (const path of CRD_PATHS) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, yaml);
+    console.log(`wrote ${path}`);
+  }
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -2,7 +2,7 @@
 # Installs or builds every binary of the local stack into a version-keyed cache outside
 # the clone: ${DRAINFLOW_CACHE:-~/.cache/drainflow}/<component>-<version>/bin.
 # Idempotent: a component whose binaries exist is skipped. Usage: build.sh [component...]
-# Components: k8s etcd kwok temporal (default: all).
+# Components: k8s etcd kwok temporal helm (default: all).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
@@ -71,6 +71,17 @@ build_kwok() {
   log "kwok $KWOK_VERSION: built"
 }
 
+build_helm() {
+  local dir="$CACHE/helm-$HELM_VERSION"
+  if [[ -x "$dir/bin/helm" ]]; then log "helm $HELM_VERSION: cached"; return; fi
+  log "helm $HELM_VERSION: building from helm.sh/helm/v3 (cold: 5-10 min on 2 cores)"
+  mkdir -p "$dir/bin"
+  GOBIN="$dir/bin" go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION" \
+    "helm.sh/helm/v3/cmd/helm@v$HELM_VERSION"
+  log "helm $HELM_VERSION: built into $dir/bin"
+}
+
 install_temporal() {
   local dir="$CACHE/temporal-$TEMPORAL_CLI_VERSION-ts$TEMPORAL_TEST_SERVER_VERSION"
   if [[ -x "$dir/bin/temporal" && -x "$dir/bin/temporal-test-server" ]]; then log "temporal: cached"; return; fi
@@ -81,10 +92,10 @@ install_temporal() {
   log "temporal: installed into $dir/bin"
 }
 
-comps=("$@"); [[ ${#comps[@]} -eq 0 ]] && comps=(temporal etcd kwok k8s)
+comps=("$@"); [[ ${#comps[@]} -eq 0 ]] && comps=(temporal etcd kwok k8s helm)
 for c in "${comps[@]}"; do
   case "$c" in
-    k8s) build_k8s ;; etcd) build_etcd ;; kwok) build_kwok ;; temporal) install_temporal ;;
+    k8s) build_k8s ;; etcd) build_etcd ;; kwok) build_kwok ;; temporal) install_temporal ;; helm) build_helm ;;
     *) echo "unknown component $c" >&2; exit 2 ;;
   esac
 done

@@ -25,6 +25,9 @@ TEMPORAL_BIN="$CACHE/temporal-$TEMPORAL_CLI_VERSION-ts$TEMPORAL_TEST_SERVER_VERS
 
 ETCD_PORT="${DRAINFLOW_ETCD_PORT:-12379}"
 ETCD_PEER_PORT="${DRAINFLOW_ETCD_PEER_PORT:-12380}"
+# etcd's /metrics listener. Its own variable: the default (client port + 2) is the API server's
+# port in a layout of consecutive ports (client, peer, apiserver, ...).
+ETCD_METRICS_PORT="${DRAINFLOW_ETCD_METRICS_PORT:-$((ETCD_PORT + 2))}"
 APISERVER_PORT="${DRAINFLOW_APISERVER_PORT:-16443}"
 KCM_PORT="${DRAINFLOW_KCM_PORT:-10257}"
 SCHEDULER_PORT="${DRAINFLOW_SCHEDULER_PORT:-10259}"
@@ -156,7 +159,7 @@ start_k8s() {
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "drainflow=http://127.0.0.1:$ETCD_PEER_PORT" --unsafe-no-fsync --quota-backend-bytes 4294967296 \
-    --listen-metrics-urls "http://127.0.0.1:$((ETCD_PORT + 2))" --log-level warn
+    --listen-metrics-urls "http://127.0.0.1:$ETCD_METRICS_PORT" --log-level warn
   wait_for etcd 60 curl -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/health"
 
   start kube-apiserver "$K8S_BIN/kube-apiserver" \

@@ -23,31 +23,143 @@ export const NODE_CLAIM_ANNOTATION = `${GROUP}/held-by`;
 /** Annotation on a Node recording whether it was unschedulable before the plan cordoned it. */
 export const NODE_WAS_UNSCHEDULABLE_ANNOTATION = `${GROUP}/was-unschedulable`;
 
-/** metav1.LabelSelectorRequirement. */
+/**
+ * A string format checked both by zod ({@link parseSpec}) and by the API server (the generator turns a
+ * zod `.regex()` with one of these patterns into a CEL rule whose message says what is allowed, instead
+ * of the raw pattern).
+ */
+export interface StringFormat {
+  /** What the value is, for messages: `a node name`. */
+  name: string;
+  /** What is allowed, in words. */
+  allowed: string;
+  /** The pattern; RE2-compatible, since CEL's `matches` uses RE2. */
+  pattern: RegExp;
+  /** Upper bound of the length. */
+  maxLength: number;
+}
+
+/**
+ * A Node name: a DNS subdomain (RFC 1123) of at most 253 characters, what the API server requires of
+ * `metadata.name` for Nodes (apimachinery `IsDNS1123Subdomain`).
+ */
+export const NODE_NAME: StringFormat = {
+  name: 'a node name',
+  allowed:
+    "a DNS subdomain of lowercase letters, digits, '-' and '.' that starts and ends with a letter or digit, at most 253 characters",
+  pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+  maxLength: 253,
+};
+
+/**
+ * A label key: an optional DNS-subdomain prefix and `/`, then a name of at most 63 characters
+ * (apimachinery `IsQualifiedName`, which the API server applies to label keys and selector keys).
+ * The prefix's own bound (253) is checked apart from the pattern.
+ */
+export const LABEL_KEY: StringFormat = {
+  name: 'a label key',
+  allowed:
+    "an optional DNS subdomain prefix (at most 253 characters) and '/', then a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
+  pattern:
+    /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
+  maxLength: 253 + 1 + 63,
+};
+
+/** A label value: empty, or at most 63 letters, digits, `-`, `_` and `.` (apimachinery `IsValidLabelValue`). */
+export const LABEL_VALUE: StringFormat = {
+  name: 'a label value',
+  allowed:
+    "empty, or at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
+  pattern: /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/,
+  maxLength: 63,
+};
+
+/** Every {@link StringFormat} the schemas use (the CRD generator refuses any other pattern). */
+export const STRING_FORMATS: readonly StringFormat[] = [NODE_NAME, LABEL_KEY, LABEL_VALUE];
+
+/** Whether a label key is valid ({@link LABEL_KEY}: the pattern and the prefix's 253 characters). */
+export function isLabelKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  return key.length <= LABEL_KEY.maxLength && LABEL_KEY.pattern.test(key) && slash <= 253;
+}
+
+/** A zod string of a {@link StringFormat}, refused with a message naming what is allowed. */
+function formatted(f: StringFormat): z.ZodString {
+  return z
+    .string()
+    .max(f.maxLength)
+    .regex(f.pattern, { message: `must be ${f.name}: ${f.allowed}` });
+}
+
+/**
+ * Bounds of a label selector. Kubernetes sets none, but the API server only accepts CEL rules whose
+ * estimated cost is bounded, and the key/value checks run once per entry.
+ */
+export const MAX_SELECTOR_LABELS = 64;
+/** Upper bound of matchExpressions, and of the values of one requirement. See {@link MAX_SELECTOR_LABELS}. */
+export const MAX_SELECTOR_EXPRESSIONS = 64;
+export const MAX_SELECTOR_VALUES = 256;
+
+/** The operators of a selector requirement that need values (the others forbid them). */
+export const OPERATORS_WITH_VALUES = ['In', 'NotIn'] as const;
+
+/**
+ * metav1.LabelSelectorRequirement. Like the API server's own selector validation, In and NotIn need
+ * at least one value and Exists and DoesNotExist take none.
+ */
 export const LabelSelectorRequirementSchema = z
   .object({
-    key: z.string().min(1).describe('The label key that the selector applies to.'),
+    key: formatted(LABEL_KEY)
+      .refine(isLabelKey, { message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}` })
+      .describe('The label key that the selector applies to.'),
     operator: z
       .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
       .describe("A key's relationship to a set of values: In, NotIn, Exists or DoesNotExist."),
     values: z
-      .array(z.string())
+      .array(formatted(LABEL_VALUE))
+      .max(MAX_SELECTOR_VALUES)
       .optional()
-      .describe('Values for In and NotIn; must be empty for Exists and DoesNotExist.'),
+      .describe(
+        `Values for In and NotIn (at least one, at most ${MAX_SELECTOR_VALUES}); must be empty for Exists and DoesNotExist.`,
+      ),
   })
-  .strict();
+  .strict()
+  .superRefine((r, ctx) => {
+    const needs = (OPERATORS_WITH_VALUES as readonly string[]).includes(r.operator);
+    const n = r.values?.length ?? 0;
+    if (needs && n === 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['values'],
+        message: `must not be empty for operator ${r.operator}`,
+      });
+    if (!needs && n > 0)
+      ctx.addIssue({ code: 'custom', path: ['values'], message: `must be empty for operator ${r.operator}` });
+  });
 
 /** metav1.LabelSelector: matchLabels AND matchExpressions. */
 export const LabelSelectorSchema = z
   .object({
     matchLabels: z
-      .record(z.string(), z.string())
+      .record(z.string(), formatted(LABEL_VALUE))
+      .superRefine((m, ctx) => {
+        const keys = Object.keys(m);
+        if (keys.length > MAX_SELECTOR_LABELS)
+          ctx.addIssue({ code: 'custom', message: `at most ${MAX_SELECTOR_LABELS} labels` });
+        for (const k of keys.filter((k) => !isLabelKey(k)))
+          ctx.addIssue({
+            code: 'custom',
+            path: [k],
+            message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}`,
+          });
+      })
       .optional()
-      .describe('Map of {key,value} pairs; every pair must match.'),
+      .describe(`Map of {key,value} pairs (at most ${MAX_SELECTOR_LABELS}); every pair must match.`),
     matchExpressions: z
       .array(LabelSelectorRequirementSchema)
+      .max(MAX_SELECTOR_EXPRESSIONS)
       .optional()
-      .describe('List of label selector requirements; all must match.'),
+      .describe(`List of label selector requirements (at most ${MAX_SELECTOR_EXPRESSIONS}); all must match.`),
   })
   .strict();
 export type LabelSelector = z.infer<typeof LabelSelectorSchema>;
@@ -197,10 +309,13 @@ export const DeadlinePolicyFields = {
 export const MaintenancePlanSpecSchema = z
   .object({
     nodeNames: z
-      .array(z.string().min(1).max(253))
+      .array(formatted(NODE_NAME))
       .max(MAX_PLAN_NODES)
+      .refine((names) => new Set(names).size === names.length, {
+        message: 'must not name a node twice',
+      })
       .optional()
-      .describe(`Names of the nodes to drain (at most ${MAX_PLAN_NODES}).`),
+      .describe(`Names of the nodes to drain (at most ${MAX_PLAN_NODES}, each once).`),
     nodeSelector: LabelSelectorSchema.optional().describe(
       'Label selector of the nodes to drain; resolved once at start, the result recorded in status.nodes.',
     ),

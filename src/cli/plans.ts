@@ -4,15 +4,10 @@
  * definitions (src/workflows/messages.ts). Errors name what went wrong: an unknown plan, an
  * unreachable cluster or Temporal, a finished workflow.
  */
-import {
-  ApiException,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
-import { GROUP, PLURAL, VERSION, type MaintenancePlan, type MaintenancePlanStatus } from '../api/plan.js';
+import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
+import { PlanApi } from '../k8s/plans.js';
 import { controlUpdate, planWorkflowId, progressQuery, type ControlAction } from '../workflows/messages.js';
 import { renderPlan } from './render.js';
 
@@ -26,7 +21,7 @@ export interface CliContext {
 /** A user-facing error: printed as is, exit status 1. */
 export class CliError extends Error {}
 
-function kubeApi(ctx: CliContext): { kc: KubeConfig; api: CustomObjectsApi } {
+function kubeApi(ctx: CliContext): { kc: KubeConfig; api: PlanApi } {
   const kc = new KubeConfig();
   try {
     if (ctx.kubeconfig) kc.loadFromFile(ctx.kubeconfig);
@@ -38,7 +33,7 @@ function kubeApi(ctx: CliContext): { kc: KubeConfig; api: CustomObjectsApi } {
   }
   if (!kc.getCurrentCluster())
     throw new CliError('no cluster in the kubeconfig: set --kubeconfig or KUBECONFIG');
-  return { kc, api: kc.makeApiClient(CustomObjectsApi) };
+  return { kc, api: new PlanApi(kc) };
 }
 
 /** The spec flag each action sets, so the plan's spec keeps telling the truth (kubectl and CLI agree). */
@@ -52,23 +47,20 @@ const SPEC_FLAG: Record<ControlAction, Partial<Record<'paused' | 'abort' | 'rele
 /** Reads the plan. @throws CliError for an unknown plan or an unreachable cluster. */
 export async function readPlan(ctx: CliContext, name: string): Promise<MaintenancePlan> {
   const { kc, api } = kubeApi(ctx);
+  let plan: MaintenancePlan | undefined;
   try {
-    return (await api.getClusterCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: PLURAL,
-      name,
-    })) as MaintenancePlan;
+    plan = await api.get(name);
   } catch (err) {
-    if (err instanceof ApiException && err.code === 404) {
-      throw new CliError(`no MaintenancePlan named "${name}" (kubectl get maintenanceplans lists them)`);
-    }
     if (err instanceof ApiException)
       throw new CliError(`Kubernetes API error ${err.code} reading plan "${name}"`);
     throw new CliError(
       `cannot reach the Kubernetes API server (${kc.getCurrentCluster()?.server ?? 'no cluster in kubeconfig'}): ${(err as Error).message}`,
     );
   }
+  if (plan === undefined) {
+    throw new CliError(`no MaintenancePlan named "${name}" (kubectl get maintenanceplans lists them)`);
+  }
+  return plan;
 }
 
 async function connect(ctx: CliContext): Promise<Client> {
@@ -141,10 +133,7 @@ export async function control(
     }
     // Record the intent in spec first, so kubectl and the CLI agree even when no worker answers
     // (the operator relays the same flag as a signal, which the workflow applies idempotently).
-    await kubeApi(ctx).api.patchClusterCustomObject(
-      { group: GROUP, version: VERSION, plural: PLURAL, name, body: { spec: SPEC_FLAG[action] } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await kubeApi(ctx).api.patchSpec(name, SPEC_FLAG[action]);
     return await withTimeout(
       handle.executeUpdate(controlUpdate, { args: [{ action }] }),
       UPDATE_TIMEOUT_MS,

@@ -13,9 +13,15 @@
  *
  * It acts only when the plan is new to it, when metadata.generation changed (a spec change), or when
  * deletion started. A status-only update (the workflow's own status writes) leads to no API call and
- * no Temporal call at all: the generation last handled is kept per plan UID in memory, so after a
- * (re)start every plan is reconciled once — idempotently: an existing workflow is never started
- * again, and the flags are re-asserted only when the workflow has not seen the current generation.
+ * no Temporal call at all — except once for a plan that ended (Failed, Aborted) before its nodes were
+ * resolved, whose status.nodesTotal the operator fills in from spec.nodeNames so the Nodes column is
+ * not 0. The generation last handled is kept per plan UID in memory, so after a (re)start every plan
+ * is reconciled once — idempotently: an existing workflow is never started again, and the flags are
+ * re-asserted only when the workflow has not seen the current generation.
+ *
+ * A reconcile is observe → decide → act: {@link PlanController.observe} gathers the plan, the parsed
+ * spec, the memory and (only when needed) the workflow's state; {@link decide} (src/operator/decide.ts,
+ * pure, table-tested) returns the actions; {@link PlanController.act} takes them.
  */
 import {
   CoreV1Api,
@@ -36,7 +42,7 @@ import {
 } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { ZodError } from 'zod';
-import { createActivities } from '../activities/index.js';
+import { createNodeActivities, type NodeActivities } from '../activities/nodes.js';
 import type { PlanRef } from '../activities/types.js';
 import {
   FINALIZER,
@@ -48,7 +54,11 @@ import {
   type PlanPhase,
   type UncordonPolicy,
 } from '../api/plan.js';
+import { apiCode } from '../k8s/errors.js';
+import { EventRecorder } from '../k8s/events.js';
 import { listClaimedNodes } from '../k8s/node-claim.js';
+import { PLANS_PATH, PlanApi, asPlan } from '../k8s/plans.js';
+import { createKubernetesPort } from '../k8s/port.js';
 import type { RunConfig } from '../shared/config.js';
 import type { DrainflowMetrics } from '../shared/http.js';
 import {
@@ -61,7 +71,16 @@ import {
   type DrainPlanInput,
   type DrainPlanResult,
 } from '../workflows/messages.js';
-import { PLANS_PATH, PlanApi, asPlan } from './plans.js';
+import {
+  decide,
+  mayAbortOnForget,
+  needsWorkflow,
+  type Decision,
+  type Memory,
+  type Observation,
+  type PlanView,
+  type SignalName,
+} from './decide.js';
 import { KeyedQueue, type HandlerResult } from './queue.js';
 import type { SignalDefinition } from '@temporalio/common';
 
@@ -87,28 +106,6 @@ export interface ControllerDeps {
   metrics: DrainflowMetrics;
 }
 
-/** The spec flags the operator relays as signals. */
-interface Flags {
-  paused: boolean;
-  abort: boolean;
-  release: boolean;
-}
-
-/** What the operator remembers of one plan (by UID), in memory only. */
-interface Memory {
-  name: string;
-  /** metadata.generation last handled successfully. */
-  generation: number;
-  /** Whether the plan's workflow exists (started by us or found). */
-  started: boolean;
-  /** The flags the workflow has been told (its input, then signals). */
-  relayed?: Flags;
-  /** Abort sent for the deletion. */
-  abortSent?: boolean;
-  /** Finalizer removed: nothing left to do for this UID. */
-  cleanedUp?: boolean;
-}
-
 /** The latest state of one plan name, as the informer reported it. */
 interface Latest {
   obj: MaintenancePlan;
@@ -117,16 +114,23 @@ interface Latest {
 
 type EventType = 'Normal' | 'Warning';
 
+/** The signal definitions of {@link SignalName}. */
+const SIGNALS: Record<SignalName, SignalDefinition<[ControlArgs?]>> = {
+  pause: pauseSignal,
+  resume: resumeSignal,
+  release: releaseSignal,
+  abort: abortSignal,
+};
+
 /** Informer + queue + reconcile of MaintenancePlans. Start with {@link start}, stop with {@link stop}. */
 export class PlanController {
   private readonly log: Logger;
   private readonly plans: PlanApi;
   private readonly queue: KeyedQueue;
-  /**
-   * The worker's activity implementations, called in-process (no Temporal): `recordEvent` for the
-   * plan's Events and `releaseNode` for the deletion hand-back without a workflow.
-   */
-  private readonly activities: ReturnType<typeof createActivities>;
+  /** The worker's node activities, called in-process (no Temporal): `releaseNode` for the deletion hand-back without a workflow. */
+  private readonly activities: NodeActivities;
+  /** The plan's Events. */
+  private readonly events: EventRecorder;
   /** Node list of the hand-back without a workflow ({@link listClaimedNodes}). */
   private readonly core: CoreV1Api;
   private informer: (Informer<KubernetesObject> & ObjectCache<KubernetesObject>) | undefined;
@@ -142,10 +146,9 @@ export class PlanController {
     this.log = deps.logger;
     this.plans = new PlanApi(deps.kubeConfig);
     this.queue = new KeyedQueue((key, signal) => this.handle(key, signal), this.log);
-    this.activities = createActivities({
-      kubeConfig: deps.kubeConfig,
-      logger: this.log.child({ part: 'activities' }),
-    });
+    const activityLog = this.log.child({ part: 'activities' });
+    this.activities = createNodeActivities(createKubernetesPort(deps.kubeConfig, activityLog), activityLog);
+    this.events = new EventRecorder(deps.kubeConfig, activityLog);
     this.core = deps.kubeConfig.makeApiClient(CoreV1Api);
   }
 
@@ -230,10 +233,15 @@ export class PlanController {
       this.gaugeScheduled = false;
       if (!this.informer) return;
       const counts = new Map<string, number>();
+      this.deps.metrics.planDeadline.reset();
       for (const p of this.informer.list()) {
         const plan = asPlan(p);
         const phase = plan.status?.phase ?? 'Pending';
         counts.set(phase, (counts.get(phase) ?? 0) + 1);
+        // drainflow_plan_deadline_timestamp_seconds: started plans without a final phase.
+        const deadlineMs = Date.parse(plan.status?.deadline ?? '');
+        if (!plan.status?.completedAt && Number.isFinite(deadlineMs))
+          this.deps.metrics.planDeadline.set({ plan: plan.metadata.name }, deadlineMs / 1000);
         // drainflow_drain_duration_seconds: once per plan (this process), when it has ended.
         const { startedAt, completedAt } = plan.status ?? {};
         if (startedAt && completedAt && !this.durationObserved.has(plan.metadata.uid)) {
@@ -269,12 +277,11 @@ export class PlanController {
 
   /**
    * The plan with this UID is gone. Normally it was cleaned up through the finalizer; if it
-   * disappeared without that (finalizer removed by hand) and its workflow still runs, abort the
+   * disappeared without that ({@link mayAbortOnForget}) and its workflow still runs, abort the
    * workflow so the nodes are handed back rather than held forever.
    */
   private async forget(uid: string, name: string): Promise<void> {
-    const mem = this.memory.get(uid);
-    if (mem?.started && !mem.cleanedUp && !mem.abortSent) {
+    if (mayAbortOnForget(this.memory.get(uid))) {
       const workflowId = planWorkflowId({ name, uid });
       const log = this.log.child({ plan: name, workflowId });
       const desc = await this.describe(workflowId);
@@ -286,137 +293,125 @@ export class PlanController {
     this.memory.delete(uid);
   }
 
+  /** One reconcile: observe the plan (and its workflow when needed), {@link decide}, act. */
   private async reconcile(plan: MaintenancePlan, signal: AbortSignal): Promise<HandlerResult | void> {
+    const obs = await this.observe(plan);
+    return this.act(plan, obs, decide(obs), signal);
+  }
+
+  /** What {@link decide} reads: the plan, the parsed spec, the memory, and the workflow's state if needed. */
+  private async observe(plan: MaintenancePlan): Promise<Observation> {
     const { name, uid } = plan.metadata;
-    const generation = plan.metadata.generation ?? 0;
     const workflowId = planWorkflowId({ name, uid });
-    const log = this.log.child({ plan: name, workflowId });
-    let mem = this.memory.get(uid);
-
-    if (plan.metadata.deletionTimestamp) {
-      if (!(plan.metadata.finalizers ?? []).includes(FINALIZER) || mem?.cleanedUp) return;
-      return this.cleanup(plan, workflowId, log, signal);
+    const rawNames = (plan.spec as { nodeNames?: unknown } | undefined)?.nodeNames;
+    const view: PlanView = {
+      name,
+      uid,
+      generation: plan.metadata.generation ?? 0,
+      deleting: Boolean(plan.metadata.deletionTimestamp),
+      hasFinalizer: (plan.metadata.finalizers ?? []).includes(FINALIZER),
+      ...(plan.status?.workflow?.workflowId ? { statusWorkflowId: plan.status.workflow.workflowId } : {}),
+      observedGeneration: plan.status?.observedGeneration ?? 0,
+      ...(plan.status?.phase ? { phase: plan.status.phase } : {}),
+      ...(plan.status?.reason ? { reason: plan.status.reason } : {}),
+      nodesTotal: plan.status?.nodesTotal ?? 0,
+      statusNodes: plan.status?.nodes?.length ?? 0,
+      nodeNames: Array.isArray(rawNames) ? rawNames.length : 0,
+    };
+    const memory = this.memory.get(uid);
+    const obs: Observation = { plan: view, workflowId, ...(memory ? { memory } : {}) };
+    if (!view.deleting) {
+      try {
+        obs.spec = parseSpec(plan.spec ?? {});
+      } catch (err) {
+        obs.invalid =
+          err instanceof ZodError
+            ? err.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ')
+            : String(err);
+      }
     }
-    if (mem && mem.generation === generation) {
-      log.debug({ generation }, 'no spec change; nothing to do');
-      return;
-    }
-
-    let spec: MaintenancePlanSpec | undefined;
-    let invalid: string | undefined;
-    try {
-      spec = parseSpec(plan.spec ?? {});
-    } catch (err) {
-      invalid =
-        err instanceof ZodError
-          ? err.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ')
-          : String(err);
-    }
-
-    // First sight of this UID since the operator started: does the workflow exist already?
-    if (!mem) {
+    if (needsWorkflow(view, memory)) {
       const desc = await this.describe(workflowId);
-      if (desc) {
-        // generation -1 until this run succeeds, so a failed relay is retried (asserting every flag).
-        mem = { name, generation: -1, started: true };
-        this.memory.set(uid, mem);
-        log.info({ status: desc.status.name, generation }, 'workflow exists already; not starting it again');
-        await this.ensureFinalizer(plan, log);
-        if (desc.status.name === 'RUNNING' && spec && (plan.status?.observedGeneration ?? 0) < generation) {
-          // The workflow has not seen this generation (a relay may have been lost with the previous
-          // operator): assert every flag; the workflow treats repeats as no-ops.
-          await this.relay(log, plan, workflowId, undefined, spec);
-        }
-        mem.relayed = spec ? flagsOf(spec) : undefined;
-        mem.generation = generation;
-        return;
-      }
-      mem = { name, generation: -1, started: false };
-      this.memory.set(uid, mem);
+      obs.workflow = !desc
+        ? { state: 'absent' }
+        : desc.status.name === 'RUNNING'
+          ? { state: 'running' }
+          : { state: 'closed', status: desc.status.name };
     }
-
-    if (!mem.started) {
-      if (!spec) {
-        await this.markInvalid(plan, invalid ?? 'invalid spec', log);
-        mem.generation = generation;
-        return;
-      }
-      if (!(await this.ensureFinalizer(plan, log))) return; // gone or being deleted: the next event says which
-      if (plan.status?.workflow?.workflowId === workflowId) {
-        // It ran before and Temporal no longer knows it (history past retention): never re-run a plan.
-        log.warn('the plan records a workflow Temporal no longer knows; not starting it again');
-        mem.started = true;
-        mem.relayed = flagsOf(spec);
-        mem.generation = generation;
-        return;
-      }
-      await this.startWorkflow(plan, spec, workflowId, log);
-      mem.started = true;
-      mem.relayed = flagsOf(spec);
-      mem.generation = generation;
-      return;
-    }
-
-    // Spec change of a plan whose workflow exists: relay the flags that changed.
-    if (!spec) {
-      log.warn({ generation, invalid }, 'spec changed to an invalid one; not relayed');
-      await this.event(
-        plan,
-        'Warning',
-        'InvalidSpec',
-        `spec of generation ${generation} not relayed to the running workflow: ${invalid}`,
-      );
-      mem.generation = generation;
-      return;
-    }
-    await this.relay(log, plan, workflowId, mem.relayed, spec);
-    mem.relayed = flagsOf(spec);
-    mem.generation = generation;
+    return obs;
   }
 
   /**
-   * Sends the signals that bring the workflow from `before` (undefined: unknown, assert all) to
-   * the flags of `spec`, each with the plan's generation.
+   * Carries out a {@link Decision}: remembers `before`, takes the actions in order, then remembers
+   * `after`. An action that throws leaves `before` remembered (the queue retries the plan).
    */
-  private async relay(
-    log: Logger,
+  private async act(
     plan: MaintenancePlan,
-    workflowId: string,
-    before: Flags | undefined,
-    spec: MaintenancePlanSpec,
-  ): Promise<void> {
-    const ref = { name: plan.metadata.name, uid: plan.metadata.uid };
+    obs: Observation,
+    decision: Decision,
+    signal: AbortSignal,
+  ): Promise<HandlerResult | void> {
+    const { uid } = plan.metadata;
+    const { workflowId } = obs;
+    const log = this.log.child({ plan: plan.metadata.name, workflowId });
+    if (decision.before) this.memory.set(uid, { ...decision.before });
+    const ref = { name: plan.metadata.name, uid };
     const args: ControlArgs = { generation: plan.metadata.generation ?? 0 };
-    if (before === undefined || before.paused !== spec.paused) {
-      if (
-        !(await this.sendSignal(
-          log,
-          ref,
-          workflowId,
-          spec.paused ? pauseSignal : resumeSignal,
-          'signal',
-          args,
-        ))
-      )
-        return;
+    let signalsStopped = false;
+    for (const action of decision.actions) {
+      switch (action.type) {
+        case 'log':
+          log[action.level](action.fields ?? {}, action.msg);
+          break;
+        case 'cleanup':
+          return this.cleanup(plan, workflowId, log, signal, action);
+        case 'ensureFinalizer':
+          if (!(await this.ensureFinalizer(plan, log)) && action.stopIfGone) return;
+          break;
+        case 'startWorkflow':
+          await this.startWorkflow(plan, obs.spec!, workflowId, log);
+          break;
+        case 'markInvalid':
+          await this.markInvalid(plan, action.message, log);
+          break;
+        case 'warnEvent':
+          await this.event(plan, 'Warning', action.reason, action.message);
+          break;
+        case 'signal':
+          if (signalsStopped) break;
+          signalsStopped = !(await this.sendSignal(
+            log,
+            ref,
+            workflowId,
+            SIGNALS[action.signal],
+            'signal',
+            args,
+          ));
+          break;
+        case 'writeNodeCount':
+          await this.writeNodeCount(plan, action.nodesTotal, log);
+          break;
+      }
     }
-    if (spec.release && (before === undefined || !before.release)) {
-      if (!(await this.sendSignal(log, ref, workflowId, releaseSignal, 'signal', args))) return;
-    }
-    if (spec.abort && (before === undefined || !before.abort)) {
-      await this.sendSignal(log, ref, workflowId, abortSignal, 'signal', args);
-    }
-    if (before && before.abort && !spec.abort)
-      log.warn('spec.abort was reset to false; an abort cannot be undone');
-    if (
-      before &&
-      before.paused === spec.paused &&
-      before.release === spec.release &&
-      before.abort === spec.abort
-    ) {
-      // No flag changed (e.g. toggled and back): restate the pause state (a no-op for the
-      // workflow) so it records the generation and status.observedGeneration catches up.
-      await this.sendSignal(log, ref, workflowId, spec.paused ? pauseSignal : resumeSignal, 'signal', args);
+    if (decision.after) this.memory.set(uid, { ...decision.after });
+  }
+
+  /**
+   * Writes status.nodesTotal of a plan that ended before its nodes were resolved ({@link
+   * missingNodeCount}), so `kubectl get mp` shows how many nodes it names. Its workflow has ended
+   * (the phase is final), so no later status write of the workflow undoes it. A plan that is gone is
+   * not an error.
+   */
+  private async writeNodeCount(plan: MaintenancePlan, nodesTotal: number, log: Logger): Promise<void> {
+    try {
+      await this.plans.patchStatus(plan.metadata.name, { nodesTotal });
+      log.info(
+        { nodesTotal, phase: plan.status?.phase },
+        'recorded the node count of a plan that ended early',
+      );
+    } catch (err) {
+      if (apiCode(err) === 404) return;
+      throw err;
     }
   }
 
@@ -498,20 +493,15 @@ export class PlanController {
     workflowId: string,
     log: Logger,
     signal: AbortSignal,
+    how: { running: boolean; sendAbort: boolean; outcome?: string },
   ): Promise<HandlerResult | void> {
     const { name, uid } = plan.metadata;
-    let mem = this.memory.get(uid);
-    if (!mem) {
-      mem = { name, generation: plan.metadata.generation ?? 0, started: false };
-      this.memory.set(uid, mem);
-    }
+    const mem = this.memory.get(uid)!; // remembered by act (the decision's `before`)
     const handle =
       this.deps.client.workflow.getHandle<(input: DrainPlanInput) => Promise<DrainPlanResult>>(workflowId);
-    const desc = await this.describe(workflowId);
     let outcome: string;
-    if (desc?.status.name === 'RUNNING') {
-      mem.started = true;
-      if (!mem.abortSent) {
+    if (how.running) {
+      if (how.sendAbort) {
         log.info('plan deleted; aborting its workflow to hand the nodes back');
         const sent = await this.sendSignal(log, { name, uid }, workflowId, abortSignal, 'cleanup', {
           generation: plan.metadata.generation ?? 0,
@@ -533,9 +523,7 @@ export class PlanController {
       }
       outcome = res.outcome;
     } else {
-      outcome = desc
-        ? `workflow ${workflowId} already closed (${desc.status.name})`
-        : `no workflow ${workflowId}`;
+      outcome = how.outcome ?? `no workflow ${workflowId}`;
     }
     // A workflow that closed after the abort has handed its nodes back (normally nothing is left);
     // one that was terminated, failed or timed out never will: hand back what is left here.
@@ -696,7 +684,7 @@ export class PlanController {
     await this.event(plan, 'Warning', 'InvalidSpec', message);
   }
 
-  /** Records an Event on the plan (best effort; recordEvent logs and swallows errors). */
+  /** Records an Event on the plan (best effort; EventRecorder.record logs and swallows errors). */
   private async event(
     plan: { metadata: { name: string; uid: string } } | { name: string; uid: string },
     type: EventType,
@@ -704,7 +692,7 @@ export class PlanController {
     message: string,
   ): Promise<void> {
     const ref = 'metadata' in plan ? { name: plan.metadata.name, uid: plan.metadata.uid } : plan;
-    await this.activities.recordEvent({ plan: ref, type, reason, message });
+    await this.events.record({ plan: ref, type, reason, message });
   }
 }
 
@@ -722,8 +710,4 @@ export function uncordonOnDelete(plan: MaintenancePlan): boolean {
     policy = raw.success ? raw.data : 'OnDelete';
   }
   return policy !== 'Never';
-}
-
-function flagsOf(spec: MaintenancePlanSpec): Flags {
-  return { paused: spec.paused, abort: spec.abort, release: spec.release };
 }

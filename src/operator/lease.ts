@@ -13,14 +13,9 @@
  * - on stop the leader releases the Lease (clears `holderIdentity`, duration 1 s) so a standby
  *   replica takes over within one retry period instead of a whole lease duration.
  */
-import {
-  ApiException,
-  CoordinationV1Api,
-  V1MicroTime,
-  type KubeConfig,
-  type V1Lease,
-} from '@kubernetes/client-node';
+import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { apiCode } from '../k8s/errors.js';
 
 /** Options of {@link LeaderElector}. Durations in ms unless named `Seconds`. */
 export interface LeaderElectionOptions {
@@ -50,13 +45,6 @@ export interface LeaderCallbacks {
 }
 
 type Attempt = 'leader' | 'held';
-
-/** Status code of a client-node API error. */
-export function apiCode(err: unknown): number | undefined {
-  if (err instanceof ApiException) return err.code;
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'number' ? code : undefined;
-}
 
 /** A promise resolved after `ms` or when `signal` aborts (never rejects). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
+import { reuseConnections } from '../k8s/connection-pool.js';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { z } from 'zod';
@@ -149,7 +150,9 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
   return res.data;
 }
 
-/** The KubeConfig for the configured mode. @throws Error when the kubeconfig cannot be read. */
+/**
+ * The KubeConfig for the configured mode, reusing its API server connections (see
+ * src/k8s/connection-pool.ts). @throws Error when the kubeconfig cannot be read. */
 export function kubeConfigFor(cfg: RunConfig): KubeConfig {
   const kc = new KubeConfig();
   try {
@@ -163,7 +166,7 @@ export function kubeConfigFor(cfg: RunConfig): KubeConfig {
       },
     );
   }
-  return kc;
+  return reuseConnections(kc);
 }
 
 /** Runs `connect`, turning a failure into an error naming the Temporal settings. */

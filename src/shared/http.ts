@@ -15,6 +15,16 @@ export class DrainflowMetrics {
     labelNames: ['phase'],
     registers: [this.registry],
   });
+  /**
+   * Deadline (status.deadline) of each plan that has started and not reached a final phase, as
+   * Unix time in seconds, labelled with the plan name; for the "deadline about to pass" alert.
+   */
+  readonly planDeadline = new Gauge({
+    name: 'drainflow_plan_deadline_timestamp_seconds',
+    help: 'Deadline of each started, unfinished MaintenancePlan (Unix seconds)',
+    labelNames: ['plan'],
+    registers: [this.registry],
+  });
   /** Eviction API calls by classified outcome (Evicted, Gone, TooManyRequests, Failed, Error). */
   readonly evictions = new Counter({
     name: 'drainflow_evictions_total',

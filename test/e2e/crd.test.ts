@@ -170,53 +170,157 @@ describe('MaintenancePlan CRD on a real API server', () => {
     assert.match(squash(status), /while cooling down; absent otherwise/);
   });
 
-  const invalid: Array<[string, unknown, RegExp]> = [
-    ['no spec', undefined, /spec: Required value/],
-    ['no nodes', {}, /spec\.nodeNames or spec\.nodeSelector is required/],
-    ['empty nodeNames', { nodeNames: [] }, /spec\.nodeNames or spec\.nodeSelector is required/],
+  /**
+   * Bad plans and the API server's answer. `skipsCel` marks the errors after which the API server skips
+   * every CEL rule and adds `<nil>: Invalid value: null: some validation rules were not checked ...`
+   * (a type error, or a value over maxLength/maxItems: those bounds are what lets it accept the CEL
+   * rules' cost); for every other bad plan that line must not appear.
+   */
+  const NOT_CHECKED = /some validation rules were not checked/;
+  const NODE_NAME_RULE =
+    "must be a node name: a DNS subdomain of lowercase letters, digits, '-' and '.' that starts and ends with a letter or digit, at most 253 characters";
+  const invalid: Array<[string, unknown, RegExp[], { skipsCel?: boolean }?]> = [
+    [
+      'no spec',
+      undefined,
+      [/spec: Required value: a plan needs a spec naming its nodes: spec\.nodeNames or spec\.nodeSelector/],
+    ],
+    ['no nodes', {}, [/spec: Required value: spec\.nodeNames or spec\.nodeSelector is required/]],
+    [
+      'empty nodeNames',
+      { nodeNames: [] },
+      [/spec: Required value: spec\.nodeNames or spec\.nodeSelector is required/],
+    ],
+    [
+      'a node name that is not a DNS subdomain',
+      { nodeNames: ['Node_1'] },
+      [new RegExp(`spec\\.nodeNames\\[0\\]: Forbidden: ${NODE_NAME_RULE} \\(got "Node_1"\\)`)],
+    ],
+    ['a node named twice', { nodeNames: ['n1', 'n1'] }, [/spec\.nodeNames\[1\]: Duplicate value: "n1"/]],
+    [
+      'a node name of 254 characters',
+      { nodeNames: ['a'.repeat(254)] },
+      [/spec\.nodeNames\[0\]: Too long: may not be more than 253 bytes/],
+      { skipsCel: true },
+    ],
     [
       'negative drainTimeoutSeconds',
       { nodeNames: ['a'], drainTimeoutSeconds: -5 },
-      /spec\.drainTimeoutSeconds: Invalid value: -5: spec\.drainTimeoutSeconds in body should be greater than or equal to 1/,
+      [
+        /spec\.drainTimeoutSeconds: Invalid value: -5: spec\.drainTimeoutSeconds in body should be greater than or equal to 1/,
+      ],
     ],
     [
       'string where an int belongs',
       { nodeNames: ['a'], maxUnavailableNodes: 'two' },
-      /spec\.maxUnavailableNodes: Invalid value: "string": spec\.maxUnavailableNodes in body must be of type integer/,
+      // The API server's type check names the type of the value given, not the value.
+      [
+        /spec\.maxUnavailableNodes: Invalid value: "string": spec\.maxUnavailableNodes in body must be of type integer/,
+      ],
+      { skipsCel: true },
     ],
     [
       'initialSeconds > maxSeconds',
       { nodeNames: ['a'], eviction: { retryBackoff: { initialSeconds: 300, maxSeconds: 10 } } },
-      /spec\.eviction\.retryBackoff\.initialSeconds must be less than or equal to maxSeconds/,
+      [/spec\.eviction\.retryBackoff\.initialSeconds: Forbidden: must be less than or equal to maxSeconds/],
     ],
     [
       'initialSeconds above the defaulted maxSeconds',
       { nodeNames: ['a'], eviction: { retryBackoff: { initialSeconds: 300 } } },
-      /spec\.eviction\.retryBackoff\.initialSeconds must be less than or equal to maxSeconds/,
+      [/spec\.eviction\.retryBackoff\.initialSeconds: Forbidden: must be less than or equal to maxSeconds/],
     ],
     [
       'callTimeoutSeconds above its maximum',
       { nodeNames: ['a'], eviction: { callTimeoutSeconds: 301 } },
-      /spec\.eviction\.callTimeoutSeconds: Invalid value: 301: .*should be less than or equal to 300/,
+      [/spec\.eviction\.callTimeoutSeconds: Invalid value: 301: .*should be less than or equal to 300/],
     ],
     [
       'unknown uncordon policy',
       { nodeNames: ['a'], uncordon: 'Sometimes' },
-      /spec\.uncordon: Unsupported value: "Sometimes": supported values: "OnRelease", "OnDelete", "Never"/,
+      [/spec\.uncordon: Forbidden: must be OnRelease, OnDelete or Never \(got "Sometimes"\)/],
     ],
-    ['unknown field', { nodeNames: ['a'], nodename: 'a' }, /unknown field "spec\.nodename"/],
-    ['empty nodeSelector', { nodeSelector: {} }, /spec\.nodeSelector must not be empty/],
+    [
+      'every mistake at once',
+      { nodeNames: ['Node_1', 'n1', 'n1'], uncordon: 'Sometimes', cordon: 'Later' },
+      [
+        /spec\.nodeNames\[0\]: Forbidden: must be a node name/,
+        /spec\.nodeNames\[2\]: Duplicate value: "n1"/,
+        /spec\.uncordon: Forbidden: must be OnRelease, OnDelete or Never \(got "Sometimes"\)/,
+        /spec\.cordon: Forbidden: must be PerNode or AllAtStart \(got "Later"\)/,
+      ],
+    ],
+    ['unknown field', { nodeNames: ['a'], nodename: 'a' }, [/unknown field "spec\.nodename"/]],
+    [
+      'empty nodeSelector',
+      { nodeSelector: {} },
+      [
+        /spec\.nodeSelector: Forbidden: must not be empty: an empty selector selects every node of the cluster/,
+      ],
+    ],
+    [
+      'bad label keys and values',
+      { nodeSelector: { matchLabels: { 'a b': 'x', ok: 'bad value!' } } },
+      [
+        /spec\.nodeSelector\.matchLabels: Forbidden: every key must be a label key: an optional DNS subdomain prefix/,
+        /spec\.nodeSelector\.matchLabels\[ok\]: Forbidden: must be a label value: .* \(got "bad value!"\)/,
+      ],
+    ],
+    [
+      'bad selector requirements',
+      {
+        nodeNames: ['a'],
+        podSelection: {
+          podSelector: {
+            matchExpressions: [
+              { key: 'k', operator: 'In' },
+              { key: 'x/y/z', operator: 'Exists', values: ['a'] },
+              { key: 'k', operator: 'Near', values: ['a'] },
+              { operator: 'Exists' },
+            ],
+          },
+        },
+      },
+      [
+        /spec\.podSelection\.podSelector\.matchExpressions\[0\]\.values: Required value: must not be empty for operator In/,
+        /spec\.podSelection\.podSelector\.matchExpressions\[1\]\.values: Forbidden: must be empty for operator Exists/,
+        /spec\.podSelection\.podSelector\.matchExpressions\[1\]\.key: Forbidden: must be a label key: .* \(got "x\/y\/z"\)/,
+        /spec\.podSelection\.podSelector\.matchExpressions\[2\]\.operator: Forbidden: must be In, NotIn, Exists or DoesNotExist \(got "Near"\)/,
+        /spec\.podSelection\.podSelector\.matchExpressions\[3\]\.key: Required value: key is required/,
+      ],
+    ],
   ];
-  for (const [name, spec, message] of invalid) {
+  for (const [name, spec, messages, opts] of invalid) {
     it(`kubectl apply refuses a plan with ${name}, readably`, () => {
       const id = name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
       const r = kubectl(['apply', '-f', '-'], plan(`bad-${id}`, spec));
       assert.notEqual(r.code, 0, `accepted:\n${r.stdout}`);
-      assert.match(r.stderr, message);
+      for (const message of messages) assert.match(r.stderr, message);
+      if (opts?.skipsCel) assert.match(r.stderr, NOT_CHECKED);
+      else assert.doesNotMatch(r.stderr, NOT_CHECKED);
+      // No CEL error reads `Invalid value: "<type>"` (every rule has a reason).
+      assert.doesNotMatch(r.stderr, /Invalid value: "(object|string)": (?!spec\.\S+ in body)/);
       const get = kubectl(['get', 'mp', `bad-${id}-${RUN}`, '--ignore-not-found', '-o', 'name']);
       assert.equal(get.stdout.trim(), '', 'the refused plan exists');
     });
   }
+
+  it('accepts the valid edge cases of names, labels and requirements, as zod does', () => {
+    const spec = {
+      nodeNames: ['n1.example.com', 'a'.repeat(253), 'x-1'],
+      podSelection: {
+        podSelector: {
+          matchLabels: { 'example.com/pool': '', k: 'v-1.2_3' },
+          matchExpressions: [
+            { key: 'example.com/a', operator: 'Exists' },
+            { key: 'b', operator: 'NotIn', values: ['x', ''] },
+          ],
+        },
+      },
+    };
+    kubectlOk(['apply', '-f', '-'], plan('edges', spec));
+    const live = JSON.parse(kubectlOk(['get', 'mp', `edges-${RUN}`, '-o', 'json'])) as { spec: unknown };
+    assert.deepEqual(live.spec, parseSpec(spec));
+  });
 
   it('defaults a minimal plan exactly like zod parseSpec, visible in kubectl get -o yaml', () => {
     const name = `minimal-${RUN}`;
@@ -248,7 +352,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
 
   it('lets only paused, abort and release change after creation', () => {
     const name = `immutable-${RUN}`;
-    kubectlOk(['apply', '-f', '-'], plan('immutable', { nodeNames: ['a'] }));
+    kubectlOk(['apply', '-f', '-'], plan('immutable', { nodeNames: ['a', 'b'] }));
     for (const [field, value] of [
       ['drainTimeoutSeconds', 60],
       ['nodeNames', ['b']],
@@ -266,8 +370,26 @@ describe('MaintenancePlan CRD on a real API server', () => {
         JSON.stringify({ spec: { [field]: value } }),
       ]);
       assert.notEqual(r.code, 0, `changing spec.${field} must be refused`);
-      assert.match(r.stderr, new RegExp(`spec\\.${field} cannot change after the plan is created`));
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `spec\\.${field}: Forbidden: cannot change after the plan is created \\(only paused, abort and release can\\)`,
+        ),
+      );
     }
+    // The plan's order is its drain order: the same names in another order are a change too (a set
+    // list compares equal in any order in CEL, so the rule compares the names joined).
+    const reordered = kubectl([
+      'patch',
+      'mp',
+      name,
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ spec: { nodeNames: ['b', 'a'] } }),
+    ]);
+    assert.notEqual(reordered.code, 0, 'reordering spec.nodeNames must be refused');
+    assert.match(reordered.stderr, /spec\.nodeNames: Forbidden: cannot change after the plan is created/);
     const added = kubectl([
       'patch',
       'mp',
@@ -278,7 +400,10 @@ describe('MaintenancePlan CRD on a real API server', () => {
       JSON.stringify({ spec: { nodeSelector: { matchLabels: { a: 'b' } } } }),
     ]);
     assert.notEqual(added.code, 0, 'adding spec.nodeSelector must be refused');
-    assert.match(added.stderr, /spec\.nodeNames and spec\.nodeSelector cannot be added or removed/);
+    assert.match(
+      added.stderr,
+      /spec: Forbidden: spec\.nodeNames and spec\.nodeSelector cannot be added or removed/,
+    );
     for (const flag of ['paused', 'release', 'abort']) {
       kubectlOk(['patch', 'mp', name, '--type', 'merge', '-p', JSON.stringify({ spec: { [flag]: true } })]);
     }
@@ -372,6 +497,13 @@ describe('MaintenancePlan CRD on a real API server', () => {
       .map((l) => l.trim().split(/\s+/));
     assert.deepEqual(header, ['NAME', 'PHASE', 'REASON', 'DRAINED', 'NODES', 'EVICTED', 'PODS', 'AGE']);
     assert.deepEqual(row?.slice(0, 7), [name, 'Blocked', 'DisruptionBudget', '1', '2', '5', '7']);
+
+    const wide = kubectlOk(['get', 'mp', name, '-o', 'wide'])
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/));
+    assert.deepEqual(wide[0], [...header!, 'CORDON', 'WORKFLOW']);
+    assert.deepEqual(wide[1]?.slice(-2), ['PerNode', 'plan-x']);
 
     const dup = kubectl([
       'patch',

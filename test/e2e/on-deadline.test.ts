@@ -86,7 +86,7 @@ describe('onDeadline on the real stack', () => {
     [
       'an unknown onDeadline',
       { onDeadline: 'Force' },
-      /spec\.onDeadline: Unsupported value: "Force": supported values: "Stop", "SkipNode", "DeletePods"/,
+      /spec\.onDeadline: .*must be Stop, SkipNode or DeletePods \(got "Force"\)/,
     ],
     [
       'nodeDrainTimeoutSeconds 0',
@@ -96,7 +96,7 @@ describe('onDeadline on the real stack', () => {
     [
       'nodeDrainTimeoutSeconds above drainTimeoutSeconds',
       { drainTimeoutSeconds: 600, nodeDrainTimeoutSeconds: 601 },
-      /spec\.nodeDrainTimeoutSeconds: Invalid value: .*must be less than or equal to spec\.drainTimeoutSeconds/,
+      /spec\.nodeDrainTimeoutSeconds: .*must be less than or equal to spec\.drainTimeoutSeconds/,
     ],
     [
       'nodeDrainTimeoutSeconds above the defaulted drainTimeoutSeconds (3600)',

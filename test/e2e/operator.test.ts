@@ -564,6 +564,27 @@ describe('operator on the real stack', () => {
     await deletePlan(name, 30_000);
   });
 
+  it('kubectl get mp shows the node count of a plan that failed before resolving its nodes, -o wide its cordon policy and workflow', async () => {
+    const name = uniqueName('op-count');
+    applyPlan(name, { nodeNames: [`${pool}-nope-1`, `${pool}-nope-2`, `${pool}-nope-3`] });
+    await waitPlan(name, phaseIs('Failed'), 60_000, 'Failed');
+    // The workflow's final status has no nodes (nodesTotal 0); the operator fills in the count once.
+    const plan = await waitPlan(name, (p) => p.status?.nodesTotal === 3, 30_000, 'nodesTotal 3');
+    assert.equal(plan.status?.reason, 'NodeNotFound');
+    const rows = (args: string[]) =>
+      kubectl(['get', 'mp', name, ...args])
+        .trim()
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/));
+    const [header, row] = rows([]);
+    assert.deepEqual(header, ['NAME', 'PHASE', 'REASON', 'DRAINED', 'NODES', 'EVICTED', 'PODS', 'AGE']);
+    assert.deepEqual(row?.slice(0, 5), [name, 'Failed', 'NodeNotFound', '0', '3']);
+    const [wideHeader, wideRow] = rows(['-o', 'wide']);
+    assert.deepEqual(wideHeader?.slice(-2), ['CORDON', 'WORKFLOW']);
+    assert.deepEqual(wideRow?.slice(-2), ['PerNode', wfId(plan)]);
+    await deletePlan(name, 30_000);
+  });
+
   it('hands the Lease to a standby replica within seconds when the leader stops', async () => {
     const standby = await startDrainflow({ args: h.operatorArgs(await freePort()), env: drainflowEnv() });
     try {

@@ -55,3 +55,10 @@ export function kubectlPath(): string {
   const v = stackVersions();
   return must(join(cacheDir(), `k8s-${v.K8S_VERSION}`, 'bin', 'kubectl'), 'kubectl');
 }
+
+/** Path of the project's helm (HELM_VERSION, built from its Go module). @throws Error when not built. */
+export function helmPath(): string {
+  if (process.env.DRAINFLOW_HELM) return must(process.env.DRAINFLOW_HELM, 'helm');
+  const v = stackVersions();
+  return must(join(cacheDir(), `helm-${v.HELM_VERSION}`, 'bin', 'helm'), 'helm');
+}

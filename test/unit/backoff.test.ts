@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { backoffSeconds, cooldownSeconds, parseHttpDate, parseRetryAfter } from '../../src/drain/backoff.js';
+import { backoffSeconds, cooldownSeconds } from '../../src/drain/backoff.js';
+import { parseHttpDate, parseRetryAfter } from '../../src/k8s/retry-after.js';
 
 const DEFAULTS = { initialSeconds: 5, maxSeconds: 120 };
 // 1994-11-06T08:49:37Z, the RFC 9110 example date.

@@ -3,18 +3,28 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { MaintenancePlanSpecSchema, MaintenancePlanStatusSchema, parseSpec } from '../../src/api/plan.js';
+import {
+  LABEL_VALUE,
+  MaintenancePlanSpecSchema,
+  MaintenancePlanStatusSchema,
+  NODE_NAME,
+  parseSpec,
+} from '../../src/api/plan.js';
 import {
   applyDefaults,
   buildCrd,
-  CRD_PATH,
+  CRD_PATHS,
   DEADLINE_POLICY_RULES,
+  enumOfRule,
+  formatRule,
   renderCrdYaml,
   toStructural,
   type JSONSchemaProps,
+  type ValidationRule,
 } from '../../scripts/gen-crd.js';
 
 /** What the test compares per field path, read from either side. */
@@ -119,17 +129,21 @@ function walkZod(schema: AnyZod, path: string, out: Map<string, FieldInfo>, requ
 function walkCrd(node: JSONSchemaProps, path: string, out: Map<string, FieldInfo>, required = true): void {
   const lengthLike = node.type === 'string' ? 'Length' : node.type === 'array' ? 'Items' : '';
   const rec = node as Record<string, unknown>;
+  const rules = node['x-kubernetes-validations'] ?? [];
+  // In the spec, enums and required fields are CEL rules (gen-crd.ts: enumRule, requiredRule).
+  const celEnum = rules.map(enumOfRule).find((e) => e !== undefined);
+  const celRequired = rules.filter((r) => /^has\(self\.\w+\)$/.test(r.rule)).map((r) => r.rule.slice(9, -1));
   out.set(path, {
     type: node.type ?? '?',
     description: node.description,
-    enum: node.enum,
+    enum: node.enum ?? celEnum,
     default: node.default,
     required,
     minimum: lengthLike ? (rec[`min${lengthLike}`] as number | undefined) : node.minimum,
     maximum: lengthLike ? (rec[`max${lengthLike}`] as number | undefined) : node.maximum,
   });
   for (const [name, sub] of Object.entries(node.properties ?? {})) {
-    walkCrd(sub, child(path, name), out, node.required?.includes(name) ?? false);
+    walkCrd(sub, child(path, name), out, (node.required ?? celRequired).includes(name));
   }
   if (node.items) walkCrd(node.items, `${path}[]`, out);
   if (node.additionalProperties) walkCrd(node.additionalProperties, `${path}{}`, out);
@@ -152,12 +166,14 @@ function fields(): { zod: Map<string, FieldInfo>; crd: Map<string, FieldInfo> } 
 }
 
 describe('CRD file', () => {
-  it('the committed YAML is exactly what `npm run gen:crd` produces now', async () => {
-    const committed = readFileSync(CRD_PATH, 'utf8');
-    assert.equal(committed, await renderCrdYaml(), `${CRD_PATH} is stale: run \`npm run gen:crd\``);
-    assert.deepEqual(parse(committed), buildCrd());
-    assert.match(committed, /^# GENERATED .*DO NOT EDIT/);
-  });
+  for (const path of CRD_PATHS) {
+    it(`the committed YAML is exactly what \`npm run gen:crd\` produces now: ${relative(process.cwd(), path)}`, async () => {
+      const committed = readFileSync(path, 'utf8');
+      assert.equal(committed, await renderCrdYaml(), `${path} is stale: run \`npm run gen:crd\``);
+      assert.deepEqual(parse(committed), buildCrd());
+      assert.match(committed, /^# GENERATED .*DO NOT EDIT/);
+    });
+  }
 
   it('names the resource from the constants of src/api/plan.ts', () => {
     assert.equal(crd.metadata.name, 'maintenanceplans.maintenance.drainflow.dev');
@@ -173,7 +189,9 @@ describe('CRD file', () => {
     assert.equal(version.name, 'v1alpha1');
     assert.ok(version.served && version.storage);
     assert.deepEqual(version.subresources, { status: {} });
-    assert.deepEqual(root.required, ['spec']);
+    // spec is required by a CEL rule, not `required` (see buildCrd).
+    assert.equal(root.required, undefined);
+    assert.deepEqual(root['x-kubernetes-validations']?.[0]?.rule, 'has(self.spec)');
   });
 
   it('has printer columns that point at declared fields of the right type', () => {
@@ -187,7 +205,14 @@ describe('CRD file', () => {
         ['Evicted', 'integer', '.status.evictionProgress.evicted'],
         ['Pods', 'integer', '.status.evictionProgress.total'],
         ['Age', 'date', '.metadata.creationTimestamp'],
+        ['Cordon', 'string', '.spec.cordon'],
+        ['Workflow', 'string', '.status.workflow.workflowId'],
       ],
+    );
+    assert.deepEqual(
+      version.additionalPrinterColumns.filter((c) => c.priority === 1).map((c) => c.name),
+      ['Cordon', 'Workflow'],
+      'only in -o wide',
     );
     const { crd: declared } = fields();
     for (const col of version.additionalPrinterColumns) {
@@ -204,24 +229,157 @@ describe('CRD file', () => {
         ?.filter((v) => !DEADLINE_POLICY_RULES.some((d) => d.rule === v.rule))
         .map((v) => v.message),
       [
-        'spec.nodeNames or spec.nodeSelector is required',
-        'spec.nodeSelector must not be empty: an empty selector selects every node of the cluster',
+        'spec.nodeNames or spec.nodeSelector is required: a non-empty list of node names, or a label selector of nodes',
+        'must not be empty: an empty selector selects every node of the cluster (give matchLabels or matchExpressions)',
         'spec.nodeNames and spec.nodeSelector cannot be added or removed after the plan is created',
       ],
     );
-    for (const f of ['nodeNames', 'drainTimeoutSeconds', 'eviction', 'podSelection', 'uncordon']) {
+    for (const f of ['drainTimeoutSeconds', 'eviction', 'podSelection', 'uncordon', 'cordon']) {
       assert.equal(
-        specSchema.properties![f]!['x-kubernetes-validations']?.[0]?.rule,
+        specSchema.properties![f]!['x-kubernetes-validations']?.at(-1)?.rule,
         'self == oldSelf',
         `spec.${f} immutable`,
       );
     }
+    const nodeNames = specSchema.properties!.nodeNames!;
+    assert.equal(nodeNames['x-kubernetes-list-type'], 'set', 'each node name once');
+    // A set compares equal in any order in CEL; the order is the plan's, so it is compared joined.
+    assert.equal(nodeNames['x-kubernetes-validations']?.[0]?.rule, "self.join(',') == oldSelf.join(',')");
+    assert.deepEqual(nodeNames.items!['x-kubernetes-validations'], [formatRule(NODE_NAME)]);
+    assert.equal(nodeNames.items!.maxLength, 253);
     const backoff = specSchema.properties!.eviction!.properties!.retryBackoff!;
     assert.match(backoff['x-kubernetes-validations']![0]!.rule, /self\.initialSeconds <= self\.maxSeconds/);
     const conditions = statusSchema.properties!.conditions!;
     assert.equal(conditions['x-kubernetes-list-type'], 'map');
     assert.deepEqual(conditions['x-kubernetes-list-map-keys'], ['type']);
   });
+
+  it('both selectors check their label keys and values and the values of each operator', () => {
+    for (const [name, sel] of [
+      ['nodeSelector', specSchema.properties!.nodeSelector!],
+      ['podSelector', specSchema.properties!.podSelection!.properties!.podSelector!],
+    ] as const) {
+      const labels = sel.properties!.matchLabels!;
+      assert.equal(labels.maxProperties, 64, `${name}: bounded for the CEL cost estimate`);
+      assert.match(labels['x-kubernetes-validations']![0]!.rule, /^self\.all\(k, k\.matches\(/);
+      assert.deepEqual(labels.additionalProperties!['x-kubernetes-validations'], [formatRule(LABEL_VALUE)]);
+      const req = sel.properties!.matchExpressions!.items!;
+      assert.deepEqual(
+        req['x-kubernetes-validations']!.map((r) => [r.fieldPath, r.reason]),
+        [
+          ['.key', 'FieldValueRequired'],
+          ['.operator', 'FieldValueRequired'],
+          ['.values', 'FieldValueRequired'],
+          ['.values', 'FieldValueForbidden'],
+        ],
+      );
+      assert.deepEqual(enumOfRule(req.properties!.operator!['x-kubernetes-validations']![0]!), [
+        'In',
+        'NotIn',
+        'Exists',
+        'DoesNotExist',
+      ]);
+    }
+  });
+
+  it('nothing in the spec makes the API server skip the CEL rules but types and size bounds', () => {
+    // enum, pattern and required violations would (customresource strategy hasBlockingErr); they are
+    // CEL rules instead. Every rule has a reason, so no message reads `Invalid value: "string"`.
+    const rules: Array<[string, ValidationRule]> = [];
+    const walk = (node: JSONSchemaProps, path: string): void => {
+      if (path.startsWith('spec')) {
+        assert.equal(node.enum, undefined, `${path}: enum`);
+        assert.equal(node.pattern, undefined, `${path}: pattern`);
+        assert.equal(node.required, undefined, `${path}: required`);
+      }
+      for (const r of node['x-kubernetes-validations'] ?? []) rules.push([path, r]);
+      for (const [n, sub] of Object.entries(node.properties ?? {})) walk(sub, child(path, n));
+      if (node.items) walk(node.items, `${path}[]`);
+      if (node.additionalProperties) walk(node.additionalProperties, `${path}{}`);
+    };
+    walk(root, '');
+    assert.ok(rules.length > 20, `${rules.length} rules`);
+    for (const [path, r] of rules) {
+      assert.ok(
+        r.reason === 'FieldValueForbidden' || r.reason === 'FieldValueRequired',
+        `${path}: rule ${r.rule} has reason ${r.reason}`,
+      );
+    }
+  });
+});
+
+describe('spec formats: zod refuses what the CRD refuses', () => {
+  const long = (n: number) => 'a'.repeat(n);
+  const cases: Array<[string, unknown, RegExp | undefined]> = [
+    ['a dotted node name', { nodeNames: ['n1.example.com', 'n-2'] }, undefined],
+    ['a node name of 253 characters', { nodeNames: [long(253)] }, undefined],
+    ['a node name of 254 characters', { nodeNames: [long(254)] }, /nodeNames\.0/],
+    ['an upper-case node name', { nodeNames: ['Node_1'] }, /nodeNames\.0: must be a node name/],
+    ['a node name ending in -', { nodeNames: ['n1-'] }, /nodeNames\.0: must be a node name/],
+    ['an empty node name', { nodeNames: [''] }, /nodeNames\.0: must be a node name/],
+    ['a node named twice', { nodeNames: ['n1', 'n1'] }, /nodeNames: must not name a node twice/],
+    [
+      'prefixed and empty label values',
+      { nodeSelector: { matchLabels: { 'example.com/pool': '', k: 'v-1.2_3' } } },
+      undefined,
+    ],
+    ['a label key with a space', { nodeSelector: { matchLabels: { 'a b': 'x' } } }, /must be a label key/],
+    ['a label key with two /', { nodeSelector: { matchLabels: { 'x/y/z': 'x' } } }, /must be a label key/],
+    [
+      'a label key prefix of 254 characters',
+      { nodeSelector: { matchLabels: { [`${long(254)}/x`]: 'x' } } },
+      /must be a label key/,
+    ],
+    [
+      'a label key name of 64 characters',
+      { nodeSelector: { matchLabels: { [long(64)]: 'x' } } },
+      /label key/,
+    ],
+    [
+      'a bad label value',
+      { nodeSelector: { matchLabels: { k: 'bad value!' } } },
+      /matchLabels\.k: must be a label value/,
+    ],
+    [
+      'In without values',
+      { nodeSelector: { matchExpressions: [{ key: 'k', operator: 'In' }] } },
+      /matchExpressions\.0\.values: must not be empty for operator In/,
+    ],
+    [
+      'Exists with values',
+      {
+        nodeNames: ['a'],
+        podSelection: {
+          podSelector: { matchExpressions: [{ key: 'k', operator: 'Exists', values: ['x'] }] },
+        },
+      },
+      /matchExpressions\.0\.values: must be empty for operator Exists/,
+    ],
+    [
+      'NotIn with values and DoesNotExist without',
+      {
+        nodeSelector: {
+          matchExpressions: [
+            { key: 'k', operator: 'NotIn', values: ['x', ''] },
+            { key: 'example.com/j', operator: 'DoesNotExist' },
+          ],
+        },
+      },
+      undefined,
+    ],
+  ];
+  for (const [name, spec, error] of cases) {
+    it(`${error ? 'refuses' : 'accepts'} ${name}`, () => {
+      const r = MaintenancePlanSpecSchema.safeParse(spec);
+      if (!error) {
+        assert.ok(r.success, r.error?.message);
+        return;
+      }
+      assert.ok(!r.success, 'accepted');
+      const text = r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n');
+      assert.match(text, error);
+    });
+  }
 });
 
 describe('CRD rules of the deadline policy', () => {
@@ -231,12 +389,15 @@ describe('CRD rules of the deadline policy', () => {
     assert.ok(rule, 'the nodeDrainTimeoutSeconds <= drainTimeoutSeconds rule');
     assert.equal(rule.fieldPath, '.nodeDrainTimeoutSeconds');
     for (const f of ['onDeadline', 'nodeDrainTimeoutSeconds', 'deadlineWarningSeconds'])
-      assert.equal(
-        specSchema.properties![f]!['x-kubernetes-validations']?.[0]?.rule,
-        'self == oldSelf',
+      assert.ok(
+        specSchema.properties![f]!['x-kubernetes-validations']?.some((v) => v.rule === 'self == oldSelf'),
         `spec.${f} immutable`,
       );
-    assert.deepEqual(specSchema.properties!.onDeadline!.enum, ['Stop', 'SkipNode', 'DeletePods']);
+    const onDeadline = specSchema.properties!.onDeadline!['x-kubernetes-validations'] ?? [];
+    assert.deepEqual(
+      onDeadline.map(enumOfRule).find((e) => e !== undefined),
+      ['Stop', 'SkipNode', 'DeletePods'],
+    );
     assert.equal(specSchema.properties!.onDeadline!.default, 'Stop');
     assert.equal(specSchema.properties!.deadlineWarningSeconds!.default, 300);
     assert.equal(specSchema.properties!.nodeDrainTimeoutSeconds!.minimum, 1);
@@ -515,6 +676,11 @@ describe('generator refuses what a structural schema cannot express', () => {
       /x\.o: zod default \{"n":2\} differs from its fields' defaults \{"n":1\}/,
     ],
     ['a free-form object', z.object({ a: z.looseObject({}).describe('a') }), /x\.a: free-form objects/],
+    [
+      'a pattern that is not a named format',
+      z.object({ a: z.string().regex(/^x+$/).describe('a') }),
+      /x\.a: pattern \^x\+\$ is not one of STRING_FORMATS/,
+    ],
   ];
   for (const [name, schema, message] of cases) {
     it(name, () => assert.throws(() => convert(schema), message));

@@ -1,30 +1,34 @@
 /**
- * The few MaintenancePlan writes the operator makes: the finalizer (merge patch of
- * metadata.finalizers guarded by resourceVersion, never a PUT of the whole object) and the
- * InvalidSpec status (merge patch of the status subresource).
+ * The MaintenancePlan API: every read and write of a plan, for the activities (read, status PUT),
+ * the operator (list for its informer, finalizer, InvalidSpec status) and the CLI (read, spec
+ * flags).
+ *
+ * Writes never PUT the whole object: the finalizer is a merge patch of metadata.finalizers guarded
+ * by resourceVersion; the spec flags and the InvalidSpec status are merge patches; the workflow's
+ * status is a PUT of the status subresource with the resourceVersion read.
+ *
+ * Errors are the client's as thrown (`ApiException` with the HTTP code, or a transport error),
+ * except where a method says otherwise; callers classify them (src/k8s/errors.ts).
  */
 import {
   CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import {
+  API_VERSION,
   FINALIZER,
   GROUP,
+  KIND,
   PLURAL,
   VERSION,
   type MaintenancePlan,
+  type MaintenancePlanSpec,
   type MaintenancePlanStatus,
 } from '../api/plan.js';
-import { apiCode } from './lease.js';
-
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
-/** Read-modify-write attempts before a run of 409 Conflicts is reported as an error. */
-const CONFLICT_ATTEMPTS = 5;
+import { apiCode } from './errors.js';
+import { CONFLICT, MERGE_PATCH, retryOnConflict } from './patch.js';
 
 /** API path of the MaintenancePlans (cluster-scoped), for the informer's watch. */
 export const PLANS_PATH = `/apis/${GROUP}/${VERSION}/${PLURAL}`;
@@ -37,10 +41,11 @@ export function asPlan(obj: KubernetesObject): MaintenancePlan {
   return obj as unknown as MaintenancePlan;
 }
 
-/** The MaintenancePlan calls of the operator. */
+/** The MaintenancePlan calls of drainflow (cluster-scoped custom objects of {@link GROUP}). */
 export class PlanApi {
   private readonly custom: CustomObjectsApi;
 
+  /** @param kubeConfig where and as whom to reach the API server. */
   constructor(kubeConfig: KubeConfig) {
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
   }
@@ -55,7 +60,7 @@ export class PlanApi {
     })) as KubernetesListObject<KubernetesObject>;
   }
 
-  /** Reads one plan; `undefined` when absent. */
+  /** Reads one plan as raw JSON (timestamps are strings); `undefined` when absent (404). */
   async get(name: string): Promise<MaintenancePlan | undefined> {
     try {
       return (await this.custom.getClusterCustomObject({
@@ -97,16 +102,39 @@ export class PlanApi {
   }
 
   /**
+   * Replaces the status of `plan` (as read) through the status subresource: a PUT of the object with
+   * its resourceVersion, so a concurrent writer makes it fail with 409 Conflict.
+   */
+  async replaceStatus(plan: MaintenancePlan, status: MaintenancePlanStatus): Promise<void> {
+    await this.custom.replaceClusterCustomObjectStatus({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      name: plan.metadata.name,
+      body: { ...plan, apiVersion: API_VERSION, kind: KIND, status },
+    });
+  }
+
+  /** Merge-patches fields of the plan's spec (e.g. `{ paused: true }`), unguarded. */
+  async patchSpec(name: string, spec: Partial<MaintenancePlanSpec>): Promise<void> {
+    await this.custom.patchClusterCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, name, body: { spec } },
+      MERGE_PATCH,
+    );
+  }
+
+  /**
    * Reads the plan fresh and merge-patches metadata.finalizers to `edit`'s answer (undefined: no
    * change), with the resourceVersion read so a concurrent writer causes a 409 and a retry.
    * @returns the plan after the edit, or `undefined` when the plan (with this uid) is gone.
+   * @throws TransientKubernetesError after a run of conflicts (src/k8s/patch.ts).
    */
   private async editFinalizers(
     name: string,
     uid: string,
     edit: (plan: MaintenancePlan, finalizers: string[]) => string[] | undefined,
   ): Promise<MaintenancePlan | undefined> {
-    for (let attempt = 1; attempt <= CONFLICT_ATTEMPTS; attempt++) {
+    return retryOnConflict(`${PLURAL}/${name} metadata.finalizers`, async () => {
       const plan = await this.get(name);
       if (!plan || plan.metadata.uid !== uid) return undefined;
       const next = edit(plan, plan.metadata.finalizers ?? []);
@@ -124,13 +152,10 @@ export class PlanApi {
         )) as MaintenancePlan;
       } catch (err) {
         const code = apiCode(err);
-        if (code === 409) continue;
+        if (code === 409) return CONFLICT;
         if (code === 404) return undefined;
         throw err;
       }
-    }
-    throw new Error(
-      `${PLURAL}/${name}: ${CONFLICT_ATTEMPTS} conflicting updates of metadata.finalizers in a row`,
-    );
+    });
   }
 }

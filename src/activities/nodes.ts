@@ -1,0 +1,160 @@
+/**
+ * The node activities: {@link DrainActivities.resolveNodes}, and the node claim's two writes,
+ * {@link DrainActivities.cordonNode} and {@link DrainActivities.releaseNode} (the claim's
+ * annotations are described in src/k8s/node-claim.ts). Used by the worker and, for the deletion
+ * hand-back without a workflow, by the operator.
+ */
+import type { Logger } from 'pino';
+import type { LabelSelector } from '../api/plan.js';
+import { matchesLabelSelector } from '../drain/selector.js';
+import {
+  NODE_CLAIM_ANNOTATION,
+  NODE_CLAIM_UID_ANNOTATION,
+  NODE_WAS_UNSCHEDULABLE_ANNOTATION,
+  heldBy,
+} from '../k8s/node-claim.js';
+import { CONFLICT, retryOnConflict } from '../k8s/patch.js';
+import type { KubernetesPort } from '../k8s/port.js';
+import type { CordonResult, DrainActivities, ResolvedNodes } from './types.js';
+
+/** The node activities. */
+export type NodeActivities = Pick<DrainActivities, 'resolveNodes' | 'cordonNode' | 'releaseNode'>;
+
+/**
+ * Builds the node activities over `port`.
+ *
+ * @param port the Kubernetes calls (src/k8s/port.ts).
+ * @param log where claims and releases are logged.
+ */
+export function createNodeActivities(port: KubernetesPort, log: Logger): NodeActivities {
+  return {
+    /**
+     * Lists all nodes (paged) and keeps those named in `nodeNames` or matching `nodeSelector`
+     * (metav1.LabelSelector semantics; an absent selector selects nothing, `{}` selects every node).
+     *
+     * @returns existing node names sorted and deduplicated, plus the `nodeNames` that do not exist.
+     * @throws TransientKubernetesError on transport errors / 5xx; PermanentKubernetesError on 4xx.
+     */
+    async resolveNodes(input) {
+      const names = new Set(input.nodeNames ?? []);
+      const found = new Set<string>();
+      const existing = new Set<string>();
+      for await (const node of port.listNodes()) {
+        const name = node.metadata?.name;
+        if (!name) continue;
+        existing.add(name);
+        if (names.has(name)) found.add(name);
+        if (
+          input.nodeSelector !== undefined &&
+          matchesLabelSelector(node.metadata?.labels, input.nodeSelector as LabelSelector)
+        ) {
+          found.add(name);
+        }
+      }
+      const result: ResolvedNodes = {
+        nodes: [...found].sort(),
+        missing: [...names].filter((n) => !existing.has(n)).sort(),
+      };
+      return result;
+    },
+
+    /**
+     * Claims and cordons a node with one merge patch guarded by the node's resourceVersion (409 Conflict
+     * → re-read and retry, see src/k8s/patch.ts). First claim: sets {@link NODE_CLAIM_ANNOTATION} =
+     * plan name, {@link NODE_CLAIM_UID_ANNOTATION} = plan uid, {@link NODE_WAS_UNSCHEDULABLE_ANNOTATION} =
+     * `'true'|'false'` (spec.unschedulable before) and `spec.unschedulable: true`. Already claimed by
+     * this plan: re-cordons if someone uncordoned it and returns the recorded `wasUnschedulable`.
+     * Claimed by another plan (other name, or same name with another uid): changes nothing.
+     *
+     * @throws TransientKubernetesError when conflicts persist or on transport errors / 5xx.
+     */
+    async cordonNode({ plan, node }) {
+      return retryOnConflict<CordonResult>(`cordon node ${node}`, async (attempt) => {
+        const current = await port.readNode(node);
+        if (!current) return { outcome: 'NodeNotFound' };
+        const ann = current.metadata?.annotations ?? {};
+        const holder = heldBy(current, plan);
+        if (holder === 'other') {
+          return { outcome: 'HeldByOtherPlan', heldBy: ann[NODE_CLAIM_ANNOTATION] ?? '' };
+        }
+        const rv = current.metadata?.resourceVersion;
+        let result: CordonResult;
+        let patch: object | undefined;
+        if (holder === 'self') {
+          result = {
+            outcome: 'Cordoned',
+            wasUnschedulable: ann[NODE_WAS_UNSCHEDULABLE_ANNOTATION] === 'true',
+          };
+          if (current.spec?.unschedulable !== true || ann[NODE_CLAIM_UID_ANNOTATION] === undefined) {
+            patch = {
+              metadata: { resourceVersion: rv, annotations: { [NODE_CLAIM_UID_ANNOTATION]: plan.uid } },
+              spec: { unschedulable: true },
+            };
+          }
+        } else {
+          const wasUnschedulable = current.spec?.unschedulable === true;
+          result = { outcome: 'Cordoned', wasUnschedulable };
+          patch = {
+            metadata: {
+              resourceVersion: rv,
+              annotations: {
+                [NODE_CLAIM_ANNOTATION]: plan.name,
+                [NODE_CLAIM_UID_ANNOTATION]: plan.uid,
+                [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: String(wasUnschedulable),
+              },
+            },
+            spec: { unschedulable: true },
+          };
+        }
+        if (patch === undefined) return result;
+        const patched = await port.patchNode(node, patch);
+        if (patched === 'gone') return { outcome: 'NodeNotFound' };
+        if (patched === 'conflict') {
+          log.debug({ node, attempt }, 'cordonNode: node changed since read, retrying');
+          return CONFLICT;
+        }
+        log.info(
+          { node, plan: plan.name, wasUnschedulable: result.wasUnschedulable },
+          'node claimed and cordoned',
+        );
+        return result;
+      });
+    },
+
+    /**
+     * Removes this plan's claim from a node with one resourceVersion-guarded merge patch (conflicts
+     * retried), and sets `spec.unschedulable` back to unset when `uncordon` is true and the node was
+     * not unschedulable before the plan ({@link NODE_WAS_UNSCHEDULABLE_ANNOTATION} != `'true'`).
+     * A node that is missing or not claimed by this plan (name and uid) is left alone.
+     *
+     * @returns `uncordoned: true` when this call made the node schedulable again.
+     * @throws TransientKubernetesError when conflicts persist or on transport errors / 5xx.
+     */
+    async releaseNode({ plan, node, uncordon }) {
+      return retryOnConflict(`release node ${node}`, async () => {
+        const current = await port.readNode(node);
+        if (!current || heldBy(current, plan) !== 'self') return { uncordoned: false };
+        const ann = current.metadata?.annotations ?? {};
+        const doUncordon = uncordon && ann[NODE_WAS_UNSCHEDULABLE_ANNOTATION] !== 'true';
+        const patch: { metadata: object; spec?: object } = {
+          metadata: {
+            resourceVersion: current.metadata?.resourceVersion,
+            annotations: {
+              [NODE_CLAIM_ANNOTATION]: null,
+              [NODE_CLAIM_UID_ANNOTATION]: null,
+              [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: null,
+            },
+          },
+        };
+        // `null` deletes the field, as `kubectl uncordon` leaves it (unschedulable is omitempty).
+        if (doUncordon) patch.spec = { unschedulable: null };
+        const patched = await port.patchNode(node, patch);
+        if (patched === 'gone') return { uncordoned: false };
+        if (patched === 'conflict') return CONFLICT;
+        const uncordoned = doUncordon && current.spec?.unschedulable === true;
+        log.info({ node, plan: plan.name, uncordoned }, 'node released');
+        return { uncordoned };
+      });
+    },
+  };
+}

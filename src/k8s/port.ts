@@ -1,0 +1,309 @@
+/**
+ * The Kubernetes calls of the drain activities, as one port: {@link KubernetesPort} is what
+ * src/activities depends on, {@link createKubernetesPort} the implementation over
+ * `@kubernetes/client-node` (unit tests pass a fake).
+ *
+ * Every method either answers (reads answer `undefined` for 404; guarded writes answer `'conflict'`
+ * for 409 and `'gone'` for 404) or throws a classified error ({@link classifyError}): a
+ * {@link TransientKubernetesError} for transport errors, 408, 429 and 5xx, a
+ * {@link PermanentKubernetesError} for other 4xx. The exception is {@link KubernetesPort.evictPod},
+ * which hands back the raw answer for the eviction activity's own classification.
+ *
+ * RBAC: nodes get/list/watch/patch; pods get/list/watch; pods/eviction create;
+ * poddisruptionbudgets get/list/watch; maintenanceplans get and maintenanceplans/status update;
+ * events get/create/patch in `default`.
+ */
+import {
+  CoreV1Api,
+  Observable,
+  PolicyV1Api,
+  ResponseContext,
+  Watch,
+  type ConfigurationOptions,
+  type KubeConfig,
+  type ObservableMiddleware,
+  type V1Node,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+} from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { PLURAL, type MaintenancePlan, type MaintenancePlanStatus } from '../api/plan.js';
+import type { EvictInput } from '../activities/types.js';
+import { apiCode, classifyError, isApiException, type RawAnswer } from './errors.js';
+import { EventRecorder, type PlanEvent } from './events.js';
+import { MERGE_PATCH } from './patch.js';
+import { PlanApi } from './plans.js';
+import { waitForObject, type WaitCondition, type WaitControl } from './wait.js';
+
+/** Page size of list calls. */
+export const LIST_PAGE_SIZE = 500;
+
+/** The Kubernetes calls the activities make. See the module comment for the error contract. */
+export interface KubernetesPort {
+  /** Every Node, one page (`GET /api/v1/nodes?limit=500`) at a time, so a large cluster is never held whole. */
+  listNodes(): AsyncIterable<V1Node>;
+  /** One Node, `undefined` when absent. */
+  readNode(name: string): Promise<V1Node | undefined>;
+  /**
+   * A JSON merge patch of a Node; a `metadata.resourceVersion` in `patch` guards it.
+   * @returns the patched Node, `'conflict'` on 409, `'gone'` on 404.
+   */
+  patchNode(name: string, patch: object): Promise<V1Node | 'conflict' | 'gone'>;
+  /** Every Pod bound to the node (`fieldSelector spec.nodeName=<node>`, all namespaces, paged). */
+  listNodePods(node: string): Promise<V1Pod[]>;
+  /** Every policy/v1 PodDisruptionBudget of the namespace (paged). */
+  listPdbs(namespace: string): Promise<V1PodDisruptionBudget[]>;
+  /** One Pod, `undefined` when absent. */
+  readPod(namespace: string, name: string): Promise<V1Pod | undefined>;
+  /**
+   * Sends one Eviction (`POST .../pods/{name}/eviction`, policy/v1, `deleteOptions.preconditions.uid`
+   * and the optional `gracePeriodSeconds`) and hands back the server's raw answer, whatever its code.
+   * `signal` aborts the HTTP request (a signal already aborted sends nothing).
+   *
+   * @returns the answer; `'aborted'` when `signal` aborted before an answer arrived.
+   * @throws TransientKubernetesError when no answer came for another reason (transport error).
+   */
+  evictPod(input: EvictInput, signal?: AbortSignal): Promise<RawAnswer | 'aborted'>;
+  /** Waits on the Pod `namespace/name` (list, then watch) until `cond` answers. */
+  waitForPod<R>(namespace: string, name: string, cond: WaitCondition<R>, control: WaitControl): Promise<R>;
+  /** Waits on the PodDisruptionBudget `namespace/name` (list, then watch) until `cond` answers. */
+  waitForPdb<R>(namespace: string, name: string, cond: WaitCondition<R>, control: WaitControl): Promise<R>;
+  /** One MaintenancePlan as raw JSON, `undefined` when absent. */
+  readPlan(name: string): Promise<MaintenancePlan | undefined>;
+  /**
+   * PUT of the status subresource of `plan` as read (its resourceVersion guards it).
+   * @returns `'written'`, `'conflict'` on 409, `'gone'` on 404.
+   */
+  replacePlanStatus(
+    plan: MaintenancePlan,
+    status: MaintenancePlanStatus,
+  ): Promise<'written' | 'conflict' | 'gone'>;
+  /** Records an Event on a plan; best effort, never throws ({@link EventRecorder.record}). */
+  recordEvent(event: PlanEvent): Promise<void>;
+}
+
+/**
+ * The {@link KubernetesPort} over one KubeConfig: API clients created once, every call to the
+ * current context's cluster.
+ *
+ * @param kubeConfig where and as whom to reach the API server.
+ * @param log for the waits' retries and failed Event recordings.
+ */
+export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): KubernetesPort {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const policy = kubeConfig.makeApiClient(PolicyV1Api);
+  const plans = new PlanApi(kubeConfig);
+  const events = new EventRecorder(kubeConfig, log);
+  const watcher = new Watch(kubeConfig);
+
+  /** Follows `continue` tokens until the last page, classifying errors as `what`. */
+  async function listAll<T>(
+    what: string,
+    page: (cont: string | undefined) => Promise<{ items: T[]; metadata?: { _continue?: string } }>,
+  ): Promise<T[]> {
+    const out: T[] = [];
+    let cont: string | undefined;
+    do {
+      let p;
+      try {
+        p = await page(cont);
+      } catch (err) {
+        throw classifyError(err, what);
+      }
+      out.push(...p.items);
+      cont = p.metadata?._continue || undefined;
+    } while (cont);
+    return out;
+  }
+
+  return {
+    async *listNodes() {
+      let cont: string | undefined;
+      do {
+        let page;
+        try {
+          page = await core.listNode({ limit: LIST_PAGE_SIZE, _continue: cont });
+        } catch (err) {
+          throw classifyError(err, 'list nodes');
+        }
+        yield* page.items;
+        cont = page.metadata?._continue || undefined;
+      } while (cont);
+    },
+
+    async readNode(name) {
+      try {
+        return await core.readNode({ name });
+      } catch (err) {
+        if (apiCode(err) === 404) return undefined;
+        throw classifyError(err, `get node ${name}`);
+      }
+    },
+
+    async patchNode(name, patch) {
+      try {
+        return await core.patchNode({ name, body: patch }, MERGE_PATCH);
+      } catch (err) {
+        const code = apiCode(err);
+        if (code === 409) return 'conflict';
+        if (code === 404) return 'gone';
+        throw classifyError(err, `patch node ${name}`);
+      }
+    },
+
+    listNodePods: (node) =>
+      listAll(`list pods of node ${node}`, (cont) =>
+        core.listPodForAllNamespaces({
+          fieldSelector: `spec.nodeName=${node}`,
+          limit: LIST_PAGE_SIZE,
+          _continue: cont,
+        }),
+      ),
+
+    listPdbs: (namespace) =>
+      listAll(`list poddisruptionbudgets in ${namespace}`, (cont) =>
+        policy.listNamespacedPodDisruptionBudget({ namespace, limit: LIST_PAGE_SIZE, _continue: cont }),
+      ),
+
+    async readPod(namespace, name) {
+      try {
+        return await core.readNamespacedPod({ name, namespace });
+      } catch (err) {
+        if (apiCode(err) === 404) return undefined;
+        throw classifyError(err, `get pod ${namespace}/${name}`);
+      }
+    },
+
+    async evictPod(input, signal) {
+      const { namespace, name, uid } = input;
+      const deleteOptions: { preconditions: { uid: string }; gracePeriodSeconds?: number } = {
+        preconditions: { uid },
+      };
+      if (input.gracePeriodSeconds !== undefined) deleteOptions.gracePeriodSeconds = input.gracePeriodSeconds;
+      const capture = captureAnswer(signal);
+      try {
+        await core.createNamespacedPodEviction(
+          {
+            name,
+            namespace,
+            body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace }, deleteOptions },
+          },
+          capture.options,
+        );
+      } catch (err) {
+        const answer = capture.answer();
+        if (answer !== undefined) return answer;
+        if (signal?.aborted) return 'aborted';
+        if (isApiException(err)) {
+          return {
+            code: err.code,
+            headers: err.headers ?? {},
+            text: typeof err.body === 'string' ? err.body : JSON.stringify(err.body ?? ''),
+          };
+        }
+        throw classifyError(err, `evict pod ${namespace}/${name}`);
+      }
+      // The middleware saw every answer that reached the client; an empty 201 stands for none.
+      return capture.answer() ?? { code: 201, headers: {}, text: '' };
+    },
+
+    waitForPod: (namespace, name, cond, control) =>
+      waitForObject(
+        watcher,
+        log,
+        {
+          ...cond,
+          what: `pod ${namespace}/${name}`,
+          collectionPath: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+          name,
+          list: async () => {
+            const l = await core.listNamespacedPod({ namespace, fieldSelector: `metadata.name=${name}` });
+            return { item: l.items[0], resourceVersion: l.metadata?.resourceVersion };
+          },
+        },
+        control,
+      ),
+
+    waitForPdb: (namespace, name, cond, control) =>
+      waitForObject(
+        watcher,
+        log,
+        {
+          ...cond,
+          what: `poddisruptionbudget ${namespace}/${name}`,
+          collectionPath: `/apis/policy/v1/namespaces/${encodeURIComponent(namespace)}/poddisruptionbudgets`,
+          name,
+          list: async () => {
+            const l = await policy.listNamespacedPodDisruptionBudget({
+              namespace,
+              fieldSelector: `metadata.name=${name}`,
+            });
+            return { item: l.items[0], resourceVersion: l.metadata?.resourceVersion };
+          },
+        },
+        control,
+      ),
+
+    async readPlan(name) {
+      try {
+        return await plans.get(name);
+      } catch (err) {
+        throw classifyError(err, `get ${PLURAL}/${name}`);
+      }
+    },
+
+    async replacePlanStatus(plan, status) {
+      try {
+        await plans.replaceStatus(plan, status);
+        return 'written';
+      } catch (err) {
+        const code = apiCode(err);
+        if (code === 409) return 'conflict';
+        if (code === 404) return 'gone';
+        throw classifyError(err, `update ${PLURAL}/${plan.metadata.name}/status`);
+      }
+    },
+
+    recordEvent: (event) => events.record(event),
+  };
+}
+
+/**
+ * A per-call middleware that keeps the raw answer (code, headers, body text) of the request, so an
+ * answer can be classified from its real body whatever the generated client makes of it (it would
+ * deserialize a `Status` body of a 201 into an empty `V1Eviction`, and keeps error bodies as text).
+ *
+ * With `signal`, its `pre` hook sets the signal on the request (`RequestContext.setSignal`):
+ * client-node 2.0.1 sends requests with undici's `fetch(url, { ..., signal: request.getSignal() })`
+ * (dist/gen/http/isomorphic-fetch.js), which rejects at once without sending when the signal is
+ * already aborted, and otherwise aborts the connection (and a body still being read) when it aborts,
+ * rejecting with the signal's reason.
+ */
+function captureAnswer(signal?: AbortSignal): {
+  options: ConfigurationOptions<ObservableMiddleware>;
+  answer: () => RawAnswer | undefined;
+} {
+  let captured: RawAnswer | undefined;
+  const middleware: ObservableMiddleware = {
+    pre: (ctx) => {
+      if (signal) ctx.setSignal(signal);
+      return new Observable(Promise.resolve(ctx));
+    },
+    post: (resp) =>
+      new Observable(
+        (async () => {
+          const text = await resp.body.text();
+          captured = { code: resp.httpStatusCode, headers: { ...resp.headers }, text };
+          return new ResponseContext(resp.httpStatusCode, resp.headers, {
+            text: () => Promise.resolve(text),
+            binary: () => Promise.resolve(Buffer.from(text)),
+            stream: () => null,
+          });
+        })(),
+      ),
+  };
+  return {
+    options: { middleware: [middleware], middlewareMergeStrategy: 'append' },
+    answer: () => captured,
+  };
+}

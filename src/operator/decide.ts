@@ -1,0 +1,316 @@
+/**
+ * The operator's reconcile decision, pure: from what was observed of one plan (the informer's object,
+ * the operator's memory of it, and — only when the decision needs it — its workflow's state in
+ * Temporal) to the actions to take, in order, and what to remember afterwards. No I/O here; the
+ * controller observes, calls {@link decide}, and acts (src/operator/controller.ts).
+ *
+ * The rules (what the controller did before the split, unchanged):
+ *
+ * - A plan being deleted is cleaned up once, when it still carries the finalizer: abort a running
+ *   workflow (once), wait for it to close, hand back what the plan still claims, remove the finalizer.
+ * - Nothing is done for an object whose metadata.generation was handled already (the workflow's own
+ *   status writes), except filling in the node count of a plan that failed before resolving its nodes.
+ * - First sight of a plan whose workflow exists (the operator restarted): adopt it — add the finalizer,
+ *   and when the workflow runs and has not seen this generation, assert every flag.
+ * - A plan without a workflow: an invalid spec is marked Failed/InvalidSpec; a valid one gets the
+ *   finalizer, then its workflow — unless the status records that workflow (it ran, and Temporal no
+ *   longer knows it): a plan is never re-run.
+ * - A spec change of a plan with a workflow relays the flags that changed ({@link planSignals}); an
+ *   invalid change is reported by a Warning Event and not relayed.
+ */
+import type { MaintenancePlanSpec, PlanPhase } from '../api/plan.js';
+
+/** Final phases a plan can reach before its nodes are resolved (see {@link missingNodeCount}). */
+const FINAL_PHASES_FOR_NODE_COUNT: ReadonlySet<PlanPhase> = new Set<PlanPhase>(['Failed', 'Aborted']);
+
+/** The spec flags the operator relays as signals. */
+export interface Flags {
+  paused: boolean;
+  abort: boolean;
+  release: boolean;
+}
+
+/** The flags of a spec. */
+export function flagsOf(spec: MaintenancePlanSpec): Flags {
+  return { paused: spec.paused, abort: spec.abort, release: spec.release };
+}
+
+/** What the operator remembers of one plan (by UID), in memory only. */
+export interface Memory {
+  name: string;
+  /** metadata.generation last handled successfully; -1 until the first reconcile of the UID succeeds. */
+  generation: number;
+  /** Whether the plan's workflow exists (started by us or found). */
+  started: boolean;
+  /** The flags the workflow has been told (its input, then signals). */
+  relayed?: Flags;
+  /** Abort sent for the deletion. */
+  abortSent?: boolean;
+  /** Finalizer removed: nothing left to do for this UID. */
+  cleanedUp?: boolean;
+}
+
+/** The plan's workflow as Temporal describes it: absent, running, or closed (with its status name). */
+export type WorkflowState = { state: 'absent' } | { state: 'running' } | { state: 'closed'; status: string };
+
+/** What {@link decide} reads of the plan object. */
+export interface PlanView {
+  name: string;
+  uid: string;
+  generation: number;
+  deleting: boolean;
+  hasFinalizer: boolean;
+  /** status.workflow.workflowId, when the status records one. */
+  statusWorkflowId?: string;
+  /** status.observedGeneration (0 when absent). */
+  observedGeneration: number;
+  phase?: PlanPhase;
+  reason?: string;
+  /** status.nodesTotal (0 when absent). */
+  nodesTotal: number;
+  /** Length of status.nodes. */
+  statusNodes: number;
+  /** Length of spec.nodeNames as written (a list even in an invalid spec; 0 when absent). */
+  nodeNames: number;
+}
+
+/** Everything one decision reads. */
+export interface Observation {
+  plan: PlanView;
+  /** The plan's workflow ID (planWorkflowId). */
+  workflowId: string;
+  /** The parsed spec, or undefined with `invalid` saying why it does not parse. */
+  spec?: MaintenancePlanSpec;
+  invalid?: string;
+  memory?: Memory;
+  /** Set when {@link needsWorkflow} said so; otherwise not asked. */
+  workflow?: WorkflowState;
+}
+
+/** A signal the operator sends to the plan's workflow. */
+export type SignalName = 'pause' | 'resume' | 'release' | 'abort';
+
+/** One step the controller takes, in order. */
+export type Action =
+  | { type: 'log'; level: 'debug' | 'info' | 'warn'; msg: string; fields?: Record<string, unknown> }
+  /** Deletion: abort the running workflow first when `sendAbort`, wait for it when `running`, hand back, remove the finalizer. */
+  | { type: 'cleanup'; running: boolean; sendAbort: boolean; outcome?: string }
+  /**
+   * Add the finalizer. With `stopIfGone`, a plan that turns out gone or being deleted ends the run
+   * here (nothing new remembered; the next event says which).
+   */
+  | { type: 'ensureFinalizer'; stopIfGone: boolean }
+  | { type: 'startWorkflow' }
+  | { type: 'markInvalid'; message: string }
+  /** A Warning Event InvalidSpec on the plan. */
+  | { type: 'warnEvent'; reason: string; message: string }
+  /** Signal the workflow; when it is closed or unknown, skip the remaining signals. */
+  | { type: 'signal'; signal: SignalName }
+  /** Merge-patch status.nodesTotal. */
+  | { type: 'writeNodeCount'; nodesTotal: number };
+
+/** The outcome of {@link decide}. */
+export interface Decision {
+  /** Remember this before acting (so a failed action is retried from it). */
+  before?: Memory;
+  actions: Action[];
+  /** Remember this when every action succeeded (and none stopped the run). */
+  after?: Memory;
+}
+
+/**
+ * Whether {@link decide} needs the workflow's state for this plan (one Temporal describe call): on
+ * deletion (to abort a running workflow), and on first sight of a UID whose generation is to be handled.
+ */
+export function needsWorkflow(plan: PlanView, memory: Memory | undefined): boolean {
+  if (plan.deleting) return plan.hasFinalizer && !memory?.cleanedUp;
+  return memory === undefined;
+}
+
+/**
+ * Whether a plan that disappeared (deleted without the finalizer cleanup, e.g. the finalizer removed
+ * by hand) may still have a running workflow to abort, so its nodes are handed back rather than held
+ * forever: its workflow exists, and no cleanup or abort happened.
+ */
+export function mayAbortOnForget(memory: Memory | undefined): boolean {
+  return Boolean(memory?.started && !memory.cleanedUp && !memory.abortSent);
+}
+
+/**
+ * The signals that bring the workflow from the flags it was told (`before`; undefined: unknown,
+ * assert every one) to `now`, in the order they are sent: pause/resume, release, abort. When no
+ * flag changed (toggled and back) the pause state is restated, a no-op for the workflow that lets it
+ * record the generation. `abortReset`: spec.abort went back to false, which cannot be undone.
+ */
+export function planSignals(
+  before: Flags | undefined,
+  now: Flags,
+): { signals: SignalName[]; abortReset: boolean } {
+  const signals: SignalName[] = [];
+  const pause: SignalName = now.paused ? 'pause' : 'resume';
+  if (before === undefined || before.paused !== now.paused) signals.push(pause);
+  if (now.release && (before === undefined || !before.release)) signals.push('release');
+  if (now.abort && (before === undefined || !before.abort)) signals.push('abort');
+  const unchanged =
+    before !== undefined &&
+    before.paused === now.paused &&
+    before.release === now.release &&
+    before.abort === now.abort;
+  if (unchanged) signals.push(pause);
+  return { signals, abortReset: Boolean(before?.abort && !now.abort) };
+}
+
+/**
+ * The node count a failed plan should show when its status has none: a plan that failed before its
+ * nodes were resolved (NodeNotFound, ResolveFailed, InvalidSpec) has no status.nodes, so its Nodes
+ * column read 0 though it names nodes. Returns the number of spec.nodeNames, or undefined when
+ * nothing is to be written (not final, nodes recorded, a count already there, or a selector plan).
+ */
+export function missingNodeCount(plan: PlanView): number | undefined {
+  if (plan.phase === undefined || !FINAL_PHASES_FOR_NODE_COUNT.has(plan.phase)) return undefined;
+  if (plan.statusNodes > 0 || plan.nodesTotal > 0 || plan.nodeNames === 0) return undefined;
+  return plan.nodeNames;
+}
+
+function signalActions(before: Flags | undefined, spec: MaintenancePlanSpec): Action[] {
+  const { signals, abortReset } = planSignals(before, flagsOf(spec));
+  const actions: Action[] = signals.map((signal) => ({ type: 'signal', signal }));
+  if (abortReset)
+    actions.push({
+      type: 'log',
+      level: 'warn',
+      msg: 'spec.abort was reset to false; an abort cannot be undone',
+    });
+  return actions;
+}
+
+/**
+ * Decides what to do about one plan. Pure: the same observation gives the same decision.
+ * @throws Error when the observation lacks the workflow state {@link needsWorkflow} asked for.
+ */
+export function decide(obs: Observation): Decision {
+  const { plan, spec, invalid, memory } = obs;
+  const generation = plan.generation;
+  const workflow = (): WorkflowState => {
+    if (!obs.workflow) throw new Error(`decide: plan ${plan.name}: the workflow state was not observed`);
+    return obs.workflow;
+  };
+
+  if (plan.deleting) {
+    if (!plan.hasFinalizer || memory?.cleanedUp) return { actions: [] };
+    const wf = workflow();
+    const mem: Memory = memory ?? { name: plan.name, generation, started: false };
+    if (wf.state === 'running') {
+      return {
+        before: { ...mem, started: true },
+        actions: [{ type: 'cleanup', running: true, sendAbort: !mem.abortSent }],
+      };
+    }
+    const outcome =
+      wf.state === 'closed'
+        ? `workflow ${obs.workflowId} already closed (${wf.status})`
+        : `no workflow ${obs.workflowId}`;
+    return { before: mem, actions: [{ type: 'cleanup', running: false, sendAbort: false, outcome }] };
+  }
+
+  if (memory && memory.generation === generation) {
+    const actions: Action[] = [
+      { type: 'log', level: 'debug', msg: 'no spec change; nothing to do', fields: { generation } },
+    ];
+    const count = missingNodeCount(plan);
+    if (count !== undefined) actions.push({ type: 'writeNodeCount', nodesTotal: count });
+    return { actions };
+  }
+
+  // First sight of this UID since the operator started: does the workflow exist already?
+  if (!memory) {
+    const wf = workflow();
+    if (wf.state !== 'absent') {
+      const status = wf.state === 'running' ? 'RUNNING' : wf.status;
+      const actions: Action[] = [
+        {
+          type: 'log',
+          level: 'info',
+          msg: 'workflow exists already; not starting it again',
+          fields: { status, generation },
+        },
+        { type: 'ensureFinalizer', stopIfGone: false },
+      ];
+      // The workflow has not seen this generation (a relay may have been lost with the previous
+      // operator): assert every flag; the workflow treats repeats as no-ops.
+      if (wf.state === 'running' && spec && plan.observedGeneration < generation)
+        actions.push(...signalActions(undefined, spec));
+      const count = missingNodeCount(plan);
+      if (count !== undefined) actions.push({ type: 'writeNodeCount', nodesTotal: count });
+      return {
+        // generation -1 until this run succeeds, so a failed relay is retried (asserting every flag).
+        before: { name: plan.name, generation: -1, started: true },
+        actions,
+        after: {
+          name: plan.name,
+          generation,
+          started: true,
+          ...(spec ? { relayed: flagsOf(spec) } : {}),
+        },
+      };
+    }
+  }
+  const mem: Memory = memory ?? { name: plan.name, generation: -1, started: false };
+
+  if (!mem.started) {
+    if (!spec) {
+      return {
+        before: mem,
+        actions: [{ type: 'markInvalid', message: invalid ?? 'invalid spec' }],
+        after: { ...mem, generation },
+      };
+    }
+    const after: Memory = { ...mem, started: true, relayed: flagsOf(spec), generation };
+    if (plan.statusWorkflowId === obs.workflowId) {
+      // It ran before and Temporal no longer knows it (history past retention): never re-run a plan.
+      return {
+        before: mem,
+        actions: [
+          { type: 'ensureFinalizer', stopIfGone: true },
+          {
+            type: 'log',
+            level: 'warn',
+            msg: 'the plan records a workflow Temporal no longer knows; not starting it again',
+          },
+        ],
+        after,
+      };
+    }
+    return {
+      before: mem,
+      actions: [{ type: 'ensureFinalizer', stopIfGone: true }, { type: 'startWorkflow' }],
+      after,
+    };
+  }
+
+  // Spec change of a plan whose workflow exists: relay the flags that changed.
+  if (!spec) {
+    return {
+      before: mem,
+      actions: [
+        {
+          type: 'log',
+          level: 'warn',
+          msg: 'spec changed to an invalid one; not relayed',
+          fields: { generation, invalid },
+        },
+        {
+          type: 'warnEvent',
+          reason: 'InvalidSpec',
+          message: `spec of generation ${generation} not relayed to the running workflow: ${invalid}`,
+        },
+      ],
+      after: { ...mem, generation },
+    };
+  }
+  return {
+    before: mem,
+    actions: signalActions(mem.relayed, spec),
+    after: { ...mem, relayed: flagsOf(spec), generation },
+  };
+}

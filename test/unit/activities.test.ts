@@ -1,0 +1,668 @@
+/**
+ * The activities over a fake {@link KubernetesPort} (no stack): what each activity asks the port,
+ * and what it makes of the answers. The rule for each Eviction API answer on its own is the
+ * `classifyEviction` table of eviction.test.ts; here every kind of answer goes through the whole
+ * `evictPod` activity (the request it sends, the 409 resolved by a pod read, errors and
+ * cancellation passed on), modelled on Cluster API's TestEvictPods table.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { KubeConfig, type V1Node, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { CancelledFailure } from '@temporalio/common';
+import { pino } from 'pino';
+import { createActivities } from '../../src/activities/index.js';
+import type { DrainActivities, EvictInput, EvictResult } from '../../src/activities/types.js';
+import type { MaintenancePlan, MaintenancePlanStatus } from '../../src/api/plan.js';
+import { PermanentKubernetesError, TransientKubernetesError, type RawAnswer } from '../../src/k8s/errors.js';
+import type { PlanEvent } from '../../src/k8s/events.js';
+import {
+  NODE_CLAIM_ANNOTATION,
+  NODE_CLAIM_UID_ANNOTATION,
+  NODE_WAS_UNSCHEDULABLE_ANNOTATION,
+} from '../../src/k8s/node-claim.js';
+import { CONFLICT_ATTEMPTS } from '../../src/k8s/patch.js';
+import type { KubernetesPort } from '../../src/k8s/port.js';
+import type { WaitCondition, WatchedObject } from '../../src/k8s/wait.js';
+
+/** A call the fake port received: method name and arguments. */
+type Call = [string, ...unknown[]];
+
+/**
+ * An in-memory port: nodes, pods, PDBs and plans in maps, evictions answered from a queue, scripted
+ * patch/status answers; every call recorded in `calls`. Methods not set up throw.
+ */
+class FakePort implements KubernetesPort {
+  readonly calls: Call[] = [];
+  readonly nodes = new Map<string, V1Node>();
+  readonly pods = new Map<string, V1Pod>();
+  readonly pdbs = new Map<string, V1PodDisruptionBudget[]>();
+  readonly plans = new Map<string, MaintenancePlan>();
+  readonly events: PlanEvent[] = [];
+  /** Answers of the next evictPod calls, in order (an Error is thrown). */
+  evictions: Array<RawAnswer | 'aborted' | Error> = [];
+  /** Answers of the next patchNode calls before the patch is applied ('apply': apply it). */
+  patchAnswers: Array<'conflict' | 'gone' | 'apply'> = [];
+  /** Answers of the next replacePlanStatus calls ('apply': store the status). */
+  statusAnswers: Array<'conflict' | 'gone' | 'apply' | Error> = [];
+  /** States the waits see in turn (the list, then each watch event); `undefined` = absent. */
+  waitStates: Array<WatchedObject | undefined> = [];
+
+  async *listNodes(): AsyncIterable<V1Node> {
+    this.calls.push(['listNodes']);
+    yield* this.nodes.values();
+  }
+  async readNode(name: string): Promise<V1Node | undefined> {
+    this.calls.push(['readNode', name]);
+    const n = this.nodes.get(name);
+    return n && structuredClone(n);
+  }
+  async patchNode(name: string, patch: object): Promise<V1Node | 'conflict' | 'gone'> {
+    this.calls.push(['patchNode', name, patch]);
+    const answer = this.patchAnswers.shift() ?? 'apply';
+    if (answer !== 'apply') return answer;
+    const node = this.nodes.get(name);
+    if (!node) return 'gone';
+    const p = patch as { metadata?: { annotations?: Record<string, string | null> }; spec?: object };
+    const ann = { ...(node.metadata?.annotations ?? {}) };
+    for (const [k, v] of Object.entries(p.metadata?.annotations ?? {})) {
+      if (v === null) delete ann[k];
+      else ann[k] = v;
+    }
+    const spec = { ...(node.spec ?? {}) } as Record<string, unknown>;
+    for (const [k, v] of Object.entries(p.spec ?? {})) {
+      if (v === null) delete spec[k];
+      else spec[k] = v;
+    }
+    const rv = String(Number(node.metadata?.resourceVersion ?? '0') + 1);
+    const next: V1Node = {
+      ...node,
+      metadata: { ...node.metadata, annotations: ann, resourceVersion: rv },
+      spec,
+    };
+    this.nodes.set(name, next);
+    return structuredClone(next);
+  }
+  async listNodePods(node: string): Promise<V1Pod[]> {
+    this.calls.push(['listNodePods', node]);
+    return [...this.pods.values()].filter((p) => p.spec?.nodeName === node);
+  }
+  async listPdbs(namespace: string): Promise<V1PodDisruptionBudget[]> {
+    this.calls.push(['listPdbs', namespace]);
+    return this.pdbs.get(namespace) ?? [];
+  }
+  async readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
+    this.calls.push(['readPod', namespace, name]);
+    return this.pods.get(`${namespace}/${name}`);
+  }
+  async evictPod(input: EvictInput, signal?: AbortSignal): Promise<RawAnswer | 'aborted'> {
+    this.calls.push(['evictPod', input, signal !== undefined]);
+    const next = this.evictions.shift();
+    if (next === undefined) throw new Error('FakePort: no eviction answer queued');
+    if (next instanceof Error) throw next;
+    return next;
+  }
+  async waitForPod<R>(namespace: string, name: string, cond: WaitCondition<R>): Promise<R> {
+    this.calls.push(['waitForPod', namespace, name, cond.timeoutSeconds]);
+    return this.runWait(cond);
+  }
+  async waitForPdb<R>(namespace: string, name: string, cond: WaitCondition<R>): Promise<R> {
+    this.calls.push(['waitForPdb', namespace, name, cond.timeoutSeconds]);
+    return this.runWait(cond);
+  }
+  /** Evaluates the scripted states in order; the timeout answer when none ends the wait. */
+  private runWait<R>(cond: WaitCondition<R>): R {
+    for (const state of this.waitStates) {
+      const r = cond.evaluate(state);
+      if (r !== undefined) return r;
+    }
+    return cond.onTimeout();
+  }
+  async readPlan(name: string): Promise<MaintenancePlan | undefined> {
+    this.calls.push(['readPlan', name]);
+    const p = this.plans.get(name);
+    return p && structuredClone(p);
+  }
+  async replacePlanStatus(
+    plan: MaintenancePlan,
+    status: MaintenancePlanStatus,
+  ): Promise<'written' | 'conflict' | 'gone'> {
+    this.calls.push(['replacePlanStatus', plan.metadata.name, plan.metadata.resourceVersion, status]);
+    const answer = this.statusAnswers.shift() ?? 'apply';
+    if (answer instanceof Error) throw answer;
+    if (answer !== 'apply') return answer;
+    this.plans.set(plan.metadata.name, { ...plan, status });
+    return 'written';
+  }
+  async recordEvent(event: PlanEvent): Promise<void> {
+    this.calls.push(['recordEvent', event]);
+    this.events.push(event);
+  }
+  /** The names of the calls made, in order. */
+  names(): string[] {
+    return this.calls.map((c) => c[0]);
+  }
+}
+
+/** A KubeConfig pointing nowhere (only `observeNode` would use it; these tests never call it). */
+function nowhere(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'none', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
+    users: [{ name: 'none' }],
+    contexts: [{ name: 'none', cluster: 'none', user: 'none' }],
+    currentContext: 'none',
+  });
+  return kc;
+}
+
+function activities(port: FakePort): DrainActivities {
+  return createActivities({ kubeConfig: nowhere(), logger: pino({ level: 'silent' }), port });
+}
+
+const NS = 'shop';
+const UID = 'uid-1';
+const POD: EvictInput = { namespace: NS, name: 'web-0', uid: UID };
+
+function pod(uid: string, deleting = false): V1Pod {
+  return {
+    metadata: {
+      namespace: NS,
+      name: 'web-0',
+      uid,
+      ...(deleting ? { deletionTimestamp: new Date(0) } : {}),
+    },
+    spec: { nodeName: 'n1', containers: [] },
+  };
+}
+
+/** A `metav1.Status` Failure answer. */
+function status(code: number, s: { message?: string; reason?: string; details?: object }): RawAnswer {
+  return {
+    code,
+    headers: { 'content-type': 'application/json' },
+    text: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', ...s, code }),
+  };
+}
+
+const PDB_CAUSE = {
+  causes: [
+    {
+      reason: 'DisruptionBudget',
+      message: 'The disruption budget web needs 2 healthy pods and has 2 currently',
+    },
+  ],
+};
+const CONFLICT_MESSAGE =
+  'Operation cannot be fulfilled on pods "web-0": the object has been modified; please apply your changes to the latest version and try again';
+
+interface EvictRow {
+  name: string;
+  answer: RawAnswer | 'aborted' | Error;
+  /** The pod a 409 finds when it reads (absent: none). */
+  podAfter?: V1Pod;
+  expect: EvictResult | { throws: (err: unknown) => boolean };
+  /** Whether the activity reads the pod after the answer. */
+  reads?: boolean;
+}
+
+const EVICT_ROWS: EvictRow[] = [
+  {
+    name: '201 → Evicted',
+    answer: {
+      code: 201,
+      headers: {},
+      text: JSON.stringify({ kind: 'Status', status: 'Success', code: 201 }),
+    },
+    expect: { outcome: 'Evicted' },
+  },
+  {
+    name: '404 → Gone, no read',
+    answer: status(404, { reason: 'NotFound', message: 'pods "web-0" not found' }),
+    expect: { outcome: 'Gone' },
+  },
+  {
+    name: '409, the pod is gone when read → Gone',
+    answer: status(409, { reason: 'Conflict', message: CONFLICT_MESSAGE }),
+    expect: { outcome: 'Gone' },
+    reads: true,
+  },
+  {
+    name: '409, the name now belongs to another UID → Gone',
+    answer: status(409, { reason: 'Conflict', message: CONFLICT_MESSAGE }),
+    podAfter: pod('uid-2'),
+    expect: { outcome: 'Gone' },
+    reads: true,
+  },
+  {
+    name: '409, the pod with that UID still exists → Retry/Conflict with the server message',
+    answer: status(409, { reason: 'Conflict', message: CONFLICT_MESSAGE }),
+    podAfter: pod(UID),
+    expect: { outcome: 'Retry', code: 409, reason: 'Conflict', message: CONFLICT_MESSAGE },
+    reads: true,
+  },
+  {
+    name: '409 with a plain-text body, pod still there → Retry/Conflict with the text',
+    answer: { code: 409, headers: {}, text: 'conflict\n' },
+    podAfter: pod(UID, true),
+    expect: { outcome: 'Retry', code: 409, reason: 'Conflict', message: 'conflict' },
+    reads: true,
+  },
+  {
+    name: '429 DisruptionBudget without Retry-After → TooManyRequests, the PDB, no retryAfterSeconds',
+    answer: status(429, {
+      reason: 'TooManyRequests',
+      message: "Cannot evict pod as it would violate the pod's disruption budget.",
+      details: PDB_CAUSE,
+    }),
+    expect: {
+      outcome: 'TooManyRequests',
+      cause: 'DisruptionBudget',
+      pdb: `${NS}/web`,
+      message:
+        "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget web needs 2 healthy pods and has 2 currently",
+    },
+  },
+  {
+    name: '429 DisruptionBudget with Retry-After 10 → retryAfterSeconds 10',
+    answer: {
+      ...status(429, { reason: 'TooManyRequests', message: 'budget', details: PDB_CAUSE }),
+      headers: { 'Retry-After': '10' },
+    },
+    expect: {
+      outcome: 'TooManyRequests',
+      cause: 'DisruptionBudget',
+      retryAfterSeconds: 10,
+      pdb: `${NS}/web`,
+      message: 'budget The disruption budget web needs 2 healthy pods and has 2 currently',
+    },
+  },
+  {
+    name: 'plain-text 429 of API Priority and Fairness, Retry-After 4 → Throttled',
+    answer: {
+      code: 429,
+      headers: { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '4' },
+      text: 'Too many requests, please try again later.\n',
+    },
+    expect: {
+      outcome: 'TooManyRequests',
+      cause: 'Throttled',
+      retryAfterSeconds: 4,
+      message: 'Too many requests, please try again later.',
+    },
+  },
+  {
+    name: 'two-PDB 500 → Failed/MultiplePodDisruptionBudgets, not thrown',
+    answer: status(500, {
+      message:
+        'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+    }),
+    expect: {
+      outcome: 'Failed',
+      code: 500,
+      reason: 'MultiplePodDisruptionBudgets',
+      message:
+        'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+    },
+  },
+  {
+    name: '403 NamespaceTerminating → Retry/NamespaceTerminating',
+    answer: status(403, {
+      reason: 'Forbidden',
+      message: 'unable to create new content in namespace shop because it is being terminated',
+      details: {
+        name: NS,
+        kind: 'namespaces',
+        causes: [{ reason: 'NamespaceTerminating', field: 'metadata.namespace' }],
+      },
+    }),
+    expect: {
+      outcome: 'Retry',
+      code: 403,
+      reason: 'NamespaceTerminating',
+      message: 'unable to create new content in namespace shop because it is being terminated',
+    },
+  },
+  {
+    name: '503 → throws TransientKubernetesError 503',
+    answer: status(503, { reason: 'ServiceUnavailable', message: 'etcd is down' }),
+    expect: { throws: (e) => e instanceof TransientKubernetesError && e.code === 503 },
+  },
+  {
+    name: 'no answer (transport error, classified by the port) → the port’s TransientKubernetesError',
+    answer: new TransientKubernetesError('evict pod shop/web-0: TypeError: fetch failed'),
+    expect: {
+      throws: (e) =>
+        e instanceof TransientKubernetesError &&
+        e.message === 'evict pod shop/web-0: TypeError: fetch failed',
+    },
+  },
+  {
+    name: 'request aborted before an answer → CancelledFailure',
+    answer: 'aborted',
+    expect: { throws: (e) => e instanceof CancelledFailure },
+  },
+];
+
+describe('evictPod over a fake port', () => {
+  for (const row of EVICT_ROWS) {
+    it(row.name, async () => {
+      const port = new FakePort();
+      port.evictions = [row.answer];
+      if (row.podAfter) port.pods.set(`${NS}/web-0`, row.podAfter);
+      const run = activities(port).evictPod(POD);
+      if ('throws' in row.expect) await assert.rejects(run, row.expect.throws);
+      else assert.deepEqual(await run, row.expect);
+      // One eviction of exactly this pod; outside an activity no abort signal is passed.
+      assert.deepEqual(port.calls[0], ['evictPod', POD, false]);
+      assert.deepEqual(port.names().slice(1), row.reads ? ['readPod'] : []);
+    });
+  }
+
+  it('passes gracePeriodSeconds through to the port', async () => {
+    const port = new FakePort();
+    port.evictions = [{ code: 201, headers: {}, text: '' }];
+    const input = { ...POD, gracePeriodSeconds: 0 };
+    assert.deepEqual(await activities(port).evictPod(input), { outcome: 'Evicted' });
+    assert.deepEqual(port.calls, [['evictPod', input, false]]);
+  });
+});
+
+const PLAN = { name: 'p', uid: 'plan-uid' };
+
+function node(name: string, annotations: Record<string, string> = {}, unschedulable?: boolean): V1Node {
+  return {
+    metadata: { name, resourceVersion: '7', annotations, labels: { pool: name.startsWith('a') ? 'a' : 'b' } },
+    spec: unschedulable === undefined ? {} : { unschedulable },
+  };
+}
+
+const CLAIM = {
+  [NODE_CLAIM_ANNOTATION]: 'p',
+  [NODE_CLAIM_UID_ANNOTATION]: 'plan-uid',
+  [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: 'false',
+};
+
+describe('node activities over a fake port', () => {
+  it('resolveNodes: names and selector, union, sorted; missing names reported', async () => {
+    const port = new FakePort();
+    for (const n of ['b1', 'a2', 'a1']) port.nodes.set(n, node(n));
+    const r = await activities(port).resolveNodes({
+      nodeNames: ['b1', 'zz', 'a1'],
+      nodeSelector: { matchLabels: { pool: 'a' } },
+    });
+    assert.deepEqual(r, { nodes: ['a1', 'a2', 'b1'], missing: ['zz'] });
+  });
+
+  it('cordonNode: first claim writes the three annotations and the cordon, guarded by resourceVersion', async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1'));
+    assert.deepEqual(await activities(port).cordonNode({ plan: PLAN, node: 'n1' }), {
+      outcome: 'Cordoned',
+      wasUnschedulable: false,
+    });
+    assert.deepEqual(port.calls[1], [
+      'patchNode',
+      'n1',
+      { metadata: { resourceVersion: '7', annotations: CLAIM }, spec: { unschedulable: true } },
+    ]);
+  });
+
+  it('cordonNode: a 409 re-reads and retries; a node cordoned before is recorded as such', async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1', {}, true));
+    port.patchAnswers = ['conflict', 'conflict'];
+    const r = await activities(port).cordonNode({ plan: PLAN, node: 'n1' });
+    assert.deepEqual(r, { outcome: 'Cordoned', wasUnschedulable: true });
+    assert.deepEqual(port.names(), [
+      'readNode',
+      'patchNode',
+      'readNode',
+      'patchNode',
+      'readNode',
+      'patchNode',
+    ]);
+    assert.equal(port.nodes.get('n1')?.metadata?.annotations?.[NODE_WAS_UNSCHEDULABLE_ANNOTATION], 'true');
+  });
+
+  it(`cordonNode: ${CONFLICT_ATTEMPTS} conflicts in a row → TransientKubernetesError 409`, async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1'));
+    port.patchAnswers = Array.from({ length: CONFLICT_ATTEMPTS }, () => 'conflict' as const);
+    await assert.rejects(
+      activities(port).cordonNode({ plan: PLAN, node: 'n1' }),
+      (e: unknown) =>
+        e instanceof TransientKubernetesError &&
+        e.code === 409 &&
+        e.message === `cordon node n1: ${CONFLICT_ATTEMPTS} conflicting updates in a row`,
+    );
+    assert.equal(port.names().filter((n) => n === 'patchNode').length, CONFLICT_ATTEMPTS);
+  });
+
+  it('cordonNode: held by another plan (or the same name with another uid) changes nothing', async () => {
+    const claims: Array<Record<string, string>> = [
+      { [NODE_CLAIM_ANNOTATION]: 'q' },
+      { [NODE_CLAIM_ANNOTATION]: 'p', [NODE_CLAIM_UID_ANNOTATION]: 'old-uid' },
+    ];
+    for (const ann of claims) {
+      const port = new FakePort();
+      port.nodes.set('n1', node('n1', ann));
+      assert.deepEqual(await activities(port).cordonNode({ plan: PLAN, node: 'n1' }), {
+        outcome: 'HeldByOtherPlan',
+        heldBy: ann[NODE_CLAIM_ANNOTATION],
+      });
+      assert.deepEqual(port.names(), ['readNode']);
+    }
+  });
+
+  it('cordonNode: already claimed and still cordoned → no write; missing node → NodeNotFound', async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1', { ...CLAIM, [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: 'true' }, true));
+    const a = activities(port);
+    assert.deepEqual(await a.cordonNode({ plan: PLAN, node: 'n1' }), {
+      outcome: 'Cordoned',
+      wasUnschedulable: true,
+    });
+    assert.deepEqual(await a.cordonNode({ plan: PLAN, node: 'gone' }), { outcome: 'NodeNotFound' });
+    assert.deepEqual(port.names(), ['readNode', 'readNode']);
+  });
+
+  it('releaseNode: removes the claim and the cordon it made; leaves a node cordoned before cordoned', async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1', CLAIM, true));
+    port.nodes.set('n2', node('n2', { ...CLAIM, [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: 'true' }, true));
+    const a = activities(port);
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n1', uncordon: true }), { uncordoned: true });
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n2', uncordon: true }), { uncordoned: false });
+    assert.deepEqual(port.nodes.get('n1')?.metadata?.annotations, {});
+    assert.equal(port.nodes.get('n1')?.spec?.unschedulable, undefined);
+    assert.deepEqual(port.nodes.get('n2')?.metadata?.annotations, {});
+    assert.equal(port.nodes.get('n2')?.spec?.unschedulable, true);
+  });
+
+  it('releaseNode: a 409 re-reads and retries', async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1', CLAIM, true));
+    port.patchAnswers = ['conflict'];
+    assert.deepEqual(await activities(port).releaseNode({ plan: PLAN, node: 'n1', uncordon: true }), {
+      uncordoned: true,
+    });
+    assert.deepEqual(port.names(), ['readNode', 'patchNode', 'readNode', 'patchNode']);
+    assert.deepEqual(port.nodes.get('n1')?.metadata?.annotations, {});
+  });
+
+  it('releaseNode: a node claimed by another plan is left alone', async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1', { [NODE_CLAIM_ANNOTATION]: 'q' }, true));
+    assert.deepEqual(await activities(port).releaseNode({ plan: PLAN, node: 'n1', uncordon: true }), {
+      uncordoned: false,
+    });
+    assert.deepEqual(port.names(), ['readNode']);
+  });
+});
+
+describe('pod activities over a fake port', () => {
+  it('listNodePods: lists the PDBs of each namespace with pods on the node once, and matches them', async () => {
+    const port = new FakePort();
+    const mk = (ns: string, name: string, node: string): V1Pod => ({
+      metadata: {
+        namespace: ns,
+        name,
+        uid: `${ns}-${name}`,
+        labels: { app: 'web' },
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs', controller: true },
+        ],
+      },
+      spec: { nodeName: node, containers: [] },
+    });
+    port.pods.set('a/p1', mk('a', 'p1', 'n1'));
+    port.pods.set('a/p2', mk('a', 'p2', 'n1'));
+    port.pods.set('b/p3', mk('b', 'p3', 'n2'));
+    port.pdbs.set('a', [
+      {
+        metadata: { namespace: 'a', name: 'web', generation: 1, resourceVersion: '5' },
+        spec: { selector: { matchLabels: { app: 'web' } } },
+        status: {
+          observedGeneration: 1,
+          disruptionsAllowed: 1,
+          currentHealthy: 2,
+          desiredHealthy: 1,
+          expectedPods: 2,
+        },
+      },
+    ]);
+    const r = await activities(port).listNodePods({
+      node: 'n1',
+      selection: { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false },
+    });
+    assert.deepEqual(port.names(), ['listNodePods', 'listPdbs']);
+    assert.deepEqual(
+      r.pods.map((p) => [p.key, p.pdbs]),
+      [
+        ['a/p1', ['a/web']],
+        ['a/p2', ['a/web']],
+      ],
+    );
+    assert.deepEqual(
+      r.pdbs.map((p) => [p.key, p.disruptionsAllowed]),
+      [['a/web', 1]],
+    );
+  });
+
+  it('checkPod: Gone when absent or another UID, Terminating when deleting, else Present', async () => {
+    const port = new FakePort();
+    const a = activities(port);
+    assert.equal(await a.checkPod(POD), 'Gone');
+    port.pods.set(`${NS}/web-0`, pod('uid-2'));
+    assert.equal(await a.checkPod(POD), 'Gone');
+    port.pods.set(`${NS}/web-0`, pod(UID, true));
+    assert.equal(await a.checkPod(POD), 'Terminating');
+    port.pods.set(`${NS}/web-0`, pod(UID));
+    assert.equal(await a.checkPod(POD), 'Present');
+  });
+
+  it('waitPodGone: gone when deleted or replaced, not gone on timeout', async () => {
+    const port = new FakePort();
+    const a = activities(port);
+    const input = { ...POD, timeoutSeconds: 30 };
+    port.waitStates = [pod(UID), pod(UID, true), undefined];
+    assert.deepEqual(await a.waitPodGone(input), { gone: true });
+    port.waitStates = [pod(UID), pod('uid-2')];
+    assert.deepEqual(await a.waitPodGone(input), { gone: true });
+    port.waitStates = [pod(UID), pod(UID, true)];
+    assert.deepEqual(await a.waitPodGone(input), { gone: false });
+    assert.deepEqual(port.calls[0], ['waitForPod', NS, 'web-0', 30]);
+  });
+
+  it('waitDisruptionAllowed: allowed only once observed; deleted → exists false; bad key refused', async () => {
+    const port = new FakePort();
+    const a = activities(port);
+    const pdb = (allowed: number, generation: number, observed: number): WatchedObject => ({
+      metadata: { generation },
+      status: { disruptionsAllowed: allowed, observedGeneration: observed },
+    });
+    port.waitStates = [pdb(0, 1, 1), pdb(1, 2, 1), pdb(2, 2, 2)];
+    assert.deepEqual(await a.waitDisruptionAllowed({ pdb: 'shop/web', timeoutSeconds: 5 }), {
+      disruptionsAllowed: 2,
+      exists: true,
+    });
+    port.waitStates = [pdb(0, 1, 1), undefined];
+    assert.deepEqual(await a.waitDisruptionAllowed({ pdb: 'shop/web', timeoutSeconds: 5 }), {
+      disruptionsAllowed: 0,
+      exists: false,
+    });
+    port.waitStates = [pdb(0, 1, 1)];
+    assert.deepEqual(await a.waitDisruptionAllowed({ pdb: 'shop/web', timeoutSeconds: 5 }), {
+      disruptionsAllowed: 0,
+      exists: true,
+    });
+    assert.deepEqual(port.calls[0], ['waitForPdb', 'shop', 'web', 5]);
+    await assert.rejects(a.waitDisruptionAllowed({ pdb: 'web', timeoutSeconds: 5 }), /namespace\/name/);
+  });
+});
+
+describe('plan activities over a fake port', () => {
+  const stored = (status: MaintenancePlanStatus | undefined, uid = 'plan-uid'): MaintenancePlan =>
+    ({
+      apiVersion: 'maintenance.drainflow.dev/v1alpha1',
+      kind: 'MaintenancePlan',
+      metadata: { name: 'p', uid, resourceVersion: '3' },
+      spec: {},
+      ...(status ? { status } : {}),
+    }) as unknown as MaintenancePlan;
+
+  it('publishStatus: writes a new status, skips an equal one', async () => {
+    const port = new FakePort();
+    port.plans.set('p', stored({ phase: 'Pending' } as MaintenancePlanStatus));
+    const a = activities(port);
+    const next = { phase: 'Running' } as MaintenancePlanStatus;
+    assert.deepEqual(await a.publishStatus({ plan: PLAN, status: next }), { written: true, exists: true });
+    assert.deepEqual(port.calls[1], ['replacePlanStatus', 'p', '3', next]);
+    assert.deepEqual(await a.publishStatus({ plan: PLAN, status: next }), { written: false, exists: true });
+    assert.deepEqual(port.names(), ['readPlan', 'replacePlanStatus', 'readPlan']);
+  });
+
+  it('publishStatus: a 409 re-reads and writes again; a plan gone or re-created is not an error', async () => {
+    const port = new FakePort();
+    port.plans.set('p', stored(undefined));
+    port.statusAnswers = ['conflict'];
+    const a = activities(port);
+    const next = { phase: 'Running' } as MaintenancePlanStatus;
+    assert.deepEqual(await a.publishStatus({ plan: PLAN, status: next }), { written: true, exists: true });
+    assert.deepEqual(port.names(), ['readPlan', 'replacePlanStatus', 'readPlan', 'replacePlanStatus']);
+    port.statusAnswers = ['gone'];
+    assert.deepEqual(
+      await a.publishStatus({ plan: PLAN, status: { phase: 'Drained' } as MaintenancePlanStatus }),
+      {
+        written: false,
+        exists: false,
+      },
+    );
+    port.plans.set('p', stored(undefined, 'other-uid'));
+    assert.deepEqual(await a.publishStatus({ plan: PLAN, status: next }), { written: false, exists: false });
+    port.plans.delete('p');
+    assert.deepEqual(await a.publishStatus({ plan: PLAN, status: next }), { written: false, exists: false });
+  });
+
+  it('publishStatus: a refusal of the port is thrown as is (e.g. 422 for a status the schema refuses)', async () => {
+    const port = new FakePort();
+    port.plans.set('p', stored(undefined));
+    const refusal = new PermanentKubernetesError(
+      'update maintenanceplans/p/status: HTTP 422 Invalid',
+      422,
+      'Invalid',
+    );
+    port.statusAnswers = [refusal];
+    await assert.rejects(
+      activities(port).publishStatus({ plan: PLAN, status: { phase: 'Running' } as MaintenancePlanStatus }),
+      (e: unknown) => e === refusal && refusal.nonRetryable && refusal.type === 'KubernetesApiError',
+    );
+  });
+
+  it('recordEvent: hands the Event to the port', async () => {
+    const port = new FakePort();
+    const event = { plan: PLAN, type: 'Warning' as const, reason: 'NodeBlocked', message: 'm' };
+    await activities(port).recordEvent(event);
+    assert.deepEqual(port.events, [event]);
+  });
+});

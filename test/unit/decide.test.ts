@@ -1,0 +1,380 @@
+/**
+ * The operator's reconcile decision (src/operator/decide.ts), table-tested: one row per situation a
+ * plan can be in, with the actions and the memory the controller takes and keeps.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
+import {
+  decide,
+  mayAbortOnForget,
+  missingNodeCount,
+  needsWorkflow,
+  planSignals,
+  type Action,
+  type Decision,
+  type Flags,
+  type Memory,
+  type Observation,
+  type PlanView,
+  type SignalName,
+  type WorkflowState,
+} from '../../src/operator/decide.js';
+
+const WF = 'maintenanceplan-p-u1';
+
+function view(over: Partial<PlanView> = {}): PlanView {
+  return {
+    name: 'p',
+    uid: 'u1',
+    generation: 1,
+    deleting: false,
+    hasFinalizer: true,
+    observedGeneration: 0,
+    nodesTotal: 0,
+    statusNodes: 0,
+    nodeNames: 1,
+    ...over,
+  };
+}
+
+function obs(
+  plan: Partial<PlanView>,
+  opts: {
+    spec?: MaintenancePlanSpecInput | 'invalid';
+    memory?: Memory;
+    workflow?: WorkflowState;
+  } = {},
+): Observation {
+  const o: Observation = { plan: view(plan), workflowId: WF };
+  if (opts.spec === 'invalid') o.invalid = 'spec.nodeNames.0: must be a node name';
+  else o.spec = parseSpec(opts.spec ?? { nodeNames: ['a'] });
+  if (opts.memory) o.memory = opts.memory;
+  if (opts.workflow) o.workflow = opts.workflow;
+  return o;
+}
+
+const flags = (paused = false, release = false, abort = false): Flags => ({ paused, release, abort });
+const mem = (over: Partial<Memory> = {}): Memory => ({ name: 'p', generation: 1, started: true, ...over });
+const running: WorkflowState = { state: 'running' };
+const absent: WorkflowState = { state: 'absent' };
+const closed: WorkflowState = { state: 'closed', status: 'COMPLETED' };
+
+/** The actions without their log lines, as compact strings. */
+function steps(d: Decision): string[] {
+  return d.actions
+    .filter((a): a is Exclude<Action, { type: 'log' }> => a.type !== 'log')
+    .map((a) => {
+      switch (a.type) {
+        case 'cleanup':
+          return `cleanup(${a.running ? 'running' : 'closed'}${a.sendAbort ? ', abort' : ''})`;
+        case 'ensureFinalizer':
+          return a.stopIfGone ? 'finalizer' : 'finalizer(keep going)';
+        case 'signal':
+          return a.signal;
+        case 'markInvalid':
+          return 'markInvalid';
+        case 'warnEvent':
+          return `event ${a.reason}`;
+        case 'writeNodeCount':
+          return `nodesTotal=${a.nodesTotal}`;
+        default:
+          return a.type;
+      }
+    });
+}
+
+function logs(d: Decision): string[] {
+  return d.actions.flatMap((a) => (a.type === 'log' && a.level !== 'debug' ? [a.msg] : []));
+}
+
+describe('decide', () => {
+  const rows: Array<{
+    name: string;
+    obs: Observation;
+    steps: string[];
+    before?: Memory;
+    after?: Memory;
+    log?: RegExp;
+  }> = [
+    // ---- deletion
+    {
+      name: 'deleted without the finalizer: nothing',
+      obs: obs({ deleting: true, hasFinalizer: false }),
+      steps: [],
+    },
+    {
+      name: 'deleted, cleaned up already: nothing',
+      obs: obs({ deleting: true }, { memory: mem({ cleanedUp: true }) }),
+      steps: [],
+    },
+    {
+      name: 'deleted while the workflow runs: abort, then wait and hand back',
+      obs: obs({ deleting: true }, { memory: mem(), workflow: running }),
+      steps: ['cleanup(running, abort)'],
+      before: mem(),
+    },
+    {
+      name: 'deleted while running, abort sent already: only wait',
+      obs: obs({ deleting: true }, { memory: mem({ abortSent: true }), workflow: running }),
+      steps: ['cleanup(running)'],
+      before: mem({ abortSent: true }),
+    },
+    {
+      name: 'deleted, first sight, running: remembered as started',
+      obs: obs({ deleting: true, generation: 3 }, { workflow: running }),
+      steps: ['cleanup(running, abort)'],
+      before: { name: 'p', generation: 3, started: true },
+    },
+    {
+      name: 'deleted, workflow closed: hand back at once',
+      obs: obs({ deleting: true }, { memory: mem(), workflow: closed }),
+      steps: ['cleanup(closed)'],
+      before: mem(),
+    },
+    {
+      name: 'deleted, no workflow: hand back at once',
+      obs: obs({ deleting: true }, { workflow: absent }),
+      steps: ['cleanup(closed)'],
+      before: { name: 'p', generation: 1, started: false },
+    },
+    // ---- no spec change
+    {
+      name: 'status-only update: nothing (a debug line)',
+      obs: obs({ observedGeneration: 1, phase: 'Running' }, { memory: mem({ relayed: flags() }) }),
+      steps: [],
+    },
+    {
+      name: 'status-only update of a plan that failed before resolving its nodes: fill in the count',
+      obs: obs(
+        { phase: 'Failed', reason: 'NodeNotFound', nodeNames: 3 },
+        { memory: mem({ relayed: flags() }) },
+      ),
+      steps: ['nodesTotal=3'],
+    },
+    {
+      name: 'a failed plan whose count is there: nothing',
+      obs: obs({ phase: 'Failed', nodesTotal: 3, nodeNames: 3 }, { memory: mem() }),
+      steps: [],
+    },
+    {
+      name: 'a selector plan that matched no node: nothing (0 is its count)',
+      obs: obs(
+        { phase: 'Failed', reason: 'NoNodesMatched', nodeNames: 0 },
+        { spec: { nodeSelector: { matchLabels: { a: 'b' } } }, memory: mem() },
+      ),
+      steps: [],
+    },
+    // ---- first sight, workflow exists (operator restarted)
+    {
+      name: 'restart, workflow running and caught up: adopt, no signal',
+      obs: obs({ observedGeneration: 1 }, { workflow: running }),
+      steps: ['finalizer(keep going)'],
+      before: { name: 'p', generation: -1, started: true },
+      after: { name: 'p', generation: 1, started: true, relayed: flags() },
+      log: /workflow exists already/,
+    },
+    {
+      name: 'restart, workflow running behind this generation: assert every flag',
+      obs: obs(
+        { generation: 2, observedGeneration: 1 },
+        { spec: { nodeNames: ['a'], paused: true, release: true }, workflow: running },
+      ),
+      steps: ['finalizer(keep going)', 'pause', 'release'],
+      before: { name: 'p', generation: -1, started: true },
+      after: { name: 'p', generation: 2, started: true, relayed: flags(true, true) },
+    },
+    {
+      name: 'restart, workflow closed behind: adopt, no signal',
+      obs: obs({ generation: 2, observedGeneration: 1 }, { workflow: closed }),
+      steps: ['finalizer(keep going)'],
+      before: { name: 'p', generation: -1, started: true },
+      after: { name: 'p', generation: 2, started: true, relayed: flags() },
+    },
+    {
+      name: 'restart, workflow exists, spec invalid: adopt, nothing relayed',
+      obs: obs({ generation: 2 }, { spec: 'invalid', workflow: running }),
+      steps: ['finalizer(keep going)'],
+      before: { name: 'p', generation: -1, started: true },
+      after: { name: 'p', generation: 2, started: true },
+    },
+    {
+      name: 'restart, a failed plan without its count: adopt and fill in',
+      obs: obs({ phase: 'Failed', observedGeneration: 1, nodeNames: 2 }, { workflow: closed }),
+      steps: ['finalizer(keep going)', 'nodesTotal=2'],
+      before: { name: 'p', generation: -1, started: true },
+      after: { name: 'p', generation: 1, started: true, relayed: flags() },
+    },
+    // ---- no workflow yet
+    {
+      name: 'new plan: finalizer, then start',
+      obs: obs({}, { workflow: absent }),
+      steps: ['finalizer', 'startWorkflow'],
+      before: { name: 'p', generation: -1, started: false },
+      after: { name: 'p', generation: 1, started: true, relayed: flags() },
+    },
+    {
+      name: 'new plan created paused: the start carries the flags',
+      obs: obs({}, { spec: { nodeNames: ['a'], paused: true }, workflow: absent }),
+      steps: ['finalizer', 'startWorkflow'],
+      before: { name: 'p', generation: -1, started: false },
+      after: { name: 'p', generation: 1, started: true, relayed: flags(true) },
+    },
+    {
+      name: 'new plan, invalid spec: Failed/InvalidSpec, no workflow',
+      obs: obs({}, { spec: 'invalid', workflow: absent }),
+      steps: ['markInvalid'],
+      before: { name: 'p', generation: -1, started: false },
+      after: { name: 'p', generation: 1, started: false },
+    },
+    {
+      name: 'a start that failed before: retried from memory, without asking Temporal',
+      obs: obs({}, { memory: { name: 'p', generation: -1, started: false } }),
+      steps: ['finalizer', 'startWorkflow'],
+      before: { name: 'p', generation: -1, started: false },
+      after: { name: 'p', generation: 1, started: true, relayed: flags() },
+    },
+    {
+      name: 'the status records a workflow Temporal no longer knows: never re-run',
+      obs: obs({ statusWorkflowId: WF }, { workflow: absent }),
+      steps: ['finalizer'],
+      before: { name: 'p', generation: -1, started: false },
+      after: { name: 'p', generation: 1, started: true, relayed: flags() },
+      log: /not starting it again/,
+    },
+    // ---- spec change of a plan with a workflow
+    {
+      name: 'paused: pause',
+      obs: obs(
+        { generation: 2 },
+        { spec: { nodeNames: ['a'], paused: true }, memory: mem({ relayed: flags() }) },
+      ),
+      steps: ['pause'],
+      before: mem({ relayed: flags() }),
+      after: mem({ generation: 2, relayed: flags(true) }),
+    },
+    {
+      name: 'resumed: resume',
+      obs: obs({ generation: 3 }, { memory: mem({ generation: 2, relayed: flags(true) }) }),
+      steps: ['resume'],
+      before: mem({ generation: 2, relayed: flags(true) }),
+      after: mem({ generation: 3, relayed: flags() }),
+    },
+    {
+      name: 'release and abort at once: release, then abort',
+      obs: obs(
+        { generation: 2 },
+        { spec: { nodeNames: ['a'], release: true, abort: true }, memory: mem({ relayed: flags() }) },
+      ),
+      steps: ['release', 'abort'],
+      before: mem({ relayed: flags() }),
+      after: mem({ generation: 2, relayed: flags(false, true, true) }),
+    },
+    {
+      name: 'abort reset to false: no signal, a warning (an abort cannot be undone)',
+      obs: obs({ generation: 3 }, { memory: mem({ generation: 2, relayed: flags(false, false, true) }) }),
+      steps: [],
+      before: mem({ generation: 2, relayed: flags(false, false, true) }),
+      after: mem({ generation: 3, relayed: flags() }),
+      log: /an abort cannot be undone/,
+    },
+    {
+      name: 'a flag toggled and back (no change): the pause state restated',
+      obs: obs({ generation: 4 }, { memory: mem({ generation: 3, relayed: flags() }) }),
+      steps: ['resume'],
+      before: mem({ generation: 3, relayed: flags() }),
+      after: mem({ generation: 4, relayed: flags() }),
+    },
+    {
+      name: 'spec changed to an invalid one: a Warning Event, nothing relayed',
+      obs: obs({ generation: 2 }, { spec: 'invalid', memory: mem({ relayed: flags() }) }),
+      steps: ['event InvalidSpec'],
+      before: mem({ relayed: flags() }),
+      after: mem({ generation: 2, relayed: flags() }),
+      log: /spec changed to an invalid one/,
+    },
+  ];
+
+  for (const row of rows) {
+    it(row.name, () => {
+      const d = decide(row.obs);
+      assert.deepEqual(steps(d), row.steps, 'actions');
+      assert.deepEqual(d.before, row.before, 'memory before acting');
+      assert.deepEqual(d.after, row.after, 'memory after acting');
+      if (row.log)
+        assert.ok(
+          logs(d).some((l) => row.log!.test(l)),
+          `log ${row.log}: ${logs(d).join(' | ')}`,
+        );
+      // Asking Temporal is decided by needsWorkflow; every row that needs it has it.
+      assert.equal(
+        row.obs.workflow !== undefined,
+        needsWorkflow(row.obs.plan, row.obs.memory),
+        'needsWorkflow',
+      );
+    });
+  }
+
+  it('a status-only update logs only the no-op line (the operator e2e test relies on it)', () => {
+    const d = decide(obs({ observedGeneration: 1 }, { memory: mem({ relayed: flags() }) }));
+    assert.deepEqual(
+      d.actions.map((a) => (a.type === 'log' ? a.msg : a.type)),
+      ['no spec change; nothing to do'],
+    );
+  });
+
+  it('refuses to decide without the workflow state it needs', () => {
+    assert.throws(() => decide(obs({})), /the workflow state was not observed/);
+    assert.throws(() => decide(obs({ deleting: true })), /the workflow state was not observed/);
+  });
+
+  it('the workflow is never started for a plan being deleted or with an invalid spec', () => {
+    for (const o of rows.map((r) => r.obs)) {
+      const started = steps(decide(o)).includes('startWorkflow');
+      if (o.plan.deleting || !o.spec) assert.equal(started, false);
+    }
+  });
+});
+
+describe('planSignals', () => {
+  const table: Array<[Flags | undefined, Flags, SignalName[], boolean]> = [
+    [undefined, flags(), ['resume'], false],
+    [undefined, flags(true, true, true), ['pause', 'release', 'abort'], false],
+    [flags(), flags(true), ['pause'], false],
+    [flags(true), flags(), ['resume'], false],
+    [flags(), flags(false, true), ['release'], false],
+    [flags(false, true), flags(), [], false],
+    [flags(), flags(false, false, true), ['abort'], false],
+    [flags(false, false, true), flags(), [], true],
+    [flags(true, false, false), flags(true, false, false), ['pause'], false],
+    [flags(), flags(), ['resume'], false],
+  ];
+  for (const [before, now, signals, abortReset] of table) {
+    it(`${JSON.stringify(before)} → ${JSON.stringify(now)}: ${signals.join(', ') || 'none'}`, () => {
+      assert.deepEqual(planSignals(before, now), { signals, abortReset });
+    });
+  }
+});
+
+describe('missingNodeCount and mayAbortOnForget', () => {
+  const table: Array<[Partial<PlanView>, number | undefined]> = [
+    [{ phase: 'Failed', nodeNames: 2 }, 2],
+    [{ phase: 'Aborted', nodeNames: 1 }, 1],
+    [{ phase: 'Failed', nodeNames: 2, nodesTotal: 2 }, undefined],
+    [{ phase: 'Failed', nodeNames: 2, statusNodes: 2 }, undefined],
+    [{ phase: 'Failed', nodeNames: 0 }, undefined],
+    [{ phase: 'Running', nodeNames: 2 }, undefined],
+    [{ phase: 'Completed', nodeNames: 2 }, undefined],
+    [{ nodeNames: 2 }, undefined],
+  ];
+  for (const [plan, count] of table) {
+    it(`${JSON.stringify(plan)} → ${count}`, () => assert.equal(missingNodeCount(view(plan)), count));
+  }
+  it('aborts on forget only a started workflow not cleaned up nor aborted', () => {
+    assert.equal(mayAbortOnForget(undefined), false);
+    assert.equal(mayAbortOnForget(mem({ started: false })), false);
+    assert.equal(mayAbortOnForget(mem()), true);
+    assert.equal(mayAbortOnForget(mem({ abortSent: true })), false);
+    assert.equal(mayAbortOnForget(mem({ cleanedUp: true })), false);
+  });
+});
