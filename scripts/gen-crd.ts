@@ -243,6 +243,24 @@ function selectorExtensions(at: string): Record<string, Partial<JSONSchemaProps>
 const IMMUTABLE = 'cannot change after the plan is created (only paused, abort and release can)';
 
 /**
+ * CEL rules of the deadline policy (spec.onDeadline, spec.nodeDrainTimeoutSeconds,
+ * spec.deadlineWarningSeconds). A DeletePods plan always has a deadline: drainTimeoutSeconds is
+ * required with a default, so no rule asks for one.
+ */
+export const DEADLINE_POLICY_RULES: ValidationRule[] = [
+  {
+    rule: '!has(self.nodeDrainTimeoutSeconds) || self.nodeDrainTimeoutSeconds <= self.drainTimeoutSeconds',
+    message:
+      "must be less than or equal to spec.drainTimeoutSeconds (a node's deadline is the earlier of the two)",
+    fieldPath: '.nodeDrainTimeoutSeconds',
+    reason: 'FieldValueForbidden',
+  },
+];
+
+/** The deadline-policy fields are fixed at creation like the other settings. */
+const DEADLINE_POLICY_IMMUTABLE = ['onDeadline', 'nodeDrainTimeoutSeconds', 'deadlineWarningSeconds'];
+
+/**
  * What zod cannot express, merged into the converted schema at the given field path (`spec.eviction`;
  * `[]` steps into array items, `{}` into map values). Validation rules are appended to the ones the
  * converter made (enums, formats); other keys are set. A path that no longer exists is an error.
@@ -268,6 +286,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
         message: 'spec.nodeNames and spec.nodeSelector cannot be added or removed after the plan is created',
         reason: 'FieldValueForbidden',
       },
+      ...DEADLINE_POLICY_RULES,
     ],
   },
   // Only the flags (paused, abort, release) change a running plan; every other field is fixed at
@@ -282,6 +301,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       'podSelection',
       'uncordon',
       'cordon',
+      ...DEADLINE_POLICY_IMMUTABLE,
     ].map((f) => [
       `spec.${f}`,
       {

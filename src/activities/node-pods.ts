@@ -97,6 +97,8 @@ export function buildNodePods(
       message: d.message,
       pdbs: keys,
     };
+    const grace = info?.spec?.terminationGracePeriodSeconds;
+    if (grace !== undefined) item.terminationGracePeriodSeconds = grace;
     const deletion = info?.metadata.deletionTimestamp;
     if (deletion !== undefined) {
       const ms = Date.parse(deletion);

@@ -51,6 +51,11 @@ export interface PodItem {
   message: string;
   /** metadata.deletionTimestamp as ms since epoch, when the pod is terminating. */
   deletionTimestampMs?: number;
+  /**
+   * spec.terminationGracePeriodSeconds, when set: bounds the grace period of a deletion at the
+   * deadline (onDeadline DeletePods). Not part of the observation's fingerprint.
+   */
+  terminationGracePeriodSeconds?: number;
   /** Keys of the PodDisruptionBudgets whose selector matches the pod (0, 1 or more). */
   pdbs: string[];
 }
@@ -169,6 +174,20 @@ export interface EvictInput {
   gracePeriodSeconds?: number;
 }
 
+/** Input of {@link DrainActivities.deletePod} (onDeadline DeletePods). */
+export interface DeletePodInput {
+  namespace: string;
+  name: string;
+  /** Only this incarnation is deleted (DeleteOptions.preconditions.uid). */
+  uid: string;
+  /** DeleteOptions.gracePeriodSeconds (at least 1). */
+  gracePeriodSeconds: number;
+}
+
+/** Result of {@link DrainActivities.deletePod}. */
+export type DeletePodResult =
+  { outcome: 'Deleted' } | { outcome: 'Gone' } | { outcome: 'Failed'; code: number; message: string };
+
 /** The activities the workflows call. Implemented by `createActivities` in ./index.ts. */
 export interface DrainActivities {
   /**
@@ -202,6 +221,12 @@ export interface DrainActivities {
    * `maxWaitSeconds` with `{ changed: false }`. Cancellable.
    */
   observeNode(input: ObserveNodeInput): Promise<NodeObservation>;
+  /**
+   * onDeadline DeletePods: deletes the pod with DELETE (no Eviction API, so PodDisruptionBudgets are
+   * bypassed), its UID as precondition and the given grace period. 404 and a failed UID precondition
+   * (409) are `Gone`; other 4xx `Failed`; transport errors and 5xx throw (retryable).
+   */
+  deletePod(input: DeletePodInput): Promise<DeletePodResult>;
   /** Reads the pod by name and compares UIDs. */
   checkPod(input: { namespace: string; name: string; uid: string }): Promise<PodState>;
   /**

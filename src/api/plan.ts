@@ -271,6 +271,41 @@ export const MAX_UNAVAILABLE_NODES = 500;
 /** Upper bound of the nodes of one plan (spec.nodeNames; a nodeSelector matching more fails the plan). */
 export const MAX_PLAN_NODES = 5000;
 
+// ---- deadline policy (spec.onDeadline, spec.nodeDrainTimeoutSeconds, spec.deadlineWarningSeconds) ----
+
+/** Longest advance notice of a DeletePods deadline, seconds (one day). */
+export const MAX_DEADLINE_WARNING_SECONDS = 86400;
+
+export const OnDeadlineSchema = z
+  .enum(['Stop', 'SkipNode', 'DeletePods'])
+  .describe(
+    "What happens to a node still not drained at its deadline. Stop: no more evictions; the node stays cordoned and the plan ends Blocked with reason DeadlineExceeded (kubectl drain --timeout). SkipNode: the node is handed back (uncordoned if the plan cordoned it) and reported Skipped with its blockers; it frees its slot of maxUnavailableNodes and the plan goes on with its other nodes. DeletePods: the pods still on the node are deleted without the Eviction API (PodDisruptionBudgets are bypassed), with their grace period cut to the time left until the plan's deadline (at least 1 s, at most the pod's own), one Warning Event per pod; a Warning Event PodsWillBeDeleted goes out deadlineWarningSeconds before.",
+  );
+/** What happens at a node's deadline (see {@link OnDeadlineSchema}). */
+export type OnDeadline = z.infer<typeof OnDeadlineSchema>;
+
+/** The deadline-policy fields of the spec (merged into {@link MaintenancePlanSpecSchema}). */
+export const DeadlinePolicyFields = {
+  onDeadline: OnDeadlineSchema.default('Stop'),
+  nodeDrainTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      "Per-node deadline in seconds from the start of the node's drain; the node's deadline is the earlier of this and the plan's (drainTimeoutSeconds). At most drainTimeoutSeconds. Absent: the plan's deadline only.",
+    ),
+  deadlineWarningSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_DEADLINE_WARNING_SECONDS)
+    .default(300)
+    .describe(
+      `With onDeadline DeletePods: how long, in seconds, before a node's deadline the Warning Event PodsWillBeDeleted names the pods to be deleted (at once when the deadline is closer). At most ${MAX_DEADLINE_WARNING_SECONDS}.`,
+    ),
+};
+
 export const MaintenancePlanSpecSchema = z
   .object({
     nodeNames: z
@@ -325,6 +360,7 @@ export const MaintenancePlanSpecSchema = z
       .describe('Maintenance is over: with uncordon OnRelease the drained nodes are uncordoned.'),
     uncordon: UncordonPolicySchema.default('OnDelete'),
     cordon: CordonPolicySchema.default('PerNode'),
+    ...DeadlinePolicyFields,
   })
   .strict()
   .describe(
@@ -352,9 +388,10 @@ export const NodePhaseSchema = z
     'Aborted',
     'Failed',
     'Deleted',
+    'Skipped',
   ])
   .describe(
-    'Where one node is: Pending, Waiting (held by another plan), Cordoned, Draining, Paused, Blocked, Drained, Released, Aborted, Failed or Deleted (the Node object was deleted during the drain).',
+    'Where one node is: Pending, Waiting (held by another plan), Cordoned, Draining, Paused, Blocked, Drained, Released, Aborted, Failed, Deleted (the Node object was deleted during the drain) or Skipped (handed back at its deadline, onDeadline SkipNode).',
   );
 export type NodePhase = z.infer<typeof NodePhaseSchema>;
 
@@ -400,6 +437,15 @@ export const NodeStatusSchema = z
     message: z.string().optional().describe('Human-readable details of the node phase.'),
     podsTotal: z.number().int().describe('Pods to evict from this node.'),
     podsEvicted: z.number().int().describe('Pods evicted and gone.'),
+    podsDeleted: z
+      .number()
+      .int()
+      .optional()
+      .describe('Pods deleted without the Eviction API at the deadline (onDeadline DeletePods).'),
+    deadline: z
+      .string()
+      .optional()
+      .describe("RFC 3339 deadline of this node's drain, when it is earlier than the plan's."),
     blockedBy: z
       .array(BlockerSchema)
       .optional()
@@ -416,6 +462,13 @@ export const EvictionProgressSchema = z
     failed: z.number().int().describe('Pods that cannot be evicted (blockers that waiting never fixes).'),
     attempts: z.number().int().describe('Eviction API calls sent.'),
     tooManyRequests: z.number().int().describe('Eviction API calls answered 429.'),
+    deleted: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'Pods deleted without the Eviction API at the deadline (onDeadline DeletePods), not counted in evicted.',
+      ),
     nextActionAt: z
       .string()
       .optional()
@@ -435,6 +488,24 @@ export const WorkflowRefSchema = z
   .strict();
 export type WorkflowRef = z.infer<typeof WorkflowRefSchema>;
 
+export const DeadlineActionSchema = z
+  .object({
+    policy: OnDeadlineSchema,
+    at: z.string().optional().describe('RFC 3339 time of the next deadline among the nodes it concerns.'),
+    nodes: z
+      .array(z.string())
+      .optional()
+      .describe('Nodes it will happen to if they are not drained by then (sorted, capped).'),
+    warningAt: z
+      .string()
+      .optional()
+      .describe('DeletePods: RFC 3339 time the Warning Event PodsWillBeDeleted goes (or went) out.'),
+    message: z.string().describe('What will happen, to which nodes, and when, in words.'),
+  })
+  .strict();
+/** status.deadlineAction: the advance notice of what the deadline policy will do. */
+export type DeadlineAction = z.infer<typeof DeadlineActionSchema>;
+
 export const MaintenancePlanStatusSchema = z
   .object({
     phase: PlanPhaseSchema.optional(),
@@ -453,6 +524,9 @@ export const MaintenancePlanStatusSchema = z
     nodesDrained: z.number().int().optional().describe('Nodes drained.'),
     nodes: z.array(NodeStatusSchema).optional().describe('Per-node progress, in plan order.'),
     evictionProgress: EvictionProgressSchema.optional().describe('Eviction counters over the whole plan.'),
+    deadlineAction: DeadlineActionSchema.optional().describe(
+      'What spec.onDeadline will do at the deadline, to which nodes, and when (absent once no node is left to it).',
+    ),
   })
   .strict()
   .describe('Observed state of the plan, written by the operator from its Temporal workflow.');

@@ -38,7 +38,8 @@
  *   `Drained` while schedulable; the plan does not cordon it again (it does not fight the admin).
  */
 import type { EvictResult, NodeObservation, PodItem } from '../activities/types.js';
-import type { Blocker, NodePhase, RetryBackoff } from '../api/plan.js';
+import { DeadlineReason, WARNING_POD_CAP } from '../api/deadline.js';
+import type { Blocker, NodePhase, OnDeadline, RetryBackoff } from '../api/plan.js';
 import { backoffSeconds } from './backoff.js';
 import { sortAndCapBlockers } from './conditions.js';
 import type { PdbBudgetRequest, PdbGrant, PdbReport } from './pdb-budget.js';
@@ -52,7 +53,9 @@ export type PodDrainState =
   /** Evicted by this drain or found terminating: waiting for an observation without it. */
   | 'Terminating'
   /** Cannot be evicted now (a rule, two PDBs, a refusal): re-evaluated on every observation. */
-  | 'Blocked';
+  | 'Blocked'
+  /** onDeadline DeletePods: a DELETE call (no Eviction API) is in flight. */
+  | 'Deleting';
 
 /** One pod of the node that must leave (gone pods are dropped and counted). */
 export interface PodRecord {
@@ -74,6 +77,10 @@ export interface PodRecord {
   checkAfterSeq?: number;
   /** Whether this drain's eviction took effect (201). */
   evicted?: boolean;
+  /** Whether this drain deleted the pod at the deadline (onDeadline DeletePods; the DELETE took effect). */
+  deleted?: boolean;
+  /** The pod's spec.terminationGracePeriodSeconds as last observed (bounds a deadline deletion's grace). */
+  graceSeconds?: number;
   /** When the pod was first refused or blocked, ms since epoch. */
   blockedSinceMs?: number;
   /** CamelCase reason of the last refusal or of the block. */
@@ -152,6 +159,12 @@ export interface NodeDrainState {
   /** Eviction calls answered 429. */
   tooManyRequests: number;
   lastError?: string;
+  /** onDeadline DeletePods: pods whose deletion at the deadline took effect. */
+  podsDeleted?: number;
+  /** onDeadline DeletePods: of {@link podsGone}, the pods that went after such a deletion. */
+  deletedGone?: number;
+  /** onDeadline DeletePods: whether the advance-notice Event PodsWillBeDeleted went out. */
+  warned?: boolean;
 }
 
 /** The plan's grants as one node holds them. */
@@ -168,11 +181,23 @@ export interface NodeDrainSettings {
   maxConcurrentPerNode: number;
   /** eviction.retryBackoff, seconds. */
   retryBackoff: RetryBackoff;
+  /** spec.onDeadline; absent: Stop. */
+  onDeadline?: OnDeadline;
+  /** The plan's deadline, ms since epoch: DeletePods cuts grace periods to what is left until it. */
+  planDeadlineMs?: number;
+  /** spec.deadlineWarningSeconds (DeletePods advance notice); absent: no notice. */
+  deadlineWarningSeconds?: number;
 }
+
+/**
+ * After a DeletePods deadline, how long past the longest grace period given the drain waits for the
+ * deleted pods to go before it ends Blocked/DeadlineExceeded naming them (a finalizer can hold a pod), ms.
+ */
+export const DELETE_WAIT_SLACK_MS = 120_000;
 
 /** Final outcome of a node drain. */
 export interface NodeOutcome {
-  phase: Extract<NodePhase, 'Drained' | 'Blocked' | 'Aborted' | 'Failed' | 'Deleted'>;
+  phase: Extract<NodePhase, 'Drained' | 'Blocked' | 'Aborted' | 'Failed' | 'Deleted' | 'Skipped'>;
   reason: string;
   message: string;
 }
@@ -189,7 +214,33 @@ export interface NodeDecision {
   outcome?: NodeOutcome;
   /** When to decide again without new input, ms since epoch (cooldown end, probe, deadline). */
   wakeAtMs?: number;
+  /**
+   * onDeadline DeletePods, past the deadline: pods to delete now (DELETE with the pod's UID as
+   * precondition, no Eviction API), each with its grace period in seconds.
+   */
+  delete?: PodDeletion[];
 }
+
+/** One deletion of {@link NodeDecision.delete}. */
+export interface PodDeletion {
+  uid: string;
+  /**
+   * Seconds left until the plan's deadline, at least 1, at most the pod's own
+   * terminationGracePeriodSeconds (a longer grace than the pod asks for would only delay it).
+   */
+  gracePeriodSeconds: number;
+}
+
+/** What one DELETE of a pod answered (the `deletePod` activity), or that the call failed. */
+export type DeleteAnswer =
+  /** 200/202: the pod is terminating now. */
+  | { outcome: 'Deleted' }
+  /** 404, or the UID precondition failed (another incarnation): the pod is gone. */
+  | { outcome: 'Gone' }
+  /** Any other refusal (403, 422…): a blocker, tried again after the backoff. */
+  | { outcome: 'Failed'; code: number; message: string }
+  /** No answer (timeout, transport error): the pod is looked at before it is deleted again. */
+  | { outcome: 'CallFailed'; message: string };
 
 /** Failure of an eviction call as the workflow saw it (no answer from the API server). */
 export interface EvictionCallFailure {
@@ -261,7 +312,18 @@ function newRecord(item: PodItem): PodRecord {
     attempts: 0,
     refusals: 0,
     notBeforeMs: 0,
+    ...(item.terminationGracePeriodSeconds !== undefined
+      ? { graceSeconds: item.terminationGracePeriodSeconds }
+      : {}),
   };
+}
+
+/** Drops a pod that is gone and counts it (as deleted at the deadline when this drain deleted it). */
+function dropGone(s: NodeDrainState, uid: string): void {
+  const p = s.pods[uid];
+  delete s.pods[uid];
+  s.podsGone++;
+  if (p?.deleted) s.deletedGone = (s.deletedGone ?? 0) + 1;
 }
 
 /** Puts a pod into Blocked by a rule of the observation (classification or two PDBs). */
@@ -350,6 +412,8 @@ export function applyObservation(
       s.pods[item.uid] = p;
     }
     p.pdbs = [...item.pdbs];
+    if (item.terminationGracePeriodSeconds !== undefined) p.graceSeconds = item.terminationGracePeriodSeconds;
+    if (p.state === 'Deleting') continue; // the DELETE's answer comes first
     if (p.state === 'Evicting') {
       // The call's answer comes first; but a terminating pod stays terminating, whatever it says.
       if (item.action === 'Wait') p.terminatingSeen = true;
@@ -378,11 +442,7 @@ export function applyObservation(
     }
     if (p.ruleBlocked) unblock(p);
   }
-  for (const uid of Object.keys(s.pods)) {
-    if (seen.has(uid)) continue;
-    delete s.pods[uid];
-    s.podsGone++;
-  }
+  for (const uid of Object.keys(s.pods)) if (!seen.has(uid)) dropGone(s, uid);
   return s;
 }
 
@@ -462,8 +522,7 @@ export function applyEvictionAnswer(
       return s;
     }
     case 'Gone':
-      delete s.pods[uid];
-      s.podsGone++;
+      dropGone(s, uid);
       return s;
     case 'TooManyRequests': {
       s.lastError = answer.message;
@@ -534,6 +593,96 @@ export function applyEvictionAnswer(
   }
 }
 
+/**
+ * Applies the answer of one deadline deletion (onDeadline DeletePods) for the pod `uid`: Deleted →
+ * Terminating (counted in {@link NodeDrainState.podsDeleted}); Gone → dropped and counted; Failed →
+ * Blocked with reason DeleteFailed, deleted again after the backoff; CallFailed → deleted again after
+ * the backoff, once an observation taken after the failure shows the pod still there.
+ */
+export function applyDeleteAnswer(
+  s: NodeDrainState,
+  uid: string,
+  answer: DeleteAnswer,
+  nowMs: number,
+  backoff: RetryBackoff,
+): NodeDrainState {
+  const p = s.pods[uid];
+  if (!p) return s;
+  switch (answer.outcome) {
+    case 'Deleted':
+      unblock(p);
+      p.blockingPdb = undefined;
+      p.state = 'Terminating';
+      p.deleted = true;
+      s.podsDeleted = (s.podsDeleted ?? 0) + 1;
+      return s;
+    case 'Gone':
+      dropGone(s, uid);
+      return s;
+    case 'Failed':
+    case 'CallFailed':
+      s.lastError = answer.message;
+      p.refusals++;
+      p.state = 'Blocked';
+      p.ruleBlocked = false;
+      p.reason = DeadlineReason.DeleteFailed;
+      p.message = answer.message;
+      p.blockedSinceMs ??= nowMs;
+      p.notBeforeMs = nowMs + backoffSeconds(p.refusals, backoff) * 1000;
+      if (answer.outcome === 'CallFailed') p.checkAfterSeq = s.observeSeq + 1;
+      return s;
+  }
+}
+
+/**
+ * The grace period of a deadline deletion (onDeadline DeletePods), seconds: what is left until the
+ * plan's deadline, rounded up, at least 1, at most the pod's own terminationGracePeriodSeconds.
+ */
+export function deletionGraceSeconds(
+  planDeadlineMs: number,
+  nowMs: number,
+  podGraceSeconds: number | undefined,
+): number {
+  const left = Math.max(1, Math.ceil((planDeadlineMs - nowMs) / 1000));
+  return podGraceSeconds !== undefined ? Math.max(1, Math.min(left, podGraceSeconds)) : left;
+}
+
+/** The advance notice of a DeletePods deadline (see {@link deletionWarning}). */
+export interface DeletionWarning {
+  /** When it is due, ms since epoch: deadlineWarningSeconds before the node's deadline. */
+  atMs: number;
+  /** The Event's message, naming the pods (capped). */
+  message: string;
+}
+
+/**
+ * The PodsWillBeDeleted Warning due now, if any: onDeadline DeletePods, not sent yet, before the
+ * deadline, at or after `deadline − deadlineWarningSeconds` (at once when the deadline is closer),
+ * the node observed, not aborted, and pods still to leave. Does not mark it sent (the caller sets
+ * {@link NodeDrainState.warned} once it recorded the Event).
+ */
+export function deletionWarning(
+  s: NodeDrainState,
+  nowMs: number,
+  settings: NodeDrainSettings,
+): DeletionWarning | undefined {
+  if (settings.onDeadline !== 'DeletePods' || settings.deadlineWarningSeconds === undefined) return undefined;
+  if (s.warned || s.aborted || !s.view?.exists || nowMs >= s.deadlineMs) return undefined;
+  const atMs = s.deadlineMs - settings.deadlineWarningSeconds * 1000;
+  if (nowMs < atMs) return undefined;
+  const pods = Object.values(s.pods)
+    .filter((p) => p.state !== 'Terminating')
+    .sort(byKey)
+    .map((p) => p.key);
+  if (pods.length === 0) return undefined;
+  const named = pods.slice(0, WARNING_POD_CAP).join(', ');
+  const more = pods.length > WARNING_POD_CAP ? ` and ${pods.length - WARNING_POD_CAP} more` : '';
+  return {
+    atMs,
+    message: `node ${s.node}: ${pods.length} pod(s) will be deleted without the Eviction API (PodDisruptionBudgets bypassed) at ${new Date(s.deadlineMs).toISOString()} unless they leave before: ${named}${more}`,
+  };
+}
+
 /** Disruptions this drain may still spend behind `pdb` now. */
 function budgetOf(s: NodeDrainState, pdb: PdbRecord, nowMs: number): number {
   if (pdb.refusedUntilMs !== undefined) {
@@ -567,7 +716,7 @@ export function decideNode(
   quiesce = false,
 ): NodeDecision {
   const pods = Object.values(s.pods).sort(byKey);
-  const inFlight = pods.filter((p) => p.state === 'Evicting').length;
+  const inFlight = pods.filter((p) => p.state === 'Evicting' || p.state === 'Deleting').length;
   const result = (
     phase: NodePhase,
     reason?: string,
@@ -602,7 +751,60 @@ export function decideNode(
       message: `node ${s.node} was deleted during the drain`,
     });
   if (pods.length === 0 && view.unschedulable)
-    return end({ phase: 'Drained', reason: NodeReason.Drained, message: `all ${s.podsGone} pod(s) evicted` });
+    return end(
+      s.podsDeleted
+        ? {
+            phase: 'Drained',
+            reason: DeadlineReason.PodsDeletedAtDeadline,
+            message: `${s.podsGone - (s.deletedGone ?? 0)} pod(s) evicted, ${s.deletedGone ?? 0} deleted at the deadline`,
+          }
+        : { phase: 'Drained', reason: NodeReason.Drained, message: `all ${s.podsGone} pod(s) evicted` },
+    );
+  const policy = settings.onDeadline ?? 'Stop';
+  if (nowMs >= s.deadlineMs && policy === 'SkipNode')
+    return end({
+      phase: 'Skipped',
+      reason: DeadlineReason.SkippedAtDeadline,
+      message: `still not drained at its deadline with ${pods.length} pod(s) left: handed back, the plan goes on`,
+    });
+  if (nowMs >= s.deadlineMs && policy === 'DeletePods' && pods.length > 0) {
+    const graces = pods.map((p) => p.graceSeconds ?? 30);
+    const giveUpAtMs =
+      Math.max(s.deadlineMs, settings.planDeadlineMs ?? s.deadlineMs) +
+      Math.max(...graces) * 1000 +
+      DELETE_WAIT_SLACK_MS;
+    if (nowMs < giveUpAtMs) {
+      let wakeAt = giveUpAtMs;
+      const del: PodDeletion[] = [];
+      for (const p of pods) {
+        if (p.state !== 'Pending' && p.state !== 'Blocked') continue;
+        if (p.notBeforeMs > nowMs && p.reason === DeadlineReason.DeleteFailed) {
+          wakeAt = Math.min(wakeAt, p.notBeforeMs);
+          continue;
+        }
+        if (p.checkAfterSeq !== undefined && view.seq < p.checkAfterSeq) continue;
+        del.push({
+          uid: p.uid,
+          gracePeriodSeconds: deletionGraceSeconds(
+            settings.planDeadlineMs ?? s.deadlineMs,
+            nowMs,
+            p.graceSeconds,
+          ),
+        });
+        p.state = 'Deleting';
+        p.checkAfterSeq = undefined;
+      }
+      return {
+        ...result(
+          'Draining',
+          DeadlineReason.DeletingPods,
+          `deadline passed: deleting ${pods.length} pod(s) without the Eviction API`,
+        ),
+        delete: del,
+        wakeAtMs: wakeAt,
+      };
+    }
+  }
   if (nowMs >= s.deadlineMs) {
     const left = pods.length;
     return end({
@@ -617,6 +819,8 @@ export function decideNode(
   const wake = (t: number) => {
     if (t > nowMs && t < wakeAtMs) wakeAtMs = t;
   };
+  if (policy === 'DeletePods' && settings.deadlineWarningSeconds !== undefined && !s.warned)
+    wake(s.deadlineMs - settings.deadlineWarningSeconds * 1000);
   if (!view.unschedulable)
     return result(
       'Blocked',
@@ -747,6 +951,7 @@ export function nodeCounts(s: NodeDrainState): {
   podsTotal: number;
   podsEvicted: number;
   podsFailed: number;
+  podsDeleted?: number;
 } {
   // A deleted node's pods went with it (the pod garbage collector deletes pods bound to a missing
   // node): they no longer count as pods to evict.
@@ -754,8 +959,9 @@ export function nodeCounts(s: NodeDrainState): {
   const pods = Object.values(s.pods);
   return {
     podsTotal: s.podsGone + pods.length,
-    podsEvicted: s.podsGone,
+    podsEvicted: s.podsGone - (s.deletedGone ?? 0),
     podsFailed: pods.filter((p) => p.state === 'Blocked').length,
+    ...(s.podsDeleted ? { podsDeleted: s.podsDeleted } : {}),
   };
 }
 

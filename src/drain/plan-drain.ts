@@ -6,7 +6,8 @@
  * PURE and DETERMINISTIC: imported by workflow code. No I/O, no clock: the time is a parameter.
  * Mutating reducers change the state they are given and return what the caller must act on.
  */
-import type { PlanPhase } from '../api/plan.js';
+import { DeadlineReason } from '../api/deadline.js';
+import type { OnDeadline, PlanPhase } from '../api/plan.js';
 import type { NodeProgress } from '../workflows/messages.js';
 import type { NodeState, PlanState } from './projection.js';
 import {
@@ -54,6 +55,12 @@ export interface PlanRunState {
   continuedRuns: number;
   /** The PDB budgets handed out to the running nodes (plans of more than one node). */
   budget?: PdbBudgetLedger;
+  /** spec.maxUnavailableNodes (set by runs that know the deadline policy; see {@link drainSettled}). */
+  maxUnavailableNodes?: number;
+  /** spec.onDeadline (set by runs that know the deadline policy). */
+  onDeadline?: OnDeadline;
+  /** When the drain settled, ms since epoch (set by runs that know the deadline policy). */
+  settledAtMs?: number;
 }
 
 /** An Event the plan workflow should record on the plan. */
@@ -80,7 +87,34 @@ export const FINAL_NODE_PHASES: ReadonlySet<string> = new Set([
   'Aborted',
   'Failed',
   'Deleted',
+  'Skipped',
 ]);
+
+/**
+ * The deadline of a node's drain started at `nowMs`: the plan's, or `nowMs +
+ * nodeDrainTimeoutSeconds` when that is earlier (spec.nodeDrainTimeoutSeconds). ms since epoch.
+ */
+export function nodeDeadlineMs(
+  planDeadlineMs: number,
+  nowMs: number,
+  nodeDrainTimeoutSeconds?: number,
+): number {
+  if (nodeDrainTimeoutSeconds === undefined) return planDeadlineMs;
+  return Math.min(planDeadlineMs, nowMs + nodeDrainTimeoutSeconds * 1000);
+}
+
+/**
+ * Nodes whose drain ended at their deadline under onDeadline Stop (Blocked/DeadlineExceeded) while
+ * this plan holds them: they stay cordoned, so they keep their slot of maxUnavailableNodes (a node only frees its slot when it
+ * is drained, handed back, or released by the deadline policy). Only a per-node deadline makes this
+ * happen before the plan's deadline.
+ */
+export function heldAtDeadline(s: PlanRunState): string[] {
+  return s.finished.filter((name) => {
+    const n = s.plan.nodes.find((x) => x.name === name);
+    return n?.phase === 'Blocked' && n.reason === 'DeadlineExceeded' && s.claimed[name] !== undefined;
+  });
+}
 
 /** A fresh node entry of the plan. */
 export function pendingNode(name: string): NodeState {
@@ -132,9 +166,18 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
   n.tooManyRequests = p.tooManyRequests;
   n.nextActionAtMs = p.nextActionAtMs;
   n.lastError = p.lastError;
+  if (p.podsDeleted !== undefined) n.podsDeleted = p.podsDeleted;
   if (p.claimed) s.claimed[p.node] = { cordonedByPlan: p.cordonedByPlan ?? false };
+  // A node skipped at its deadline handed itself back: the plan holds it no more.
+  else if (p.final && p.phase === 'Skipped') delete s.claimed[p.node];
   if (p.final) markFinished(s, p.node);
   const events: PlanEvent[] = [];
+  if (p.final && p.phase === 'Skipped' && announce(s, `${p.node}|${DeadlineReason.NodeSkipped}`))
+    events.push({
+      type: 'Warning',
+      reason: DeadlineReason.NodeSkipped,
+      message: `node ${p.node}: ${p.message ?? 'skipped at its deadline'}`,
+    });
   if (p.reason && NEWS_NODE_REASONS.has(p.reason) && announce(s, `${p.node}|${p.reason}`)) {
     events.push({ type: 'Warning', reason: p.reason, message: p.message ?? `node ${p.node}: ${p.reason}` });
   }
@@ -178,7 +221,7 @@ export function runningNodes(s: PlanRunState): string[] {
 export function nodesToStart(s: PlanRunState, maxUnavailableNodes: number, nowMs: number): string[] {
   if (s.paused || s.aborted || s.stopStarting) return [];
   if (s.plan.deadlineMs !== undefined && nowMs >= s.plan.deadlineMs) return [];
-  const free = maxUnavailableNodes - runningNodes(s).length;
+  const free = maxUnavailableNodes - runningNodes(s).length - heldAtDeadline(s).length;
   if (free <= 0) return [];
   return s.plan.nodes
     .map((n) => n.name)
@@ -190,7 +233,14 @@ export function nodesToStart(s: PlanRunState, maxUnavailableNodes: number, nowMs
 export function drainSettled(s: PlanRunState, nowMs: number): boolean {
   if (runningNodes(s).length > 0) return false;
   const pastDeadline = s.plan.deadlineMs !== undefined && nowMs >= s.plan.deadlineMs;
-  return s.aborted || s.stopStarting || pastDeadline || s.started.length === s.plan.nodes.length;
+  // Every slot held by a node stopped at its own deadline (onDeadline Stop): no node can start any more.
+  const noSlot = s.maxUnavailableNodes !== undefined && heldAtDeadline(s).length >= s.maxUnavailableNodes;
+  return s.aborted || s.stopStarting || pastDeadline || noSlot || s.started.length === s.plan.nodes.length;
+}
+
+function pastPlanDeadline(s: PlanRunState): boolean {
+  // planOutcome runs when the drain settled; nodes that never started past the plan's deadline say so.
+  return s.plan.deadlineMs !== undefined && s.settledAtMs !== undefined && s.settledAtMs >= s.plan.deadlineMs;
 }
 
 /**
@@ -203,10 +253,14 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
   for (const n of nodes) {
     if (!s.started.includes(n.name)) {
       n.phase = 'Blocked';
-      n.reason = s.stopStarting ? 'NotStarted' : 'DeadlineExceeded';
+      const held = heldAtDeadline(s);
+      const slotsHeld = !s.stopStarting && held.length > 0 && !pastPlanDeadline(s);
+      n.reason = s.stopStarting || slotsHeld ? 'NotStarted' : 'DeadlineExceeded';
       n.message = s.stopStarting
         ? 'not started: another node of the plan failed'
-        : 'deadline passed before the node was started';
+        : slotsHeld
+          ? `not started: node(s) ${held.join(', ')} stopped at their deadline and stay cordoned (onDeadline Stop), holding every slot of maxUnavailableNodes`
+          : 'deadline passed before the node was started';
     }
   }
   const describeBlockers = () =>
@@ -229,7 +283,14 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
       message: `${nodes.length - deleted.length} node(s) drained${deleted.length ? `; deleted during the drain: ${deleted.join(', ')}` : ''}`,
     };
   }
-  if (nodes.some((n) => n.reason === 'DeadlineExceeded'))
+  const skipped = nodes.filter((n) => n.phase === 'Skipped');
+  if (skipped.length > 0 && nodes.every((n) => ['Drained', 'Deleted', 'Skipped'].includes(n.phase)))
+    return {
+      phase: 'Blocked',
+      reason: DeadlineReason.NodesSkipped,
+      message: `${nodes.filter((n) => n.phase === 'Drained').length} node(s) drained; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}; still blocking: ${describeBlockers() || 'nothing recorded'}`,
+    };
+  if (nodes.some((n) => n.reason === 'DeadlineExceeded' || n.reason === 'NotStarted'))
     return {
       phase: 'Blocked',
       reason: 'DeadlineExceeded',

@@ -3,12 +3,15 @@
  * Pure and deterministic: the caller passes the time. The same function answers the `progress`
  * query, so the query and the written status always agree.
  */
+import { DEADLINE_ACTION_NODE_CAP } from '../api/deadline.js';
 import type {
   Blocker,
   Condition,
+  DeadlineAction,
   EvictionProgress,
   MaintenancePlanStatus,
   NodeStatus,
+  OnDeadline,
   PlanPhase,
   WorkflowRef,
 } from '../api/plan.js';
@@ -33,6 +36,10 @@ export interface NodeState {
   /** ms since epoch of the next eviction attempt while cooling down. */
   nextActionAtMs?: number;
   lastError?: string;
+  /** Pods deleted without the Eviction API at the deadline (onDeadline DeletePods). */
+  podsDeleted?: number;
+  /** Deadline of this node's drain, ms since epoch, when spec.nodeDrainTimeoutSeconds makes it earlier than the plan's. */
+  deadlineMs?: number;
 }
 
 /** What the plan workflow knows, as input to {@link projectStatus}. */
@@ -53,6 +60,47 @@ export interface PlanState {
   nodes: NodeState[];
   /** Conditions as last projected (kept so lastTransitionTime survives unchanged statuses). */
   conditions: Condition[];
+  /** spec.onDeadline (absent in states of runs begun before it existed: no status.deadlineAction). */
+  onDeadline?: OnDeadline;
+  /** spec.deadlineWarningSeconds. */
+  deadlineWarningSeconds?: number;
+}
+
+const FINAL_NODE = new Set(['Drained', 'Released', 'Aborted', 'Failed', 'Deleted', 'Skipped']);
+
+/**
+ * status.deadlineAction: what spec.onDeadline will do, to which nodes, and when. The nodes are those
+ * not yet done (running or not started); `at` is the earliest deadline among them (a node's own, or
+ * the plan's). Absent when the policy is unknown (older runs), the plan is in a final phase, or no
+ * node is left to it.
+ */
+export function deadlineAction(state: PlanState): DeadlineAction | undefined {
+  const policy = state.onDeadline;
+  if (!policy || FINAL_PHASES.has(state.phase) || state.deadlineMs === undefined) return undefined;
+  const open = state.nodes.filter((n) => !FINAL_NODE.has(n.phase));
+  if (open.length === 0) return undefined;
+  const atMs = Math.min(...open.map((n) => n.deadlineMs ?? state.deadlineMs!));
+  const names = open.map((n) => n.name).sort();
+  const shown = names.slice(0, DEADLINE_ACTION_NODE_CAP);
+  const list = `${shown.join(', ')}${names.length > shown.length ? ` and ${names.length - shown.length} more` : ''}`;
+  const at = iso(atMs)!;
+  const warningAtMs =
+    policy === 'DeletePods' && state.deadlineWarningSeconds !== undefined
+      ? atMs - state.deadlineWarningSeconds * 1000
+      : undefined;
+  const message =
+    policy === 'Stop'
+      ? `at ${at} evictions stop on the nodes not drained by then (${list}); they stay cordoned and the plan ends Blocked (DeadlineExceeded)`
+      : policy === 'SkipNode'
+        ? `at its deadline (the first at ${at}) a node not drained is handed back (uncordoned if this plan cordoned it) and reported Skipped; the plan goes on with its other nodes (${list})`
+        : `at its deadline (the first at ${at}) the pods still on a node are deleted without the Eviction API, PodDisruptionBudgets bypassed (${list}); a PodsWillBeDeleted Warning Event goes out ${state.deadlineWarningSeconds ?? 0} s before`;
+  return {
+    policy,
+    at,
+    nodes: shown,
+    ...(warningAtMs !== undefined ? { warningAt: iso(warningAtMs)! } : {}),
+    message,
+  };
 }
 
 /** Phases after which nothing more is evicted (the workflow may still wait to hand nodes back). */
@@ -173,6 +221,10 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
       ...(n.message ? { message: n.message } : {}),
       podsTotal: n.podsTotal,
       podsEvicted: n.podsEvicted,
+      ...(n.podsDeleted ? { podsDeleted: n.podsDeleted } : {}),
+      ...(n.deadlineMs !== undefined && (state.deadlineMs === undefined || n.deadlineMs < state.deadlineMs)
+        ? { deadline: iso(n.deadlineMs)! }
+        : {}),
       ...(blockers.length ? { blockedBy: blockers } : {}),
     };
   });
@@ -182,13 +234,15 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
   const total = sum((n) => n.podsTotal);
   const evicted = sum((n) => n.podsEvicted);
   const failed = sum((n) => n.podsFailed);
+  const action = deadlineAction(state);
   const progress: EvictionProgress = {
     total,
     evicted,
-    pending: Math.max(0, total - evicted - failed),
+    pending: Math.max(0, total - evicted - sum((n) => n.podsDeleted ?? 0) - failed),
     failed,
     attempts: sum((n) => n.attempts),
     tooManyRequests: sum((n) => n.tooManyRequests),
+    ...(sum((n) => n.podsDeleted ?? 0) > 0 ? { deleted: sum((n) => n.podsDeleted ?? 0) } : {}),
     ...(nexts.length && !FINAL_PHASES.has(state.phase) ? { nextActionAt: iso(Math.min(...nexts))! } : {}),
     ...(lastError ? { lastError } : {}),
   };
@@ -206,5 +260,6 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     nodesDrained: state.nodes.filter((n) => n.phase === 'Drained' || n.phase === 'Released').length,
     nodes,
     evictionProgress: progress,
+    ...(action ? { deadlineAction: action } : {}),
   };
 }

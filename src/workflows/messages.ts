@@ -8,6 +8,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import type {
   MaintenancePlanStatus,
   MaintenancePlanSpec,
+  OnDeadline,
   PlanPhase,
   PodSelection,
   RetryBackoff,
@@ -125,6 +126,12 @@ export interface NodeDrainSpec {
    * behind a PDB wait for the plan's grant. Set by plans of more than one node.
    */
   coordinatePdbs?: boolean;
+  /** spec.onDeadline (absent in inputs written before it existed: Stop). */
+  onDeadline?: OnDeadline;
+  /** spec.deadlineWarningSeconds (DeletePods advance notice). */
+  deadlineWarningSeconds?: number;
+  /** The plan's deadline, ms since epoch (DeletePods cuts grace periods to what is left until it). */
+  planDeadlineMs?: number;
 }
 
 /** The {@link NodeDrainSpec} of a plan spec. */
@@ -150,7 +157,10 @@ export interface DrainNodeInput {
   drain?: NodeDrainSpec;
   /** State carried across continue-as-new (absent in the node's first run). */
   carried?: NodeDrainState;
-  /** Absolute plan deadline, ms since epoch. */
+  /**
+   * Absolute deadline of this node's drain, ms since epoch: the plan's, or earlier with
+   * spec.nodeDrainTimeoutSeconds.
+   */
   deadlineMs: number;
   /** Workflow ID of the plan workflow, which receives {@link nodeProgressSignal}. */
   parentWorkflowId: string;

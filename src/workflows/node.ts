@@ -43,9 +43,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DrainActivities, EvictResult, NodeObservation } from '../activities/types.js';
+import { DeadlineReason } from '../api/deadline.js';
 import { backoffSeconds } from '../drain/backoff.js';
 import {
   applyControl,
+  applyDeleteAnswer,
+  deletionWarning,
+  type DeleteAnswer,
   applyEvictionAnswer,
   applyGrant,
   beliefAfterGrant,
@@ -99,6 +103,7 @@ type LoopInput =
   | { kind: 'observed'; seq: number; startedAtMs: number; waitSeconds: number; obs: NodeObservation }
   | { kind: 'observeFailed'; seq: number; message: string; cancelled: boolean }
   | { kind: 'answered'; uid: string; answer: EvictResult | EvictionCallFailure }
+  | { kind: 'deleted'; uid: string; answer: DeleteAnswer }
   | { kind: 'fatal'; message: string };
 
 function errorMessage(err: unknown): string {
@@ -116,7 +121,17 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   const { node, plan } = input;
   const spec: NodeDrainSpec = input.drain ?? nodeDrainSpec(input.spec!);
   const backoff = spec.retryBackoff;
-  const settings = { maxConcurrentPerNode: spec.maxConcurrentPerNode, retryBackoff: backoff };
+  // patched: node runs recorded before spec.onDeadline existed replay with the Stop policy, no notice.
+  const deadlinePolicy = patched('on-deadline');
+  const settings = {
+    maxConcurrentPerNode: spec.maxConcurrentPerNode,
+    retryBackoff: backoff,
+    ...(deadlinePolicy && spec.onDeadline ? { onDeadline: spec.onDeadline } : {}),
+    ...(deadlinePolicy && spec.planDeadlineMs !== undefined ? { planDeadlineMs: spec.planDeadlineMs } : {}),
+    ...(deadlinePolicy && spec.deadlineWarningSeconds !== undefined
+      ? { deadlineWarningSeconds: spec.deadlineWarningSeconds }
+      : {}),
+  };
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
   // patched: node runs recorded before the plan handed out PDB budgets replay without them.
@@ -133,6 +148,10 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     heartbeatTimeout: `${Math.max(2, Math.ceil(spec.callTimeoutSeconds / 2))}s`,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { maximumAttempts: 1 },
+  });
+  const deleter = proxyActivities<DrainActivities>({
+    startToCloseTimeout: `${spec.callTimeoutSeconds}s`,
+    retry: { initialInterval: '1s', maximumInterval: '10s', backoffCoefficient: 2, maximumAttempts: 3 },
   });
   const observeWaitSeconds = backoff.maxSeconds;
   const observer = proxyActivities<DrainActivities>({
@@ -213,7 +232,39 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     belief = { holding: { ...req.holding }, wants: { ...req.wants }, room: req.room ?? 0, pdbs: req.pdbs };
     budgetSending = signalParent(parent.signal(pdbBudgetSignal, req), () => (budgetSending = undefined));
   };
+  // ---- Events of the deadline policy (best effort; followed so the end and continue-as-new wait) ----
+  const eventsInFlight = new Set<Promise<void>>();
+  const recordEvent = (reason: string, message: string) => {
+    const t: Promise<void> = k8s.recordEvent
+      .executeWithOptions({ summary: `event ${reason}` }, [{ plan, type: 'Warning', reason, message }])
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => {
+        eventsInFlight.delete(t);
+        woken = true;
+      });
+    eventsInFlight.add(t);
+  };
+  /** onDeadline SkipNode: hands the node back (uncordoned unless it was unschedulable before the plan). */
+  const handBack = async (outcome: NodeOutcome): Promise<NodeOutcome> => {
+    try {
+      const { uncordoned } = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
+        { plan, node, uncordon: true },
+      ]);
+      s.claimed = false;
+      return {
+        ...outcome,
+        message: `${outcome.message}${uncordoned ? ' (uncordoned)' : ' (left unschedulable: it was before the plan)'}`,
+      };
+    } catch (err) {
+      return { ...outcome, message: `${outcome.message}; handing it back failed: ${errorMessage(err)}` };
+    }
+  };
   const finish = async (outcome: NodeOutcome): Promise<NodeProgress> => {
+    if (outcome.phase === 'Skipped' && s.claimed) outcome = await handBack(outcome);
+    await Promise.all([...eventsInFlight]);
     s.phase = outcome.phase;
     s.reason = outcome.reason;
     s.message = outcome.message;
@@ -235,11 +286,19 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
         message: 'aborted before the node was cordoned',
       });
     if (Date.now() >= s.deadlineMs)
-      return finish({
-        phase: 'Blocked',
-        reason: NodeReason.DeadlineExceeded,
-        message: 'deadline passed before the node could be claimed',
-      });
+      return finish(
+        settings.onDeadline === 'SkipNode'
+          ? {
+              phase: 'Skipped',
+              reason: DeadlineReason.SkippedAtDeadline,
+              message: 'deadline passed before the node could be claimed: skipped, the plan goes on',
+            }
+          : {
+              phase: 'Blocked',
+              reason: NodeReason.DeadlineExceeded,
+              message: 'deadline passed before the node could be claimed',
+            },
+      );
     let res;
     try {
       res = await k8s.cordonNode.executeWithOptions({ summary: `cordon ${node}` }, [{ plan, node }]);
@@ -377,6 +436,35 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     inFlight.set(uid, call);
   };
 
+  const startDelete = (uid: string, gracePeriodSeconds: number) => {
+    const p = s.pods[uid]!;
+    const call = deleter.deletePod
+      .executeWithOptions({ summary: `delete ${p.key} (deadline)` }, [
+        { namespace: p.namespace, name: p.name, uid: p.uid, gracePeriodSeconds },
+      ])
+      .then(
+        (answer) => {
+          inbox.push({ kind: 'deleted', uid, answer });
+          if (answer.outcome === 'Deleted')
+            recordEvent(
+              DeadlineReason.PodDeletedAtDeadline,
+              `node ${node}: pod ${p.key} deleted without the Eviction API at the deadline (PodDisruptionBudgets bypassed), grace period ${gracePeriodSeconds} s`,
+            );
+        },
+        (err: unknown) => {
+          inbox.push({
+            kind: 'deleted',
+            uid,
+            answer: { outcome: 'CallFailed', message: `deletion of ${p.key} failed: ${errorMessage(err)}` },
+          });
+        },
+      )
+      .finally(() => {
+        inFlight.delete(uid);
+      });
+    inFlight.set(uid, call);
+  };
+
   function continueAsNewDue(): boolean {
     const info = workflowInfo();
     return (
@@ -417,6 +505,8 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
             reason: NodeReason.ActivityFailed,
             message: `observe ${node}: ${item.message}`,
           };
+      } else if (item.kind === 'deleted') {
+        applyDeleteAnswer(s, item.uid, item.answer, now, backoff);
       } else {
         applyEvictionAnswer(s, item.uid, item.answer, now, backoff);
       }
@@ -433,6 +523,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     const quiesce = continueAsNewDue();
     const decision = decideNode(s, now, settings, quiesce || outcome !== undefined);
     for (const uid of decision.evict) startEvict(uid);
+    for (const d of decision.delete ?? []) startDelete(d.uid, d.gracePeriodSeconds);
+    const warning = deadlinePolicy ? deletionWarning(s, now, settings) : undefined;
+    if (warning) {
+      s.warned = true;
+      recordEvent(DeadlineReason.PodsWillBeDeleted, warning.message);
+    }
     if (decision.outcome && inFlight.size === 0) outcome ??= decision.outcome;
     if (outcome && inFlight.size === 0) {
       requestBudget(true); // the last request gives everything back, with the freshest PDB reports
@@ -440,7 +536,15 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     }
     // A quiet point: nothing in flight, no observation running (a waiting one is cancelled).
     if (quiesce && inFlight.size === 0 && observing) observing.scope.cancel();
-    if (quiesce && inFlight.size === 0 && !observing && !sending && !budgetSending) await continueAsNewNow();
+    if (
+      quiesce &&
+      inFlight.size === 0 &&
+      !observing &&
+      !sending &&
+      !budgetSending &&
+      eventsInFlight.size === 0
+    )
+      await continueAsNewNow();
     if (!observing && !quiesce && now >= nextObserveAtMs) startObserve();
     requestBudget(quiesce || outcome !== undefined);
     const reportAt = report();

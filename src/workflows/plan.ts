@@ -46,6 +46,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DrainActivities, PlanRef } from '../activities/types.js';
+import { DeadlineReason } from '../api/deadline.js';
 import { MAX_PLAN_NODES, type MaintenancePlanStatus, type PlanPhase } from '../api/plan.js';
 import { statusEquals } from '../drain/conditions.js';
 import { allocateBudget } from '../drain/pdb-budget.js';
@@ -55,6 +56,7 @@ import {
   markFinished,
   mergeNodeProgress,
   nodeWorkflowFailed,
+  nodeDeadlineMs,
   nodesToStart,
   pendingNode,
   planOutcome,
@@ -135,6 +137,9 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
 async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   const { spec } = input;
   const plan: PlanRef = { name: input.plan.name, uid: input.plan.uid };
+  // patched: plans recorded before spec.onDeadline existed start their nodes with the plan's deadline
+  // and the Stop policy, and publish no status.deadlineAction.
+  const deadlinePolicy = patched('on-deadline');
   const info = workflowInfo();
   const runStartMs = Date.now();
   const s: PlanRunState = input.carried ?? {
@@ -208,7 +213,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     st.reason = reason;
     st.message = message;
     if (FINAL_PHASES.has(phase) && phase !== 'Blocked') st.completedAtMs ??= Date.now();
-    if (phase === 'Blocked' && reason === 'DeadlineExceeded') st.completedAtMs ??= Date.now();
+    if (phase === 'Blocked' && (reason === 'DeadlineExceeded' || reason === DeadlineReason.NodesSkipped))
+      st.completedAtMs ??= Date.now();
     if (changed) {
       upsertSearchAttributes([{ key: SA_PHASE, value: phase }]);
       if (s.lastEventPhase !== phase) {
@@ -353,6 +359,12 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     s.started.push(node);
     pendingStarts++;
     const startedPaused = s.paused;
+    const planDeadlineMs = s.plan.deadlineMs!;
+    const deadlineMs = deadlinePolicy
+      ? nodeDeadlineMs(planDeadlineMs, Date.now(), spec.nodeDrainTimeoutSeconds)
+      : planDeadlineMs;
+    const entry = s.plan.nodes.find((n) => n.name === node);
+    if (entry && deadlineMs < planDeadlineMs) entry.deadlineMs = deadlineMs;
     startChild(drainNodeWorkflow, {
       workflowId: nodeWorkflowId(info.workflowId, node),
       args: [
@@ -363,8 +375,15 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
             ...nodeDrainSpec(spec),
             // patched: plans recorded before PDB budgets existed start their nodes without them.
             ...(s.plan.nodes.length > 1 && patched('pdb-budget') ? { coordinatePdbs: true } : {}),
+            ...(deadlinePolicy
+              ? {
+                  onDeadline: spec.onDeadline ?? 'Stop',
+                  deadlineWarningSeconds: spec.deadlineWarningSeconds ?? 300,
+                  planDeadlineMs,
+                }
+              : {}),
           },
-          deadlineMs: s.plan.deadlineMs!,
+          deadlineMs,
           parentWorkflowId: info.workflowId,
           paused: startedPaused,
         },
@@ -451,6 +470,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     else setPhase('Running', 'Draining', `draining ${resolved.nodes.length} node(s)`);
   }
   const deadlineMs = s.plan.deadlineMs!;
+  if (deadlinePolicy) {
+    s.plan.onDeadline = spec.onDeadline ?? 'Stop';
+    s.plan.deadlineWarningSeconds = spec.deadlineWarningSeconds ?? 300;
+    s.maxUnavailableNodes = spec.maxUnavailableNodes;
+  }
   const timer = new WakeTimer();
 
   // ---- 2. the loop: act → publish → continue-as-new at a quiet point → wait ----
@@ -503,6 +527,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
           nodeWorkflowFailed(s, node, 'the node drain did not report its end after the deadline');
       if (pendingStarts === 0 && drainSettled(s, now)) {
         s.stage = 'Settled';
+        if (deadlinePolicy) s.settledAtMs = Date.now();
         if (!s.aborted) {
           const o = planOutcome(s);
           setPhase(o.phase, o.reason, o.message);

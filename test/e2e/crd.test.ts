@@ -342,6 +342,8 @@ describe('MaintenancePlan CRD on a real API server', () => {
       release: false,
       uncordon: 'OnDelete',
       cordon: 'PerNode',
+      onDeadline: 'Stop',
+      deadlineWarningSeconds: 300,
     });
     const yamlOut = kubectlOk(['get', 'mp', name, '-o', 'yaml']);
     assert.match(yamlOut, /maxConcurrentPerNode: 4/);

@@ -58,6 +58,10 @@ export interface SimPod {
   deletionTimestampMs?: number;
   /** Eviction calls that took effect on this pod (201 on a live pod, or 200 on a terminating one). */
   evictedTimes?: number;
+  /** spec.terminationGracePeriodSeconds as the observation reports it (absent: not reported). */
+  terminationGracePeriodSeconds?: number;
+  /** DELETE calls (no Eviction API) that took effect, with their grace period. */
+  deletions?: { atMs: number; gracePeriodSeconds: number }[];
 }
 
 export interface SimNode {
@@ -308,6 +312,9 @@ export class SimCluster {
         reason: p.terminatingUntil !== undefined ? 'Terminating' : (p.reason ?? 'Evictable'),
         message: p.terminatingUntil !== undefined ? 'pod is terminating' : (p.reason ?? 'evictable'),
         ...(p.deletionTimestampMs !== undefined ? { deletionTimestampMs: p.deletionTimestampMs } : {}),
+        ...(p.terminationGracePeriodSeconds !== undefined
+          ? { terminationGracePeriodSeconds: p.terminationGracePeriodSeconds }
+          : {}),
         pdbs: p.pdbs ?? [],
       }))
       .sort((a, b) => a.key.localeCompare(b.key));
@@ -524,6 +531,17 @@ export class SimCluster {
           } finally {
             if (pdbOf !== undefined) this.inFlight.set(pdbOf, (this.inFlight.get(pdbOf) ?? 1) - 1);
           }
+        }),
+      // DELETE without the Eviction API: PDBs are not consulted; the pod terminates for graceMs.
+      deletePod: async (input) =>
+        this.faulted('deletePod', input, async () => {
+          this.tick();
+          const pod = this.pods.get(`${input.namespace}/${input.name}`);
+          if (!pod || pod.gone || pod.uid !== input.uid) return { outcome: 'Gone' as const };
+          (pod.deletions ??= []).push({ atMs: serverNow(), gracePeriodSeconds: input.gracePeriodSeconds });
+          this.startTerminating(pod);
+          this.record('deletePod', input, { outcome: 'Deleted' });
+          return { outcome: 'Deleted' as const };
         }),
       checkPod: async ({ namespace, name, uid }): Promise<PodState> => {
         this.tick();

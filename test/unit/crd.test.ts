@@ -18,6 +18,7 @@ import {
   applyDefaults,
   buildCrd,
   CRD_PATHS,
+  DEADLINE_POLICY_RULES,
   enumOfRule,
   formatRule,
   renderCrdYaml,
@@ -224,7 +225,9 @@ describe('CRD file', () => {
 
   it('carries the CEL rules and list types', () => {
     assert.deepEqual(
-      specSchema['x-kubernetes-validations']?.map((v) => v.message),
+      specSchema['x-kubernetes-validations']
+        ?.filter((v) => !DEADLINE_POLICY_RULES.some((d) => d.rule === v.rule))
+        .map((v) => v.message),
       [
         'spec.nodeNames or spec.nodeSelector is required: a non-empty list of node names, or a label selector of nodes',
         'must not be empty: an empty selector selects every node of the cluster (give matchLabels or matchExpressions)',
@@ -377,6 +380,29 @@ describe('spec formats: zod refuses what the CRD refuses', () => {
       assert.match(text, error);
     });
   }
+});
+
+describe('CRD rules of the deadline policy', () => {
+  it('spec carries the nodeDrainTimeoutSeconds rule; the three fields are immutable', () => {
+    const rules = specSchema['x-kubernetes-validations'] ?? [];
+    const rule = rules.find((v) => /nodeDrainTimeoutSeconds <= self\.drainTimeoutSeconds/.test(v.rule));
+    assert.ok(rule, 'the nodeDrainTimeoutSeconds <= drainTimeoutSeconds rule');
+    assert.equal(rule.fieldPath, '.nodeDrainTimeoutSeconds');
+    for (const f of ['onDeadline', 'nodeDrainTimeoutSeconds', 'deadlineWarningSeconds'])
+      assert.ok(
+        specSchema.properties![f]!['x-kubernetes-validations']?.some((v) => v.rule === 'self == oldSelf'),
+        `spec.${f} immutable`,
+      );
+    const onDeadline = specSchema.properties!.onDeadline!['x-kubernetes-validations'] ?? [];
+    assert.deepEqual(
+      onDeadline.map(enumOfRule).find((e) => e !== undefined),
+      ['Stop', 'SkipNode', 'DeletePods'],
+    );
+    assert.equal(specSchema.properties!.onDeadline!.default, 'Stop');
+    assert.equal(specSchema.properties!.deadlineWarningSeconds!.default, 300);
+    assert.equal(specSchema.properties!.nodeDrainTimeoutSeconds!.minimum, 1);
+    assert.ok(statusSchema.properties!.deadlineAction, 'status.deadlineAction declared');
+  });
 });
 
 describe('CRD schema matches the zod schemas', () => {

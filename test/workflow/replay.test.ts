@@ -6,7 +6,9 @@
  * saves that test's histories. The fixtures without a suffix (`two-pdbs`, `cordon-all-abort`,
  * `parallel-starts`) are runs of the one-pass code (they replay through src/workflows/legacy/ and
  * must be kept); `*-v2` and the long-drains keys are runs of the level-triggered loop. A file named
- * `<workflow ID>~run<N>.bin` is the N-th run of a continue-as-new chain (key `can-boundary`). Refresh an existing fixture only when the change
+ * `<workflow ID>~run<N>.bin` is the N-th run of a continue-as-new chain (key `can-boundary`).
+ * `on-deadline-v1` (DeletePods) and `deadline-skip` (SkipNode with a per-node deadline) are runs past
+ * `patched('on-deadline')`, written by test/workflow/on-deadline.test.ts. Refresh an existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
