@@ -23,6 +23,8 @@ import type { DrainActivities, NodeObservation, ObserveNodeInput } from './types
 
 /** Default coalescing window, ms ({@link ObserveNodeInput.coalesceMs}). */
 export const DEFAULT_COALESCE_MS = 500;
+/** Default quiet time that ends a coalescing window early, ms ({@link ObserveNodeInput.quietMs}). */
+export const DEFAULT_QUIET_MS = 100;
 
 /** Default heartbeat interval, ms (the activities pass their `HEARTBEAT_INTERVAL_MS`). */
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 2000;
@@ -113,16 +115,17 @@ function snapshot(
  * Builds the `observeNode` activity around a {@link WatchCache}.
  *
  * The returned function, for `input` ({@link ObserveNodeInput}; `maxWaitSeconds` in seconds,
- * `coalesceMs` in ms):
+ * `coalesceMs` and `quietMs` in ms):
  *
  * 1. subscribes to the node in the cache and waits until its informers have synced (at most
  *    `max(maxWaitSeconds, 15 s)`);
  * 2. answers at once with the content when `since` is absent or differs from the current
  *    fingerprint (changes that happened between two calls are already a batch);
- * 3. otherwise waits for a change relevant to the node; when the fingerprint then differs it waits
- *    `coalesceMs` more (a fixed window, which may end up to `coalesceMs` after `maxWaitSeconds`) and
- *    answers with the content at the end of the window; a change that leaves the fingerprint as it
- *    was (an annotation, a status heartbeat) does not wake the caller;
+ * 3. otherwise waits for a change relevant to the node; when the fingerprint then differs it keeps
+ *    collecting changes until none came for `quietMs` or `coalesceMs` passed since that first one
+ *    (so the window may end up to `coalesceMs` after `maxWaitSeconds`), and answers with the
+ *    content at the end of the window; a change that leaves the fingerprint as it was (an
+ *    annotation, a status heartbeat) does not wake the caller;
  * 4. after `maxWaitSeconds` without a material change answers `{ changed: false, fingerprint: since }`.
  *
  * The content is what the cache saw last: while an informer restarts after an error it may lag,
@@ -258,13 +261,32 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         current = read();
         if (current.fingerprint === since) continue; // an immaterial change
         if (coalesceMs > 0) {
-          const c = until(Date.now() + coalesceMs);
-          await new Promise<void>((resolve) => {
-            if (c.signal.aborted) resolve();
-            else c.signal.addEventListener('abort', () => resolve(), { once: true });
-          });
-          c.done();
-          throwIfCancelled();
+          // Collect the burst: answer once nothing changed for quietMs, at the latest coalesceMs
+          // after the first change (a lone PDB status write is answered after quietMs).
+          // Only material changes (a new fingerprint) restart the quiet time: pod status writes
+          // and heartbeats on a busy node would otherwise keep the window open to its end.
+          const quietMs = Math.min(input.quietMs ?? DEFAULT_QUIET_MS, coalesceMs);
+          const windowEnd = Date.now() + coalesceMs;
+          let quietEnd = Date.now() + quietMs;
+          let last = current.fingerprint;
+          for (;;) {
+            const q = until(Math.min(windowEnd, quietEnd));
+            let more: boolean;
+            try {
+              more = await watch.waitForChange(seen, q.signal);
+            } finally {
+              q.done();
+            }
+            throwIfCancelled();
+            if (!more) break;
+            seen = watch.changes;
+            const fingerprint = read().fingerprint;
+            if (fingerprint !== last) {
+              last = fingerprint;
+              quietEnd = Date.now() + quietMs;
+            }
+            if (Date.now() >= Math.min(windowEnd, quietEnd)) break;
+          }
           seen = watch.changes;
           current = read();
           if (current.fingerprint === since) continue; // changed back within the window

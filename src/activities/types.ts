@@ -74,10 +74,16 @@ export interface ObserveNodeInput {
   /** Longest wait, seconds, before answering `{ changed: false }` when nothing material changed. */
   maxWaitSeconds: number;
   /**
-   * Coalescing window, ms: after the first material change the activity waits this long for more
-   * changes and answers them as one batch. Default 500.
+   * Longest coalescing window, ms: after the first material change the activity collects more
+   * changes for at most this long and answers them as one batch. Default 500.
    */
   coalesceMs?: number;
+  /**
+   * Quiet time, ms, that ends the coalescing window early: the answer goes out once no change came
+   * for this long (a burst of pod deletions stays one answer; a lone change waits only this long).
+   * Default 100; at most `coalesceMs` (equal to it: a fixed window).
+   */
+  quietMs?: number;
   /**
    * Keys (`namespace/name`) of PDBs to report although no pod of the node is behind them any more:
    * the drain waits to see its last evictions counted in them (the plan's PDB budget).

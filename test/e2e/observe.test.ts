@@ -303,6 +303,7 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
       since: stable.fingerprint,
       maxWaitSeconds: 30,
       coalesceMs: 1_500,
+      quietMs: 1_500, // a fixed window
     });
     await sleep(300);
     const t0 = Date.now();
@@ -315,6 +316,26 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
     const bare = podNamed(seen, 'bare');
     assert.ok(bare === undefined || bare.action === 'Wait', 'the second change (bare pod deleted)');
     assert.ok(took >= 1_400 && took < 3_500, `one answer ${took} ms after the first change`);
+  });
+
+  it('a lone change is answered after the quiet time, not at the end of the window', async () => {
+    const stable = await settled(node);
+    assert.equal(stable.node.unschedulable, false);
+    const waiting = timed({
+      node,
+      selection: SELECTION,
+      since: stable.fingerprint,
+      maxWaitSeconds: 30,
+      coalesceMs: 4_000,
+      quietMs: 200,
+    });
+    await sleep(300);
+    await setUnschedulable(c, node, true);
+    await sleep(1_500);
+    await setUnschedulable(c, node, false); // well after the quiet time, inside the window
+    const seen = changed((await waiting).obs);
+    assert.equal(seen.node.unschedulable, true, 'answered before the second change');
+    await settled(node);
   });
 
   it('deleting the node wakes a waiting call: exists false, no pods, no PDBs', async () => {
