@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type MaintenancePlan } from '../../src/api/plan.js';
+import { GROUP, PLURAL, VERSION, type MaintenancePlan } from '../../src/api/plan.js';
 import {
   createNamespace,
   createNode,
@@ -19,6 +19,7 @@ import {
   waitPodsReady,
   type Clients,
 } from '../helpers/k8s.js';
+import { createPlanObject } from '../helpers/direct-plan.js';
 import { nodePath } from '../helpers/processes.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -88,17 +89,7 @@ export async function blockedPlan(
     namespace,
     body: makePdb(namespace, 'web', { app: 'web' }, { maxUnavailable: 0 }),
   });
-  await c.custom.createClusterCustomObject({
-    group: GROUP,
-    version: VERSION,
-    plural: PLURAL,
-    body: {
-      apiVersion: API_VERSION,
-      kind: KIND,
-      metadata: { name, labels },
-      spec: { nodeNames: [node] },
-    },
-  });
+  await createPlanObject(c, name, { nodeNames: [node] }, labels);
   const read = async () =>
     (await c.custom.getClusterCustomObject({
       group: GROUP,

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type MaintenancePlan } from '../../src/api/plan.js';
+import { GROUP, PLURAL, VERSION, type MaintenancePlan } from '../../src/api/plan.js';
 import {
   applyCrds,
   clients,
@@ -24,6 +24,7 @@ import {
   waitPodsReady,
   type Clients,
 } from '../helpers/k8s.js';
+import { createPlanObject } from '../helpers/direct-plan.js';
 import { freePort, nodePath, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -104,17 +105,7 @@ describe('drainflow CLI plan commands', () => {
       namespace: ns,
       body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 0 }),
     });
-    await c.custom.createClusterCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: PLURAL,
-      body: {
-        apiVersion: API_VERSION,
-        kind: KIND,
-        metadata: { name: planName, labels: { [RUN_LABEL]: run } },
-        spec: { nodeNames: [target] },
-      },
-    });
+    await createPlanObject(c, planName, { nodeNames: [target] }, { [RUN_LABEL]: run });
     const read = async () =>
       (await c.custom.getClusterCustomObject({
         group: GROUP,

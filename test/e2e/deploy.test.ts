@@ -48,10 +48,8 @@ import { parseAllDocuments } from 'yaml';
 import { createActivities } from '../../src/activities/index.js';
 import type { ObserveNode } from '../../src/activities/observe.js';
 import {
-  API_VERSION,
   FINALIZER,
   GROUP,
-  KIND,
   NODE_CLAIM_ANNOTATION,
   PLURAL,
   VERSION,
@@ -91,6 +89,7 @@ import {
   type Clients,
   withoutVersions,
 } from '../helpers/k8s.js';
+import { createPlanObject } from '../helpers/direct-plan.js';
 import { startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -296,17 +295,7 @@ function applyIdentities(): void {
 /** Creates a plan (cluster-scoped), removed in `after`. */
 async function createPlan(prefix: string, nodeNames: string[]): Promise<MaintenancePlan> {
   const name = uniqueName(prefix);
-  const plan = (await c.custom.createClusterCustomObject({
-    group: GROUP,
-    version: VERSION,
-    plural: PLURAL,
-    body: {
-      apiVersion: API_VERSION,
-      kind: KIND,
-      metadata: { name, labels: { 'drainflow.dev/test': 'deploy' } },
-      spec: { nodeNames },
-    },
-  })) as MaintenancePlan;
+  const plan = await createPlanObject(c, name, { nodeNames }, { 'drainflow.dev/test': 'deploy' });
   cleanups.push(async () => {
     await c.custom
       .patchClusterCustomObject({
@@ -921,17 +910,12 @@ describe('deploy/default on the API server', () => {
 
       // The leader reconciles a selected plan: finalizer, then the workflow is started.
       const name = uniqueName('df-deploy-sel');
-      await c.custom.createClusterCustomObject({
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        body: {
-          apiVersion: API_VERSION,
-          kind: KIND,
-          metadata: { name, labels: { 'drainflow.dev/test': 'deploy', 'drainflow.dev/e2e-deploy': run } },
-          spec: { nodeNames: [`df-deploy-absent-${Date.now().toString(36)}`] },
-        },
-      });
+      await createPlanObject(
+        c,
+        name,
+        { nodeNames: [`df-deploy-absent-${Date.now().toString(36)}`] },
+        { 'drainflow.dev/test': 'deploy', 'drainflow.dev/e2e-deploy': run },
+      );
       const getPlan = async () => {
         try {
           return (await c.custom.getClusterCustomObject({

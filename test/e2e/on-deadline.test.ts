@@ -15,9 +15,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type MaintenancePlanStatus } from '../../src/api/plan.js';
+import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { abortSignal } from '../../src/workflows/messages.js';
-import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
+import { createDirectPlan, createPlanObject, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,
   deleteNamespace,
@@ -119,17 +119,7 @@ describe('onDeadline on the real stack', () => {
       const bad = uniqueName('deadline-bad');
       let refused: unknown;
       try {
-        await c.custom.createClusterCustomObject({
-          group: GROUP,
-          version: VERSION,
-          plural: PLURAL,
-          body: {
-            apiVersion: API_VERSION,
-            kind: KIND,
-            metadata: { name: bad },
-            spec: { nodeNames: ['a'], ...fields },
-          },
-        });
+        await createPlanObject(c, bad, { nodeNames: ['a'], ...fields });
         await h.deletePlanObject(bad);
       } catch (err) {
         refused = err;

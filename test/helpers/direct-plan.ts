@@ -17,18 +17,32 @@ import {
 import { planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
 import type { Clients } from './k8s.js';
 
+/**
+ * Creates the MaintenancePlan object `name` with `spec` (given as is: the API server defaults and
+ * validates it) and `labels`. @returns the object as created.
+ * @throws the client's ApiException when the API server refuses it (e.g. 422 from the CRD schema).
+ */
+export async function createPlanObject(
+  c: Clients,
+  name: string,
+  spec: MaintenancePlanSpecInput | Record<string, unknown>,
+  labels?: Record<string, string>,
+): Promise<MaintenancePlan> {
+  return (await c.custom.createClusterCustomObject({
+    group: GROUP,
+    version: VERSION,
+    plural: PLURAL,
+    body: { apiVersion: API_VERSION, kind: KIND, metadata: { name, ...(labels ? { labels } : {}) }, spec },
+  })) as MaintenancePlan;
+}
+
 /** Creates the plan `name` with `spec` (unlabelled: no operator acts on it). @returns the workflow's input and ID. */
 export async function createDirectPlan(
   c: Clients,
   name: string,
   spec: MaintenancePlanSpecInput,
 ): Promise<{ input: DrainPlanInput; workflowId: string }> {
-  const created = (await c.custom.createClusterCustomObject({
-    group: GROUP,
-    version: VERSION,
-    plural: PLURAL,
-    body: { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec },
-  })) as MaintenancePlan;
+  const created = await createPlanObject(c, name, spec);
   const input: DrainPlanInput = {
     plan: { name, uid: created.metadata.uid, generation: created.metadata.generation ?? 1 },
     spec: parseSpec(spec),
