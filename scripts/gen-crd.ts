@@ -302,6 +302,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       'uncordon',
       'cordon',
       ...DEADLINE_POLICY_IMMUTABLE,
+      'mode',
     ].map((f) => [
       `spec.${f}`,
       {

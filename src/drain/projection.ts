@@ -4,6 +4,7 @@
  * query, so the query and the written status always agree.
  */
 import { DEADLINE_ACTION_NODE_CAP } from '../api/deadline.js';
+import { PreflightReason, type PreflightReport } from '../api/preflight.js';
 import type {
   Blocker,
   Condition,
@@ -64,6 +65,8 @@ export interface PlanState {
   onDeadline?: OnDeadline;
   /** spec.deadlineWarningSeconds. */
   deadlineWarningSeconds?: number;
+  /** spec.mode Preflight: the report, once complete (status.preflight). */
+  preflight?: PreflightReport;
 }
 
 const FINAL_NODE = new Set(['Drained', 'Released', 'Aborted', 'Failed', 'Deleted', 'Skipped']);
@@ -110,6 +113,7 @@ export const FINAL_PHASES: ReadonlySet<PlanPhase> = new Set([
   'Aborted',
   'Failed',
   'Blocked',
+  'Previewed',
 ]);
 
 const iso = (ms: number | undefined): string | undefined =>
@@ -122,6 +126,8 @@ const iso = (ms: number | undefined): string | undefined =>
  * - Drained: True in Drained/Completed.
  * - Blocked: True in Blocked, or while Running with a node blocked/waiting.
  * - Paused: True in Paused.
+ * - Previewed (only once a preflight report exists): True, reason NoBlockers, BlockersFound or
+ *   PreflightIncomplete, the report's summary as message.
  */
 export function planConditions(state: PlanState, nowMs: number): Condition[] {
   const now = new Date(nowMs).toISOString();
@@ -202,6 +208,18 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
         },
     now,
   );
+  if (state.preflight)
+    c = setCondition(
+      c,
+      {
+        type: 'Previewed',
+        status: 'True',
+        reason: phase === 'Previewed' ? reason : PreflightReason.Previewing,
+        message: state.preflight.summary,
+        observedGeneration: gen,
+      },
+      now,
+    );
   return c;
 }
 
@@ -261,5 +279,6 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     nodes,
     evictionProgress: progress,
     ...(action ? { deadlineAction: action } : {}),
+    ...(state.preflight ? { preflight: state.preflight } : {}),
   };
 }
