@@ -235,6 +235,16 @@ describe('MaintenancePlan CRD on a real API server', () => {
       [/spec\.eviction\.callTimeoutSeconds: Invalid value: 301: .*should be less than or equal to 300/],
     ],
     [
+      'unknown mode',
+      { nodeNames: ['a'], mode: 'DryRun' },
+      [/spec\.mode: Forbidden: must be Drain or Preflight \(got "DryRun"\)/],
+    ],
+    [
+      'mode in lowercase',
+      { nodeNames: ['a'], mode: 'preflight' },
+      [/spec\.mode: Forbidden: must be Drain or Preflight \(got "preflight"\)/],
+    ],
+    [
       'unknown uncordon policy',
       { nodeNames: ['a'], uncordon: 'Sometimes' },
       [/spec\.uncordon: Forbidden: must be OnRelease, OnDelete or Never \(got "Sometimes"\)/],
