@@ -354,6 +354,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       cordon: 'PerNode',
       onDeadline: 'Stop',
       deadlineWarningSeconds: 300,
+      mode: 'Drain',
     });
     const yamlOut = kubectlOk(['get', 'mp', name, '-o', 'yaml']);
     assert.match(yamlOut, /maxConcurrentPerNode: 4/);
@@ -369,6 +370,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       ['uncordon', 'Never'],
       ['cordon', 'AllAtStart'],
       ['eviction', { maxConcurrentPerNode: 8 }],
+      ['mode', 'Preflight'],
     ] as const) {
       const r = kubectl([
         'patch',
