@@ -16,8 +16,9 @@
  * | cache, emptyDir                | EmptyDirData                                              |
  * | agent (DaemonSet), ignoreDaemonSets false | DaemonSetPod                                   |
  *
- * A Preflight plan of that node ends Previewed with each of them in status.preflight, and
- * `drainflow preflight` prints the same. Around both, the API server's own request counters
+ * A Preflight plan of that node ends Previewed with each of them in status.preflight (started
+ * directly, and through a `drainflow run --operator` process), and `drainflow preflight` prints the
+ * same. Around both, the API server's own request counters
  * (apiserver_request_total) show only dry-run evictions: no eviction, pod DELETE or node write
  * without dryRun; the node is not cordoned or claimed, and every pod is still there.
  *
@@ -386,6 +387,21 @@ describe('preflight on the real stack', () => {
     const bad = await runCommand(['preflight', '--nodes', 'Bad_Node'], { env });
     assert.equal(bad.code, 1);
     assert.match(bad.err, /spec\.nodeNames\.0: must be a node name/);
+  });
+
+  it('through the operator: a Preflight plan ends Previewed, and deleting it finds nothing to hand back', async () => {
+    h.operator = await h.startOperator();
+    const before = requestCounters();
+    const name = uniqueName('preflight-op');
+    h.applyPlan(name, { nodeNames: [node], mode: 'Preflight', podSelection: { ignoreDaemonSets: false } });
+    const done = await h.waitPlan(name, (p) => p.status?.phase === 'Previewed', 60_000, 'Previewed');
+    assert.equal(done.status?.reason, 'BlockersFound');
+    assertReport(done.status!.preflight!);
+    await h.deletePlan(name, 60_000);
+    const after = requestCounters();
+    assert.deepEqual({ ...after, dryRunEvictions: 0 }, { ...before, dryRunEvictions: 0 });
+    assert.equal(after.dryRunEvictions - before.dryRunEvictions, 8);
+    await assertUntouched();
   });
 
   it('the CRD refuses a bad mode and a mode change, readably', async () => {
