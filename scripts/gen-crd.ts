@@ -257,6 +257,24 @@ export const DEADLINE_POLICY_RULES: ValidationRule[] = [
   },
 ];
 
+/**
+ * spec.podOrder: each entry names at least one selector (zod's refine), and both selectors get the
+ * label-key checks of every selector.
+ */
+export const POD_ORDER_EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
+  'spec.podOrder[]': {
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.podSelector) || has(self.namespaceSelector)',
+        message: 'needs podSelector or namespaceSelector (an entry selecting every pod orders nothing)',
+        reason: 'FieldValueRequired',
+      },
+    ],
+  },
+  ...selectorExtensions('spec.podOrder[].podSelector'),
+  ...selectorExtensions('spec.podOrder[].namespaceSelector'),
+};
+
 /** The deadline-policy fields are fixed at creation like the other settings. */
 const DEADLINE_POLICY_IMMUTABLE = ['onDeadline', 'nodeDrainTimeoutSeconds', 'deadlineWarningSeconds'];
 
@@ -302,6 +320,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       'uncordon',
       'cordon',
       ...DEADLINE_POLICY_IMMUTABLE,
+      'podOrder',
     ].map((f) => [
       `spec.${f}`,
       {
@@ -334,6 +353,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
   },
   ...selectorExtensions('spec.nodeSelector'),
   ...selectorExtensions('spec.podSelection.podSelector'),
+  ...POD_ORDER_EXTENSIONS,
   'status.conditions': { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] },
 };
 

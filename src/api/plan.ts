@@ -210,6 +210,9 @@ export type RetryBackoff = z.infer<typeof RetryBackoffSchema>;
  */
 export const DEFAULT_MAX_CONCURRENT_PER_NODE = 4;
 
+/** Upper bound of eviction.skipWaitForDeleteTimeoutSeconds (one day). */
+export const MAX_SKIP_WAIT_FOR_DELETE_SECONDS = 86400;
+
 export const EvictionSchema = z
   .object({
     callTimeoutSeconds: z
@@ -237,6 +240,15 @@ export const EvictionSchema = z
     retryBackoff: RetryBackoffSchema.default({ initialSeconds: 5, maxSeconds: 120 }).describe(
       'Backoff for 429s without a Retry-After header and for transient errors.',
     ),
+    skipWaitForDeleteTimeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SKIP_WAIT_FOR_DELETE_SECONDS)
+      .optional()
+      .describe(
+        `A pod still terminating this many seconds after its deletionTimestamp counts as gone, and is reported (status.nodes[].skipped, a Warning Event), as kubectl drain --skip-wait-for-delete-timeout does; for pods held by a finalizer or on an unreachable kubelet. 1 to ${MAX_SKIP_WAIT_FOR_DELETE_SECONDS}; absent: wait until the pod is gone or the deadline passes.`,
+      ),
   })
   .strict();
 export type EvictionSpec = z.infer<typeof EvictionSchema>;
@@ -256,6 +268,12 @@ export const PodSelectionSchema = z
       .default(false)
       .describe('Evict pods that no controller manages (they are not re-created); when false they block.'),
     podSelector: LabelSelectorSchema.optional().describe('Only pods matching this selector are evicted.'),
+    ignoreDoNotDisrupt: z
+      .boolean()
+      .optional()
+      .describe(
+        'Evict pods annotated karpenter.sh/do-not-disrupt: "true" like any other. Absent or false: such a pod is never evicted and blocks its node, reason DoNotDisrupt (until the annotation goes or the deadline policy acts).',
+      ),
   })
   .strict();
 export type PodSelection = z.infer<typeof PodSelectionSchema>;
@@ -270,6 +288,52 @@ export const MAX_UNAVAILABLE_NODES = 500;
 
 /** Upper bound of the nodes of one plan (spec.nodeNames; a nodeSelector matching more fails the plan). */
 export const MAX_PLAN_NODES = 5000;
+
+// ---- pod order (spec.podOrder) ----
+
+/** Upper bound of spec.podOrder entries (as Cluster API bounds a MachineDrainRule's pod selectors). */
+export const MAX_POD_ORDER_RULES = 32;
+/** Bounds of spec.podOrder[].order: an int32, as Cluster API's MachineDrainRule `drain.order`. */
+export const MIN_POD_ORDER = -2147483648;
+export const MAX_POD_ORDER = 2147483647;
+
+export const PodOrderRuleSchema = z
+  .object({
+    podSelector: LabelSelectorSchema.optional().describe(
+      'Pods whose labels match this selector (absent: any pod, restricted by namespaceSelector).',
+    ),
+    namespaceSelector: LabelSelectorSchema.optional().describe(
+      "Pods in namespaces whose labels match this selector (absent: any namespace; a namespace's name is its label kubernetes.io/metadata.name).",
+    ),
+    order: z
+      .number()
+      .int()
+      .min(MIN_POD_ORDER)
+      .max(MAX_POD_ORDER)
+      .describe(
+        'The order group of the pods this entry selects: lower groups leave first, and a group is gone from the node before the next one starts. An int32.',
+      ),
+  })
+  .strict()
+  .refine((r) => r.podSelector !== undefined || r.namespaceSelector !== undefined, {
+    message: 'needs podSelector or namespaceSelector (an entry selecting every pod orders nothing)',
+  })
+  .describe(
+    'One order entry: the pods matching podSelector AND namespaceSelector get order. The first matching entry counts.',
+  );
+/** One entry of spec.podOrder (see {@link PodOrderRuleSchema}). */
+export type PodOrderRule = z.infer<typeof PodOrderRuleSchema>;
+
+/** spec.podOrder (merged into {@link MaintenancePlanSpecSchema}). */
+export const PodOrderFields = {
+  podOrder: z
+    .array(PodOrderRuleSchema)
+    .max(MAX_POD_ORDER_RULES)
+    .optional()
+    .describe(
+      `Order groups of the pods on each node, like Cluster API's MachineDrainRule drain.order (at most ${MAX_POD_ORDER_RULES} entries): a pod gets the order of the first entry matching it; a pod no entry matches gets 0, or 1000 when its priorityClassName is system-cluster-critical or system-node-critical (as Karpenter drains critical pods last). The lowest group present on the node is evicted first; the next group starts only once every pod of that group is gone (evicted, finished, or counted gone after eviction.skipWaitForDeleteTimeoutSeconds). Absent: only the default split (non-critical, then critical).`,
+    ),
+};
 
 // ---- deadline policy (spec.onDeadline, spec.nodeDrainTimeoutSeconds, spec.deadlineWarningSeconds) ----
 
@@ -361,6 +425,7 @@ export const MaintenancePlanSpecSchema = z
     uncordon: UncordonPolicySchema.default('OnDelete'),
     cordon: CordonPolicySchema.default('PerNode'),
     ...DeadlinePolicyFields,
+    ...PodOrderFields,
   })
   .strict()
   .describe(
@@ -424,6 +489,16 @@ export const BlockerSchema = z
   .strict();
 export type Blocker = z.infer<typeof BlockerSchema>;
 
+export const SkippedPodSchema = z
+  .object({
+    pod: z.string().describe('The pod as namespace/name.'),
+    reason: z.string().describe('CamelCase reason: DrainLabelSkip or DeleteTimeoutPassed.'),
+    message: z.string().describe('Human-readable details.'),
+  })
+  .strict();
+/** A pod listed in status.nodes[].skipped. */
+export type SkippedPod = z.infer<typeof SkippedPodSchema>;
+
 export const NodeStatusSchema = z
   .object({
     name: z.string().describe('Node name.'),
@@ -450,6 +525,19 @@ export const NodeStatusSchema = z
       .array(BlockerSchema)
       .optional()
       .describe('What keeps the node from being drained, sorted by pod, capped.'),
+    currentOrder: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'The order group being drained now (spec.podOrder; the lowest group with pods left on the node); absent when nothing is left to evict.',
+      ),
+    skipped: z
+      .array(SkippedPodSchema)
+      .optional()
+      .describe(
+        'Pods the drain left alone by choice: label drainflow.dev/drain or cluster.x-k8s.io/drain "skip" (reason DrainLabelSkip), or still terminating past eviction.skipWaitForDeleteTimeoutSeconds (reason DeleteTimeoutPassed). Sorted by pod, capped.',
+      ),
   })
   .strict();
 export type NodeStatus = z.infer<typeof NodeStatusSchema>;
