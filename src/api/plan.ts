@@ -103,65 +103,89 @@ export const MAX_SELECTOR_VALUES = 256;
 /** The operators of a selector requirement that need values (the others forbid them). */
 export const OPERATORS_WITH_VALUES = ['In', 'NotIn'] as const;
 
+/** The size bounds of a label selector schema (see {@link MAX_SELECTOR_LABELS}). */
+export interface SelectorBounds {
+  labels: number;
+  expressions: number;
+  values: number;
+}
+
 /**
- * metav1.LabelSelectorRequirement. Like the API server's own selector validation, In and NotIn need
- * at least one value and Exists and DoesNotExist take none.
+ * metav1.LabelSelectorRequirement with at most `maxValues` values. Like the API server's own
+ * selector validation, In and NotIn need at least one value and Exists and DoesNotExist take none.
  */
-export const LabelSelectorRequirementSchema = z
-  .object({
-    key: formatted(LABEL_KEY)
-      .refine(isLabelKey, { message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}` })
-      .describe('The label key that the selector applies to.'),
-    operator: z
-      .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
-      .describe("A key's relationship to a set of values: In, NotIn, Exists or DoesNotExist."),
-    values: z
-      .array(formatted(LABEL_VALUE))
-      .max(MAX_SELECTOR_VALUES)
-      .optional()
-      .describe(
-        `Values for In and NotIn (at least one, at most ${MAX_SELECTOR_VALUES}); must be empty for Exists and DoesNotExist.`,
-      ),
-  })
-  .strict()
-  .superRefine((r, ctx) => {
-    const needs = (OPERATORS_WITH_VALUES as readonly string[]).includes(r.operator);
-    const n = r.values?.length ?? 0;
-    if (needs && n === 0)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['values'],
-        message: `must not be empty for operator ${r.operator}`,
-      });
-    if (!needs && n > 0)
-      ctx.addIssue({ code: 'custom', path: ['values'], message: `must be empty for operator ${r.operator}` });
-  });
+function selectorRequirementSchema(maxValues: number) {
+  return z
+    .object({
+      key: formatted(LABEL_KEY)
+        .refine(isLabelKey, { message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}` })
+        .describe('The label key that the selector applies to.'),
+      operator: z
+        .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
+        .describe("A key's relationship to a set of values: In, NotIn, Exists or DoesNotExist."),
+      values: z
+        .array(formatted(LABEL_VALUE))
+        .max(maxValues)
+        .optional()
+        .describe(
+          `Values for In and NotIn (at least one, at most ${maxValues}); must be empty for Exists and DoesNotExist.`,
+        ),
+    })
+    .strict()
+    .superRefine((r, ctx) => {
+      const needs = (OPERATORS_WITH_VALUES as readonly string[]).includes(r.operator);
+      const n = r.values?.length ?? 0;
+      if (needs && n === 0)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['values'],
+          message: `must not be empty for operator ${r.operator}`,
+        });
+      if (!needs && n > 0)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['values'],
+          message: `must be empty for operator ${r.operator}`,
+        });
+    });
+}
+
+/** metav1.LabelSelector (matchLabels AND matchExpressions) within the given bounds. */
+function labelSelectorSchema(b: SelectorBounds) {
+  return z
+    .object({
+      matchLabels: z
+        .record(z.string(), formatted(LABEL_VALUE))
+        .superRefine((m, ctx) => {
+          const keys = Object.keys(m);
+          if (keys.length > b.labels) ctx.addIssue({ code: 'custom', message: `at most ${b.labels} labels` });
+          for (const k of keys.filter((k) => !isLabelKey(k)))
+            ctx.addIssue({
+              code: 'custom',
+              path: [k],
+              message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}`,
+            });
+        })
+        .optional()
+        .describe(`Map of {key,value} pairs (at most ${b.labels}); every pair must match.`),
+      matchExpressions: z
+        .array(selectorRequirementSchema(b.values))
+        .max(b.expressions)
+        .optional()
+        .describe(`List of label selector requirements (at most ${b.expressions}); all must match.`),
+    })
+    .strict();
+}
+
+/** metav1.LabelSelectorRequirement (see {@link selectorRequirementSchema}). */
+export const LabelSelectorRequirementSchema = selectorRequirementSchema(MAX_SELECTOR_VALUES);
 
 /** metav1.LabelSelector: matchLabels AND matchExpressions. */
-export const LabelSelectorSchema = z
-  .object({
-    matchLabels: z
-      .record(z.string(), formatted(LABEL_VALUE))
-      .superRefine((m, ctx) => {
-        const keys = Object.keys(m);
-        if (keys.length > MAX_SELECTOR_LABELS)
-          ctx.addIssue({ code: 'custom', message: `at most ${MAX_SELECTOR_LABELS} labels` });
-        for (const k of keys.filter((k) => !isLabelKey(k)))
-          ctx.addIssue({
-            code: 'custom',
-            path: [k],
-            message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}`,
-          });
-      })
-      .optional()
-      .describe(`Map of {key,value} pairs (at most ${MAX_SELECTOR_LABELS}); every pair must match.`),
-    matchExpressions: z
-      .array(LabelSelectorRequirementSchema)
-      .max(MAX_SELECTOR_EXPRESSIONS)
-      .optional()
-      .describe(`List of label selector requirements (at most ${MAX_SELECTOR_EXPRESSIONS}); all must match.`),
-  })
-  .strict();
+export const LabelSelectorSchema = labelSelectorSchema({
+  labels: MAX_SELECTOR_LABELS,
+  expressions: MAX_SELECTOR_EXPRESSIONS,
+  values: MAX_SELECTOR_VALUES,
+});
 export type LabelSelector = z.infer<typeof LabelSelectorSchema>;
 
 export const UncordonPolicySchema = z
@@ -291,18 +315,26 @@ export const MAX_PLAN_NODES = 5000;
 
 // ---- pod order (spec.podOrder) ----
 
-/** Upper bound of spec.podOrder entries (as Cluster API bounds a MachineDrainRule's pod selectors). */
-export const MAX_POD_ORDER_RULES = 32;
+/**
+ * Upper bound of spec.podOrder entries. The API server bounds the estimated cost of a CRD's CEL
+ * rules, and every label key and value of every selector of every entry is checked by one: 16
+ * entries with the smaller {@link POD_ORDER_SELECTOR_BOUNDS} cost about a tenth of the plan's other
+ * two selectors.
+ */
+export const MAX_POD_ORDER_RULES = 16;
+/** The bounds of the selectors of a spec.podOrder entry. */
+export const POD_ORDER_SELECTOR_BOUNDS: SelectorBounds = { labels: 8, expressions: 8, values: 16 };
+const PodOrderSelectorSchema = labelSelectorSchema(POD_ORDER_SELECTOR_BOUNDS);
 /** Bounds of spec.podOrder[].order: an int32, as Cluster API's MachineDrainRule `drain.order`. */
 export const MIN_POD_ORDER = -2147483648;
 export const MAX_POD_ORDER = 2147483647;
 
 export const PodOrderRuleSchema = z
   .object({
-    podSelector: LabelSelectorSchema.optional().describe(
+    podSelector: PodOrderSelectorSchema.optional().describe(
       'Pods whose labels match this selector (absent: any pod, restricted by namespaceSelector).',
     ),
-    namespaceSelector: LabelSelectorSchema.optional().describe(
+    namespaceSelector: PodOrderSelectorSchema.optional().describe(
       "Pods in namespaces whose labels match this selector (absent: any namespace; a namespace's name is its label kubernetes.io/metadata.name).",
     ),
     order: z
