@@ -20,7 +20,9 @@
  *    did not apply), else `DisruptionBudget`.
  *
  * Plus `karpenter.sh/do-not-disrupt: "true"` (a `DoNotDisrupt` blocker, which the API server does
- * not know) and a node claimed by another plan. The rounds a PDB needs are
+ * not know; not with `podSelection.ignoreDoNotDisrupt`) and a node claimed by another plan. Pods
+ * the classification skips are listed with its reason, terminating pods too; its `Block` decisions
+ * and any `Wait` other than `Terminating` (a pod waited for until it finishes) are blockers. The rounds a PDB needs are
  * ceil(pods behind it to evict / disruptionsAllowed): the drain evicts at most disruptionsAllowed of
  * them at once, then waits for the replacements to become healthy.
  *
@@ -277,11 +279,13 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
 
   for (const d of decisions) {
     const pod = byKey.get(d.pod)!;
-    if (d.action === 'Skip' || d.action === 'Wait') {
+    // A terminating pod is going anyway: skipped. Any other Wait (a pod the drain waits for until
+    // it finishes) holds the node until then: a blocker, under the classification's reason.
+    if (d.action === 'Skip' || (d.action === 'Wait' && d.reason === 'Terminating')) {
       skipped.push({ pod: d.pod, reason: d.reason, message: capMessage(d.message) });
       continue;
     }
-    if (d.action === 'Block') {
+    if (d.action === 'Block' || d.action === 'Wait') {
       blockers.push({ pod: d.pod, reason: d.reason, message: capMessage(d.message) });
       continue;
     }

@@ -18,9 +18,11 @@
  *
  * A Preflight plan of that node ends Previewed with each of them in status.preflight (started
  * directly, and through a `drainflow run --operator` process), and `drainflow preflight` prints the
- * same. Around both, the API server's own request counters
- * (apiserver_request_total) show only dry-run evictions: no eviction, pod DELETE or node write
- * without dryRun; the node is not cordoned or claimed, and every pod is still there.
+ * same. Around each, the API server's own request counters (apiserver_request_total) count the
+ * dry-run evictions and no other eviction, and the audit log of drainflow's identity (the worker
+ * and the CLI run as the audited user `bench-drainflow`) shows no write but dry-run evictions, the
+ * plan's status and its Events: no pod DELETE, no node PATCH/PUT. The node is not cordoned or
+ * claimed, and every pod is still there, not terminating.
  *
  * Setup: `bash scripts/stack/stack.sh up` and `eval "$(bash scripts/stack/stack.sh env)"`.
  */
@@ -53,8 +55,10 @@ import {
   directHarness,
   drainflowEnv,
   kubectl,
+  requireEnv,
 } from '../helpers/operator-harness.js';
 import { kubectlPath } from '../helpers/binaries.js';
+import { auditLogFile, auditMark, auditedCalls, type AuditMark } from '../helpers/audit.js';
 import { metricValue, startWorkerProcess } from '../helpers/processes.js';
 
 const TAINT_KEY = 'drainflow.dev/e2e-preflight';
@@ -62,14 +66,13 @@ const TOLERATION = { key: TAINT_KEY, operator: 'Equal', value: 'x', effect: 'NoS
 
 /** The API server's request counters that a preflight must leave alone, and the dry-run evictions it makes. */
 interface Counters {
+  /** Eviction calls without dryRun, from every client. */
   evictions: number;
+  /** Eviction calls with dryRun=All, from every client. */
   dryRunEvictions: number;
-  podDeletes: number;
-  podCollectionDeletes: number;
-  nodePatches: number;
-  nodeUpdates: number;
 }
 
+/** The API server's eviction counters (apiserver_request_total), with and without dryRun. */
 function requestCounters(): Counters {
   // The API server's /metrics is larger than execFileSync's default 1 MiB buffer.
   const text = execFileSync(kubectlPath(), ['get', '--raw', '/metrics'], {
@@ -80,11 +83,47 @@ function requestCounters(): Counters {
   return {
     evictions: m({ resource: 'pods', subresource: 'eviction', verb: 'POST', dry_run: '' }),
     dryRunEvictions: m({ resource: 'pods', subresource: 'eviction', verb: 'POST', dry_run: 'All' }),
-    podDeletes: m({ resource: 'pods', verb: 'DELETE', dry_run: '' }),
-    podCollectionDeletes: m({ resource: 'pods', verb: 'DELETECOLLECTION' }),
-    nodePatches: m({ resource: 'nodes', subresource: '', verb: 'PATCH' }),
-    nodeUpdates: m({ resource: 'nodes', subresource: '', verb: 'PUT' }),
   };
+}
+
+/** The stack's audit log (`stack.sh env` exports DRAINFLOW_AUDIT_LOG). */
+function auditLog(): string {
+  const f = auditLogFile();
+  if (!f) throw new Error('DRAINFLOW_AUDIT_LOG is not set: eval "$(bash scripts/stack/stack.sh env)"');
+  return f;
+}
+
+/** The audited identity drainflow runs as here (the stack's audit log records its requests). */
+const AUDITED_USER = 'bench-drainflow';
+
+/** drainflow's environment with the audited identity's kubeconfig. */
+function auditedEnv(): NodeJS.ProcessEnv {
+  return { ...drainflowEnv(), KUBECONFIG: requireEnv('DRAINFLOW_BENCH_KUBECONFIG_DRAINFLOW') };
+}
+
+/**
+ * Asserts from the audit log that drainflow's requests since `mark` changed nothing but the plan's
+ * status and Events: every eviction a dry run (`expectedDryRuns` of them), no pod deleted, no node
+ * written.
+ */
+async function assertOnlyDryRuns(mark: AuditMark, expectedDryRuns: number): Promise<void> {
+  const calls = await auditedCalls(mark, [AUDITED_USER]);
+  const writes = calls.filter((x) => !['get', 'list', 'watch'].includes(x.verb));
+  const show = writes
+    .map((x) => `${x.verb} ${x.resource}${x.dryRun ? ' (dry run)' : ''} ${x.code}`)
+    .join('\n');
+  const evictions = writes.filter((x) => x.resource === 'pods/eviction');
+  assert.equal(evictions.filter((x) => x.dryRun).length, expectedDryRuns, show);
+  assert.deepEqual(
+    writes.filter(
+      (x) =>
+        !x.dryRun &&
+        !(x.resource === 'maintenanceplans/status' && x.verb === 'update') &&
+        !(x.resource === 'events' && ['create', 'patch'].includes(x.verb)),
+    ),
+    [],
+    `only dry-run evictions, status writes and Events:\n${show}`,
+  );
 }
 
 /** The reasons of a node report's blockers, by pod name (namespace dropped). */
@@ -110,7 +149,7 @@ describe('preflight on the real stack', () => {
   before(async () => {
     await h.connect();
     c = h.c;
-    const worker = startWorkerProcess(h.opts.taskQueue, drainflowEnv()).then((p) => (h.worker = p));
+    const worker = startWorkerProcess(h.opts.taskQueue, auditedEnv()).then((p) => (h.worker = p));
     const fixture = (async () => {
       ns = await createNamespace(c, 'preflight');
       node = await createTaintedNode(c, 'preflight-node', { taint: { key: TAINT_KEY, value: 'x' } });
@@ -281,6 +320,7 @@ describe('preflight on the real stack', () => {
 
   it('a Preflight plan reports every blocker kind, ends Previewed, and only dry-run evictions reach the API server', async () => {
     const before = requestCounters();
+    const mark = auditMark(auditLog());
     const plan = await createDirectPlan(c, planName, {
       nodeNames: [node],
       mode: 'Preflight',
@@ -323,12 +363,9 @@ describe('preflight on the real stack', () => {
     assert.equal(ev.type, 'Warning');
 
     const after = requestCounters();
-    assert.deepEqual(
-      { ...after, dryRunEvictions: 0 },
-      { ...before, dryRunEvictions: 0 },
-      'only dry-run evictions: no eviction, pod delete or node write',
-    );
+    assert.equal(after.evictions, before.evictions, 'no eviction without dryRun');
     assert.equal(after.dryRunEvictions - before.dryRunEvictions, 8, 'one dry-run eviction per pod to evict');
+    await assertOnlyDryRuns(mark, 8);
     await assertUntouched();
 
     // kubectl describe shows the report under clear names.
@@ -341,8 +378,9 @@ describe('preflight on the real stack', () => {
 
   it('drainflow preflight prints the same report and creates nothing', async () => {
     const before = requestCounters();
+    const mark = auditMark(auditLog());
     const plansBefore = kubectl(['get', 'maintenanceplans', '-o', 'name']);
-    const env = { ...process.env, KUBECONFIG: drainflowEnv().KUBECONFIG };
+    const env = { ...process.env, KUBECONFIG: auditedEnv().KUBECONFIG };
     const json = await runCommand(['preflight', '--nodes', node, '--no-ignore-daemonsets', '-o', 'json'], {
       env,
     });
@@ -364,8 +402,9 @@ describe('preflight on the real stack', () => {
     assert.match(text.out, /refused by the API server \(dry run\):/);
     assert.match(text.out, new RegExp(`${ns}/web: 3 round\\(s\\)`));
     const after = requestCounters();
-    assert.deepEqual({ ...after, dryRunEvictions: 0 }, { ...before, dryRunEvictions: 0 });
+    assert.equal(after.evictions, before.evictions, 'no eviction without dryRun');
     assert.equal(after.dryRunEvictions - before.dryRunEvictions, 16, 'two runs of 8 dry-run evictions');
+    await assertOnlyDryRuns(mark, 16);
     assert.equal(kubectl(['get', 'maintenanceplans', '-o', 'name']), plansBefore, 'no plan created');
     await assertUntouched();
 
@@ -392,6 +431,7 @@ describe('preflight on the real stack', () => {
   it('through the operator: a Preflight plan ends Previewed, and deleting it finds nothing to hand back', async () => {
     h.operator = await h.startOperator();
     const before = requestCounters();
+    const mark = auditMark(auditLog());
     const name = uniqueName('preflight-op');
     h.applyPlan(name, { nodeNames: [node], mode: 'Preflight', podSelection: { ignoreDaemonSets: false } });
     const done = await h.waitPlan(name, (p) => p.status?.phase === 'Previewed', 60_000, 'Previewed');
@@ -399,8 +439,9 @@ describe('preflight on the real stack', () => {
     assertReport(done.status!.preflight!);
     await h.deletePlan(name, 60_000);
     const after = requestCounters();
-    assert.deepEqual({ ...after, dryRunEvictions: 0 }, { ...before, dryRunEvictions: 0 });
+    assert.equal(after.evictions, before.evictions, 'no eviction without dryRun');
     assert.equal(after.dryRunEvictions - before.dryRunEvictions, 8);
+    await assertOnlyDryRuns(mark, 8);
     await assertUntouched();
   });
 

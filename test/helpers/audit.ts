@@ -24,6 +24,8 @@ export interface AuditedCall {
   name?: string;
   /** HTTP status of the answer (a watch still open: the code of ResponseStarted). */
   code: number;
+  /** True when the request asked for a dry run (`dryRun=All` in its URI): nothing was persisted. */
+  dryRun?: boolean;
 }
 
 /** A position in the audit log, so that only what is written after it is read. */
@@ -70,6 +72,7 @@ interface AuditEvent {
     apiGroup?: string;
   };
   responseStatus?: { code?: number };
+  requestURI?: string;
 }
 
 /**
@@ -101,6 +104,7 @@ export async function auditedCalls(mark: AuditMark, users: readonly string[]): P
       ...(ref.namespace ? { namespace: ref.namespace } : {}),
       ...(ref.name ? { name: ref.name } : {}),
       code: e.responseStatus?.code ?? 0,
+      ...(/[?&]dryRun=All(&|$)/.test(e.requestURI ?? '') ? { dryRun: true } : {}),
     });
   };
   for (const f of auditFiles(mark.file)) {

@@ -20,6 +20,7 @@ import {
   type PreflightPdbInput,
 } from '../../src/drain/preflight.js';
 import type { PodInfo } from '../../src/drain/pods.js';
+import { toPreflightPdb } from '../../src/activities/preflight.js';
 
 const DEFAULTS: PodSelection = { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false };
 
@@ -437,5 +438,55 @@ describe('caps and the plan summary', () => {
     assert.equal(withError.nodes[0]!.error, 'node zz not found');
     assert.equal(preflightOutcome(withError), PreflightReason.PreflightIncomplete);
     assert.match(withError.summary, /1 node\(s\) could not be examined/);
+  });
+});
+
+describe('toPreflightPdb', () => {
+  it('keeps selector, generation, status counts, conditions and the policy; a nil selector stays absent', () => {
+    assert.deepEqual(
+      toPreflightPdb({
+        metadata: { namespace: 'app', name: 'db', generation: 2 },
+        spec: { selector: { matchLabels: { app: 'db' } }, unhealthyPodEvictionPolicy: 'AlwaysAllow' },
+        status: {
+          observedGeneration: 1,
+          disruptionsAllowed: 0,
+          currentHealthy: 1,
+          desiredHealthy: 1,
+          expectedPods: 1,
+          conditions: [
+            {
+              type: 'DisruptionAllowed',
+              status: 'False',
+              reason: 'SyncFailed',
+              message: 'found no controllers',
+              lastTransitionTime: new Date(0),
+            },
+          ],
+        },
+      }),
+      {
+        namespace: 'app',
+        name: 'db',
+        hasStatus: true,
+        selector: { matchLabels: { app: 'db' } },
+        generation: 2,
+        unhealthyPodEvictionPolicy: 'AlwaysAllow',
+        observedGeneration: 1,
+        disruptionsAllowed: 0,
+        currentHealthy: 1,
+        desiredHealthy: 1,
+        conditions: [
+          {
+            type: 'DisruptionAllowed',
+            status: 'False',
+            reason: 'SyncFailed',
+            message: 'found no controllers',
+          },
+        ],
+      },
+    );
+    const bare = toPreflightPdb({ metadata: { namespace: 'app', name: 'x' }, spec: {} });
+    assert.deepEqual(bare, { namespace: 'app', name: 'x', hasStatus: false });
+    assert.match(pdbNotSynced(bare)!, /has no status yet/);
   });
 });
