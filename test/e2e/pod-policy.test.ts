@@ -12,6 +12,8 @@
  *   label a pod without a controller would), and is listed in status.nodes[].skipped;
  * - a bare pod labelled `cluster.x-k8s.io/drain: wait-completed` is never evicted and blocks the
  *   node (blocker WaitCompleted) until it finishes (status.phase Succeeded);
+ * - a pod annotated `karpenter.sh/do-not-disrupt: "true"` blocks (DoNotDisrupt) and is never evicted
+ *   until the annotation is removed, then it is evicted like any other;
  * - a pod held by a finalizer counts as gone eviction.skipWaitForDeleteTimeoutSeconds (5) after its
  *   deletionTimestamp: listed as skipped (DeleteTimeoutPassed) with a Warning Event, while the pod
  *   is still there.
@@ -50,11 +52,20 @@ describe('pod policy on the real stack', () => {
   const workflowIds: string[] = [];
   const plans: string[] = [];
 
-  /** A Deployment of `replicas` pods pinned to `node`, each holding the finalizer {@link HOLD}. */
-  async function heldDeployment(ns: string, name: string, node: string, replicas: number): Promise<V1Pod[]> {
-    const d = makeDeployment(ns, name, replicas);
+  /**
+   * A Deployment of `replicas` pods pinned to `node`, each holding the finalizer {@link HOLD}
+   * (unless `hold` is false) and carrying `annotations`.
+   */
+  async function heldDeployment(
+    ns: string,
+    name: string,
+    node: string,
+    replicas: number,
+    opts: { hold?: boolean; annotations?: Record<string, string> } = {},
+  ): Promise<V1Pod[]> {
+    const d = makeDeployment(ns, name, replicas, opts.annotations ? { annotations: opts.annotations } : {});
     const tpl = d.spec!.template;
-    tpl.metadata = { ...tpl.metadata, finalizers: [HOLD] };
+    if (opts.hold !== false) tpl.metadata = { ...tpl.metadata, finalizers: [HOLD] };
     tpl.spec!.nodeSelector = { 'kubernetes.io/hostname': node };
     tpl.spec!.tolerations = [{ key: TAINT_KEY, operator: 'Equal', value: 'x', effect: 'NoSchedule' }];
     await c.apps.createNamespacedDeployment({ namespace: ns, body: d });
@@ -243,6 +254,10 @@ describe('pod policy on the real stack', () => {
       }),
     });
     const [job] = await waitPodsReady(c, ns, { app: 'job' }, 1);
+    const [guarded] = await heldDeployment(ns, 'guarded', node, 1, {
+      hold: false,
+      annotations: { 'karpenter.sh/do-not-disrupt': 'true' },
+    });
 
     const planName = uniqueName('wait-plan');
     const uid = await startPlan(planName, {
@@ -282,18 +297,43 @@ describe('pod policy on the real stack', () => {
     assert.notEqual(n.phase, 'Drained', showStatus(timedOut));
     assert.deepEqual(
       n.blockedBy?.map((b) => [b.pod, b.reason]),
-      [[`${ns}/job`, 'WaitCompleted']],
+      [
+        [`${ns}/${guarded!.metadata!.name}`, 'DoNotDisrupt'],
+        [`${ns}/job`, 'WaitCompleted'],
+      ],
       showStatus(timedOut),
     );
-    assert.match(n.blockedBy![0]!.message, /cluster\.x-k8s\.io\/drain=wait-completed/);
+    assert.match(n.blockedBy![1]!.message, /cluster\.x-k8s\.io\/drain=wait-completed/);
     await sleep(2000);
-    const stillThere = await podNow(job!);
-    assert.equal(
-      stillThere?.metadata?.deletionTimestamp,
-      undefined,
-      'the wait-completed pod is never evicted',
-    );
+    for (const p of [job!, guarded!]) {
+      const now = await podNow(p);
+      assert.ok(now, `${p.metadata!.name} still there`);
+      assert.equal(now.metadata?.deletionTimestamp, undefined, `${p.metadata!.name} is never evicted`);
+    }
     assert.notEqual((await readPlanStatus(c, planName))?.phase, 'Drained');
+
+    // The annotation goes: the pod is evicted like any other (the block clears by itself).
+    await c.core.patchNamespacedPod(
+      {
+        namespace: ns,
+        name: guarded!.metadata!.name!,
+        body: { metadata: { annotations: { 'karpenter.sh/do-not-disrupt': null } } },
+      },
+      MERGE_PATCH,
+    );
+    await waitFor(
+      async () => {
+        const p = await podNow(guarded!);
+        return p === undefined || p.metadata?.deletionTimestamp !== undefined;
+      },
+      30_000,
+      { what: 'the pod evicted once its do-not-disrupt annotation is gone', intervalMs: 100 },
+    );
+    assert.notEqual(
+      (await readPlanStatus(c, planName))?.phase,
+      'Drained',
+      'the wait-completed pod still holds it',
+    );
 
     // The pod completes: the node is drained.
     await c.core.patchNamespacedPodStatus(
