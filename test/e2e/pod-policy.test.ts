@@ -18,11 +18,18 @@
  *   deletionTimestamp: listed as skipped (DeleteTimeoutPassed) with a Warning Event, while the pod
  *   is still there.
  *
+ * - a namespaceSelector needs `namespaces: [list]`: an observation as a ServiceAccount without it
+ *   fails at once, non-retryable, naming the refused list and the permission to grant.
+ *
  * Setup: `bash scripts/stack/stack.sh up` and `eval "$(bash scripts/stack/stack.sh env)"`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { V1Pod } from '@kubernetes/client-node';
+import { RbacAuthorizationV1Api, type V1Pod } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/activity';
+import { pino } from 'pino';
+import { createObserveNode } from '../../src/activities/observe.js';
+import { WatchCache } from '../../src/k8s/watch-cache.js';
 import type { MaintenancePlanSpecInput, MaintenancePlanStatus } from '../../src/api/plan.js';
 import { abortSignal } from '../../src/workflows/messages.js';
 import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
@@ -32,6 +39,7 @@ import {
   deleteNode,
   makeDeployment,
   makePod,
+  serviceAccountKubeConfig,
   sleep,
   uniqueName,
   waitFor,
@@ -352,5 +360,71 @@ describe('pod policy on the real stack', () => {
     assert.ok(ev, `DeleteTimeoutPassed among ${events.map((e) => e.reason).join(', ')}`);
     assert.equal(ev.type, 'Warning');
     assert.match(ev.message ?? '', new RegExp(`${ns}/${stuck!.metadata!.name} still terminating 5 s after`));
+  });
+  it('a namespaceSelector without namespaces list permission fails the observation readably, at once', async () => {
+    const ns = await createNamespace(c, 'no-ns-list');
+    namespaces.push(ns);
+    const node = await createTaintedNode(c, 'rbac-node', { taint: { key: TAINT_KEY, value: 'x' } });
+    nodes.push(node);
+    const rbac = c.kc.makeApiClient(RbacAuthorizationV1Api);
+    const role = uniqueName('observer-no-ns');
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: role },
+        rules: [
+          { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['list', 'watch'] },
+          { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list', 'watch'] },
+        ],
+      },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: role },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+        subjects: [{ kind: 'ServiceAccount', name: 'observer', namespace: ns }],
+      },
+    });
+    const kc = await serviceAccountKubeConfig(c, ns, 'observer');
+    const logger = pino({ level: 'silent' });
+    const cache = new WatchCache({ kubeConfig: kc, logger });
+    try {
+      const observe = createObserveNode({ kubeConfig: kc, logger, cache });
+      const selection = { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false };
+      // Without a namespaceSelector no namespace is listed: the observation works.
+      const ok = await waitFor(
+        () =>
+          observe({
+            node,
+            selection,
+            maxWaitSeconds: 0,
+            podOrder: [{ podSelector: { matchLabels: { app: 'a' } }, order: 1 }],
+          }),
+        30_000,
+        { what: 'an observation as the ServiceAccount (RBAC propagates)' },
+      );
+      assert.equal(ok.changed, true);
+      let refused: unknown;
+      try {
+        await observe({
+          node,
+          selection,
+          maxWaitSeconds: 0,
+          podOrder: [{ namespaceSelector: { matchLabels: { role: 'storage' } }, order: 1 }],
+        });
+      } catch (err) {
+        refused = err;
+      }
+      assert.ok(refused instanceof ApplicationFailure, `an ApplicationFailure, got ${String(refused)}`);
+      assert.equal(refused.nonRetryable, true);
+      assert.equal(refused.type, 'KubernetesApiError');
+      assert.match(
+        refused.message,
+        /listing namespaces for spec\.podOrder\[\]\.namespaceSelector failed: HTTP 403: .*grant the worker's ClusterRole namespaces: \[list\]/s,
+      );
+    } finally {
+      await cache.close();
+      await rbac.deleteClusterRoleBinding({ name: role }).catch(() => undefined);
+      await rbac.deleteClusterRole({ name: role }).catch(() => undefined);
+    }
   });
 });
