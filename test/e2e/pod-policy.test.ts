@@ -12,15 +12,24 @@
  *   label a pod without a controller would), and is listed in status.nodes[].skipped;
  * - a bare pod labelled `cluster.x-k8s.io/drain: wait-completed` is never evicted and blocks the
  *   node (blocker WaitCompleted) until it finishes (status.phase Succeeded);
+ * - a pod annotated `karpenter.sh/do-not-disrupt: "true"` blocks (DoNotDisrupt) and is never evicted
+ *   until the annotation is removed, then it is evicted like any other;
  * - a pod held by a finalizer counts as gone eviction.skipWaitForDeleteTimeoutSeconds (5) after its
  *   deletionTimestamp: listed as skipped (DeleteTimeoutPassed) with a Warning Event, while the pod
  *   is still there.
+ *
+ * - a namespaceSelector needs `namespaces: [list]`: an observation as a ServiceAccount without it
+ *   fails at once, non-retryable, naming the refused list and the permission to grant.
  *
  * Setup: `bash scripts/stack/stack.sh up` and `eval "$(bash scripts/stack/stack.sh env)"`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { V1Pod } from '@kubernetes/client-node';
+import { RbacAuthorizationV1Api, type V1Pod } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/activity';
+import { pino } from 'pino';
+import { createObserveNode } from '../../src/activities/observe.js';
+import { WatchCache } from '../../src/k8s/watch-cache.js';
 import type { MaintenancePlanSpecInput, MaintenancePlanStatus } from '../../src/api/plan.js';
 import { abortSignal } from '../../src/workflows/messages.js';
 import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
@@ -30,6 +39,7 @@ import {
   deleteNode,
   makeDeployment,
   makePod,
+  serviceAccountKubeConfig,
   sleep,
   uniqueName,
   waitFor,
@@ -50,11 +60,20 @@ describe('pod policy on the real stack', () => {
   const workflowIds: string[] = [];
   const plans: string[] = [];
 
-  /** A Deployment of `replicas` pods pinned to `node`, each holding the finalizer {@link HOLD}. */
-  async function heldDeployment(ns: string, name: string, node: string, replicas: number): Promise<V1Pod[]> {
-    const d = makeDeployment(ns, name, replicas);
+  /**
+   * A Deployment of `replicas` pods pinned to `node`, each holding the finalizer {@link HOLD}
+   * (unless `hold` is false) and carrying `annotations`.
+   */
+  async function heldDeployment(
+    ns: string,
+    name: string,
+    node: string,
+    replicas: number,
+    opts: { hold?: boolean; annotations?: Record<string, string> } = {},
+  ): Promise<V1Pod[]> {
+    const d = makeDeployment(ns, name, replicas, opts.annotations ? { annotations: opts.annotations } : {});
     const tpl = d.spec!.template;
-    tpl.metadata = { ...tpl.metadata, finalizers: [HOLD] };
+    if (opts.hold !== false) tpl.metadata = { ...tpl.metadata, finalizers: [HOLD] };
     tpl.spec!.nodeSelector = { 'kubernetes.io/hostname': node };
     tpl.spec!.tolerations = [{ key: TAINT_KEY, operator: 'Equal', value: 'x', effect: 'NoSchedule' }];
     await c.apps.createNamespacedDeployment({ namespace: ns, body: d });
@@ -243,6 +262,10 @@ describe('pod policy on the real stack', () => {
       }),
     });
     const [job] = await waitPodsReady(c, ns, { app: 'job' }, 1);
+    const [guarded] = await heldDeployment(ns, 'guarded', node, 1, {
+      hold: false,
+      annotations: { 'karpenter.sh/do-not-disrupt': 'true' },
+    });
 
     const planName = uniqueName('wait-plan');
     const uid = await startPlan(planName, {
@@ -282,18 +305,43 @@ describe('pod policy on the real stack', () => {
     assert.notEqual(n.phase, 'Drained', showStatus(timedOut));
     assert.deepEqual(
       n.blockedBy?.map((b) => [b.pod, b.reason]),
-      [[`${ns}/job`, 'WaitCompleted']],
+      [
+        [`${ns}/${guarded!.metadata!.name}`, 'DoNotDisrupt'],
+        [`${ns}/job`, 'WaitCompleted'],
+      ],
       showStatus(timedOut),
     );
-    assert.match(n.blockedBy![0]!.message, /cluster\.x-k8s\.io\/drain=wait-completed/);
+    assert.match(n.blockedBy![1]!.message, /cluster\.x-k8s\.io\/drain=wait-completed/);
     await sleep(2000);
-    const stillThere = await podNow(job!);
-    assert.equal(
-      stillThere?.metadata?.deletionTimestamp,
-      undefined,
-      'the wait-completed pod is never evicted',
-    );
+    for (const p of [job!, guarded!]) {
+      const now = await podNow(p);
+      assert.ok(now, `${p.metadata!.name} still there`);
+      assert.equal(now.metadata?.deletionTimestamp, undefined, `${p.metadata!.name} is never evicted`);
+    }
     assert.notEqual((await readPlanStatus(c, planName))?.phase, 'Drained');
+
+    // The annotation goes: the pod is evicted like any other (the block clears by itself).
+    await c.core.patchNamespacedPod(
+      {
+        namespace: ns,
+        name: guarded!.metadata!.name!,
+        body: { metadata: { annotations: { 'karpenter.sh/do-not-disrupt': null } } },
+      },
+      MERGE_PATCH,
+    );
+    await waitFor(
+      async () => {
+        const p = await podNow(guarded!);
+        return p === undefined || p.metadata?.deletionTimestamp !== undefined;
+      },
+      30_000,
+      { what: 'the pod evicted once its do-not-disrupt annotation is gone', intervalMs: 100 },
+    );
+    assert.notEqual(
+      (await readPlanStatus(c, planName))?.phase,
+      'Drained',
+      'the wait-completed pod still holds it',
+    );
 
     // The pod completes: the node is drained.
     await c.core.patchNamespacedPodStatus(
@@ -312,5 +360,71 @@ describe('pod policy on the real stack', () => {
     assert.ok(ev, `DeleteTimeoutPassed among ${events.map((e) => e.reason).join(', ')}`);
     assert.equal(ev.type, 'Warning');
     assert.match(ev.message ?? '', new RegExp(`${ns}/${stuck!.metadata!.name} still terminating 5 s after`));
+  });
+  it('a namespaceSelector without namespaces list permission fails the observation readably, at once', async () => {
+    const ns = await createNamespace(c, 'no-ns-list');
+    namespaces.push(ns);
+    const node = await createTaintedNode(c, 'rbac-node', { taint: { key: TAINT_KEY, value: 'x' } });
+    nodes.push(node);
+    const rbac = c.kc.makeApiClient(RbacAuthorizationV1Api);
+    const role = uniqueName('observer-no-ns');
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: role },
+        rules: [
+          { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['list', 'watch'] },
+          { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list', 'watch'] },
+        ],
+      },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: role },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+        subjects: [{ kind: 'ServiceAccount', name: 'observer', namespace: ns }],
+      },
+    });
+    const kc = await serviceAccountKubeConfig(c, ns, 'observer');
+    const logger = pino({ level: 'silent' });
+    const cache = new WatchCache({ kubeConfig: kc, logger });
+    try {
+      const observe = createObserveNode({ kubeConfig: kc, logger, cache });
+      const selection = { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false };
+      // Without a namespaceSelector no namespace is listed: the observation works.
+      const ok = await waitFor(
+        () =>
+          observe({
+            node,
+            selection,
+            maxWaitSeconds: 0,
+            podOrder: [{ podSelector: { matchLabels: { app: 'a' } }, order: 1 }],
+          }),
+        30_000,
+        { what: 'an observation as the ServiceAccount (RBAC propagates)' },
+      );
+      assert.equal(ok.changed, true);
+      let refused: unknown;
+      try {
+        await observe({
+          node,
+          selection,
+          maxWaitSeconds: 0,
+          podOrder: [{ namespaceSelector: { matchLabels: { role: 'storage' } }, order: 1 }],
+        });
+      } catch (err) {
+        refused = err;
+      }
+      assert.ok(refused instanceof ApplicationFailure, `an ApplicationFailure, got ${String(refused)}`);
+      assert.equal(refused.nonRetryable, true);
+      assert.equal(refused.type, 'KubernetesApiError');
+      assert.match(
+        refused.message,
+        /listing namespaces for spec\.podOrder\[\]\.namespaceSelector failed: HTTP 403: .*grant the worker's ClusterRole namespaces: \[list\]/s,
+      );
+    } finally {
+      await cache.close();
+      await rbac.deleteClusterRoleBinding({ name: role }).catch(() => undefined);
+      await rbac.deleteClusterRole({ name: role }).catch(() => undefined);
+    }
   });
 });
