@@ -7,15 +7,17 @@
  * PURE and DETERMINISTIC, so the plan workflow calls it directly (no activity, no side effect):
  * - The only source of time-zone knowledge is `Intl.DateTimeFormat` with an explicit `timeZone`,
  *   asked about an explicit instant. It never reads the process's default zone, the clock or the
- *   system's tz database: Node.js answers from the ICU data compiled into its binary (official
- *   builds and the node images ship full ICU with its own tzdata, 2026e in Node 24.22), so the same
- *   Node.js gives the same answers on every worker, on every replay.
+ *   system's tz database: official Node.js builds answer from the full ICU data compiled into the
+ *   binary, tzdata included (`process.versions.tz`: 2026e in Node 24.22.3), so the same Node.js
+ *   build gives the same answers on every worker, on every replay.
  * - What could differ is a worker on a Node.js with other tzdata, and only for instants where a zone's
- *   rules changed between the two releases (rare: a government moving its DST dates). The workflow
- *   asks again at every wake-up from the state it carries, so such a change moves a boundary the
- *   workflow has not yet reached; the durable timers already started keep their recorded times.
- *   Computing the windows in an activity would make replay immune to it, at the cost of one activity
- *   per boundary; run one Node.js version across the workers instead (the image pins it).
+ *   rules changed between the two releases (rare: a government moving its DST dates at short
+ *   notice). Replaying a history across such a change may see a window open where it was recorded
+ *   closed and take another branch: a nondeterminism error, the workflow task retried until a worker
+ *   with the recorded data runs it. Computing the windows in an activity would make replay immune,
+ *   at the cost of one activity per boundary and one more moving part; instead run one Node.js build
+ *   across a namespace's workers and treat its upgrade (which may bring new tzdata) like a change of
+ *   workflow code: between plans with windows, or with the old workers kept for the open ones.
  *
  * DST change days (the rules of `Temporal.ZonedDateTime`'s `compatible` disambiguation): a wall-clock
  * time in the skipped hour (spring forward) means the instant the same distance after the gap's start
