@@ -15,6 +15,7 @@ import type {
   PlanPhase,
   WorkflowRef,
 } from '../api/plan.js';
+import { WINDOW_CONDITION, WindowReason } from '../api/windows.js';
 import { setCondition, sortAndCapBlockers } from './conditions.js';
 
 /** Per-node state the plan workflow keeps (what the node workflow last reported). */
@@ -64,6 +65,8 @@ export interface PlanState {
   onDeadline?: OnDeadline;
   /** spec.deadlineWarningSeconds. */
   deadlineWarningSeconds?: number;
+  /** With spec.windows: whether one is open, when it closes, when the next opens (ms since epoch). */
+  window?: { open: boolean; currentEndMs?: number; nextStartMs?: number };
 }
 
 const FINAL_NODE = new Set(['Drained', 'Released', 'Aborted', 'Failed', 'Deleted', 'Skipped']);
@@ -121,7 +124,8 @@ const iso = (ms: number | undefined): string | undefined =>
  * - Progressing: True while Pending/Running (reason = the plan reason), False otherwise.
  * - Drained: True in Drained/Completed.
  * - Blocked: True in Blocked, or while Running with a node blocked/waiting.
- * - Paused: True in Paused.
+ * - Paused: True in Paused (reason PausedByUser, or OutsideMaintenanceWindow when only the windows hold the plan).
+ * - InMaintenanceWindow (plans with spec.windows, until a final phase): True while a window is open.
  */
 export function planConditions(state: PlanState, nowMs: number): Condition[] {
   const now = new Date(nowMs).toISOString();
@@ -189,8 +193,9 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
       ? {
           type: 'Paused',
           status: 'True',
-          reason: 'PausedByUser',
-          message: 'no new evictions until resumed',
+          ...(reason === WindowReason.OutsideMaintenanceWindow
+            ? { reason, message }
+            : { reason: 'PausedByUser', message: 'no new evictions until resumed' }),
           observedGeneration: gen,
         }
       : {
@@ -202,6 +207,33 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
         },
     now,
   );
+  const w = state.window;
+  if (w && !FINAL_PHASES.has(phase))
+    c = setCondition(
+      c,
+      w.open
+        ? {
+            type: WINDOW_CONDITION,
+            status: 'True',
+            reason: WindowReason.InsideMaintenanceWindow,
+            message:
+              w.currentEndMs !== undefined
+                ? `a maintenance window is open until ${iso(w.currentEndMs)!}`
+                : 'a maintenance window is open',
+            observedGeneration: gen,
+          }
+        : {
+            type: WINDOW_CONDITION,
+            status: 'False',
+            reason: WindowReason.OutsideMaintenanceWindow,
+            message:
+              w.nextStartMs !== undefined
+                ? `no maintenance window is open; the next opens at ${iso(w.nextStartMs)!}`
+                : 'no maintenance window is open, and none opens within a week',
+            observedGeneration: gen,
+          },
+      now,
+    );
   return c;
 }
 
@@ -261,5 +293,16 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     nodes,
     evictionProgress: progress,
     ...(action ? { deadlineAction: action } : {}),
+    ...(state.window && !FINAL_PHASES.has(state.phase)
+      ? {
+          window: {
+            open: state.window.open,
+            ...(state.window.currentEndMs !== undefined
+              ? { currentEnd: iso(state.window.currentEndMs)! }
+              : {}),
+            ...(state.window.nextStartMs !== undefined ? { nextStart: iso(state.window.nextStartMs)! } : {}),
+          },
+        }
+      : {}),
   };
 }
