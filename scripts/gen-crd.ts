@@ -265,6 +265,17 @@ const DEADLINE_POLICY_IMMUTABLE = ['onDeadline', 'nodeDrainTimeoutSeconds', 'dea
  * API server says `Duplicate value: "Mon"`), and a window of zero length refused. Whether a time
  * zone exists the API server cannot tell: the operator checks it (Failed/InvalidSpec).
  */
+export const WINDOW_RULES: ValidationRule[] = [
+  {
+    // `self == oldSelf` on spec.windows only runs when both have the field: adding or removing the
+    // windows needs a rule of its own.
+    rule: 'has(self.windows) == has(oldSelf.windows)',
+    message: 'spec.windows cannot be added or removed after the plan is created',
+    reason: 'FieldValueForbidden',
+  },
+];
+
+/** The per-window rules (see {@link WINDOW_RULES}). */
 export const WINDOW_EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
   'spec.windows[]': {
     'x-kubernetes-validations': [
@@ -307,6 +318,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
         reason: 'FieldValueForbidden',
       },
       ...DEADLINE_POLICY_RULES,
+      ...WINDOW_RULES,
     ],
   },
   // Only the flags (paused, abort, release) change a running plan; every other field is fixed at
