@@ -244,13 +244,17 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
  * stored in `state.conditions`.
  */
 export function projectStatus(state: PlanState): MaintenancePlanStatus {
+  // A node paused by the maintenance windows reports the plan's pause (the node only knows it was paused).
+  const windowPaused = state.phase === 'Paused' && state.reason === WindowReason.OutsideMaintenanceWindow;
   const nodes: NodeStatus[] = state.nodes.map((n) => {
     const { blockers } = sortAndCapBlockers(n.blockedBy);
+    const reason = windowPaused && n.phase === 'Paused' ? WindowReason.OutsideMaintenanceWindow : n.reason;
+    const message = windowPaused && n.phase === 'Paused' ? state.message : n.message;
     return {
       name: n.name,
       phase: n.phase,
-      ...(n.reason ? { reason: n.reason } : {}),
-      ...(n.message ? { message: n.message } : {}),
+      ...(reason ? { reason } : {}),
+      ...(message ? { message } : {}),
       podsTotal: n.podsTotal,
       podsEvicted: n.podsEvicted,
       ...(n.podsDeleted ? { podsDeleted: n.podsDeleted } : {}),

@@ -95,7 +95,9 @@ describe('maintenance windows (time-skipping)', () => {
       assert.equal(cond?.status, 'False');
       assert.match(cond!.message, new RegExp(new Date(secondStart).toISOString()));
       assert.equal(paused.conditions?.find((c) => c.type === 'Paused')?.reason, 'OutsideMaintenanceWindow');
-      assert.equal(paused.nodes?.find((n) => n.name === 'n1')?.phase, 'Paused', 'n1 paused');
+      const n1 = paused.nodes?.find((n) => n.name === 'n1');
+      assert.equal(n1?.phase, 'Paused', 'n1 paused');
+      assert.equal(n1?.reason, 'OutsideMaintenanceWindow', 'by the window, not by a user');
 
       // Past startedAt + 1 h (the deadline were outside time counted) and up to a minute before
       // the second window: nothing evicted, n2 not started, the plan still paused.
