@@ -477,6 +477,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
    */
   const observeWindow = (): number | undefined => {
     if (!windows || s.stage === 'Settled') return undefined;
+    // Nothing changes before the next boundary: ask again only then (one answer costs about 3 ms).
+    if (lastWindow && Date.now() < lastWindow.nextChangeMs) return lastWindow.nextChangeMs;
     const w = windowState(windows, Date.now());
     lastWindow = w;
     const view = {
