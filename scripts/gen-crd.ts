@@ -336,6 +336,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       ...DEADLINE_POLICY_IMMUTABLE,
       'windows',
       'deadlineCountsOutsideWindows',
+      'mode',
     ].map((f) => [
       `spec.${f}`,
       {

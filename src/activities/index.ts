@@ -11,6 +11,7 @@
  * | `eviction.ts`     | evictPod, with the rule for every Eviction API answer              |
  * | `plan-status.ts`  | publishStatus, recordEvent                                         |
  * | `observe.ts`      | observeNode (from the worker's watch cache)                        |
+ * | `preflight.ts`    | preflightNode (spec.mode Preflight; dry-run evictions only)        |
  *
  * Errors of the other calls (src/k8s/errors.ts): network error, timeout, 408, 429 and 5xx throw
  * {@link TransientKubernetesError} (retryable); other 4xx throw a non-retryable
@@ -30,8 +31,9 @@ import { createEvictionActivities } from './eviction.js';
 import { createNodeActivities } from './nodes.js';
 import { createObserveNode } from './observe.js';
 import { createPlanStatusActivities } from './plan-status.js';
+import { createPreflightActivities } from './preflight.js';
 import { HEARTBEAT_INTERVAL_MS, createPodActivities } from './pods.js';
-import type { DrainActivities } from './types.js';
+import type { DrainActivities, PreflightActivities } from './types.js';
 
 export { NODE_CLAIM_UID_ANNOTATION };
 export { EVENT_COMPONENT, EVENT_NAMESPACE } from '../k8s/events.js';
@@ -65,14 +67,15 @@ export interface ActivityDeps {
 /**
  * Builds the drain activities around one KubeConfig (the worker registers the returned object).
  *
- * RBAC the activities need: nodes get/list/watch/patch; pods get/list/watch; pods/eviction create;
+ * RBAC the activities need: nodes get/list/watch/patch; pods get/list/watch; pods/eviction create
+ * (preflight's dry-run evictions too);
  * poddisruptionbudgets get/list/watch; maintenanceplans get and maintenanceplans/status update;
  * events get/create/patch in `default`.
  *
  * @param deps the KubeConfig to use, an optional pino logger, watch cache and port.
- * @returns an object implementing {@link DrainActivities}, one method per activity.
+ * @returns an object implementing {@link DrainActivities} and {@link PreflightActivities}, one method per activity.
  */
-export function createActivities(deps: ActivityDeps): DrainActivities {
+export function createActivities(deps: ActivityDeps): DrainActivities & PreflightActivities {
   const log = deps.logger ?? pino({ name: 'drainflow.activities', level: 'info' });
   const port = deps.port ?? createKubernetesPort(deps.kubeConfig, log);
   const pods = createPodActivities(port);
@@ -81,6 +84,7 @@ export function createActivities(deps: ActivityDeps): DrainActivities {
     ...pods,
     ...createEvictionActivities(port, log, pods.checkPod),
     ...createPlanStatusActivities(port),
+    ...createPreflightActivities(port, log),
     /** onDeadline DeletePods: one DELETE of a pod, no Eviction API (see ./delete-pod.ts). */
     deletePod: deletePodActivity(deps.kubeConfig.makeApiClient(CoreV1Api), log),
     /** See {@link createObserveNode}: answered from a watch cache shared by this object's calls. */

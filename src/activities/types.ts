@@ -6,6 +6,7 @@
  * ("PDB keys"); all durations are in seconds unless the name ends in `Ms`; times are RFC 3339.
  */
 import type { MaintenancePlanStatus, PodSelection, LabelSelector } from '../api/plan.js';
+import type { NodePreflight } from '../drain/preflight.js';
 
 /** Identifies the plan an activity works for (node claims and status writes are keyed by it). */
 export interface PlanRef {
@@ -178,6 +179,11 @@ export interface EvictInput {
   uid: string;
   /** DeleteOptions.gracePeriodSeconds; absent means the pod's own. */
   gracePeriodSeconds?: number;
+  /**
+   * Preflight only: send the eviction with `dryRun: ["All"]` (query and DeleteOptions), so the API
+   * server runs admission and the PodDisruptionBudget check but deletes nothing and spends no budget.
+   */
+  dryRun?: boolean;
 }
 
 /** Input of {@link DrainActivities.deletePod} (onDeadline DeletePods). */
@@ -270,4 +276,29 @@ export interface DrainActivities {
     reason: string;
     message: string;
   }): Promise<void>;
+}
+
+/** Input of {@link PreflightActivities.preflightNode}. */
+export interface PreflightNodeInput {
+  node: string;
+  /** spec.podSelection with defaults applied. */
+  selection: PodSelection;
+  /** The plan doing the preflight (its own claim on the node is not a blocker); absent for the CLI. */
+  planName?: string;
+  /** Send a dry-run eviction for every pod to evict (default true). */
+  dryRun?: boolean;
+}
+
+/**
+ * The preflight activity (`spec.mode: Preflight`), apart from {@link DrainActivities} so fakes of
+ * the drain contract need not implement it. Implemented in ./preflight.ts.
+ */
+export interface PreflightActivities {
+  /**
+   * Examines one node without changing anything: reads the node, its pods and the
+   * PodDisruptionBudgets of their namespaces, sends a dry-run eviction (`dryRun: ["All"]`) for
+   * every pod a drain would evict, and builds the node's report (src/drain/preflight.ts).
+   * A node that does not exist is reported with an `error`. Retryable on transient API errors.
+   */
+  preflightNode(input: PreflightNodeInput): Promise<NodePreflight>;
 }

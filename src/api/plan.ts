@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { TIME_OF_DAY, TIME_ZONE, WindowFields, WindowStatusSchema } from './windows.js';
+import { PlanModeSchema, PreflightReportSchema } from './preflight.js';
 
 export const GROUP = 'maintenance.drainflow.dev';
 export const VERSION = 'v1alpha1';
@@ -369,6 +370,7 @@ export const MaintenancePlanSpecSchema = z
     cordon: CordonPolicySchema.default('PerNode'),
     ...DeadlinePolicyFields,
     ...WindowFields,
+    mode: PlanModeSchema.default('Drain'),
   })
   .strict()
   .describe(
@@ -379,8 +381,10 @@ export type MaintenancePlanSpec = z.infer<typeof MaintenancePlanSpecSchema>;
 export type MaintenancePlanSpecInput = z.input<typeof MaintenancePlanSpecSchema>;
 
 export const PlanPhaseSchema = z
-  .enum(['Pending', 'Running', 'Paused', 'Blocked', 'Drained', 'Completed', 'Aborted', 'Failed'])
-  .describe('Where the plan is: Pending, Running, Paused, Blocked, Drained, Completed, Aborted or Failed.');
+  .enum(['Pending', 'Running', 'Paused', 'Blocked', 'Drained', 'Completed', 'Aborted', 'Failed', 'Previewed'])
+  .describe(
+    'Where the plan is: Pending, Running, Paused, Blocked, Drained, Completed, Aborted, Failed, or Previewed (spec.mode Preflight: the report is in status.preflight; nothing was cordoned or evicted).',
+  );
 export type PlanPhase = z.infer<typeof PlanPhaseSchema>;
 
 export const NodePhaseSchema = z
@@ -397,16 +401,17 @@ export const NodePhaseSchema = z
     'Failed',
     'Deleted',
     'Skipped',
+    'Previewed',
   ])
   .describe(
-    'Where one node is: Pending, Waiting (held by another plan), Cordoned, Draining, Paused, Blocked, Drained, Released, Aborted, Failed, Deleted (the Node object was deleted during the drain) or Skipped (handed back at its deadline, onDeadline SkipNode).',
+    'Where one node is: Pending, Waiting (held by another plan), Cordoned, Draining, Paused, Blocked, Drained, Released, Aborted, Failed, Deleted (the Node object was deleted during the drain), Skipped (handed back at its deadline, onDeadline SkipNode) or Previewed (examined by a Preflight plan, not cordoned).',
   );
 export type NodePhase = z.infer<typeof NodePhaseSchema>;
 
 /** metav1.Condition. `reason` is CamelCase (Kubernetes API conventions). */
 export const ConditionSchema = z
   .object({
-    type: z.string().describe('Condition type: Progressing, Drained, Blocked or Paused.'),
+    type: z.string().describe('Condition type: Progressing, Drained, Blocked, Paused or Previewed.'),
     status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
     observedGeneration: z
       .number()
@@ -520,7 +525,10 @@ export const MaintenancePlanStatusSchema = z
     reason: z.string().optional().describe('CamelCase reason for the phase.'),
     message: z.string().optional().describe('Human-readable details of the phase.'),
     observedGeneration: z.number().int().optional().describe('metadata.generation the status reflects.'),
-    conditions: z.array(ConditionSchema).optional().describe('Progressing, Drained, Blocked and Paused.'),
+    conditions: z
+      .array(ConditionSchema)
+      .optional()
+      .describe('Progressing, Drained, Blocked and Paused; Previewed for a Preflight plan.'),
     workflow: WorkflowRefSchema.optional().describe('The Temporal workflow running this plan.'),
     startedAt: z.string().optional().describe('RFC 3339 time the drain started.'),
     deadline: z
@@ -537,6 +545,9 @@ export const MaintenancePlanStatusSchema = z
     ),
     window: WindowStatusSchema.optional().describe(
       'With spec.windows: whether a maintenance window is open, when it closes and when the next opens (absent in a final phase).',
+    ),
+    preflight: PreflightReportSchema.optional().describe(
+      "spec.mode Preflight: what a drain would evict, skip and be blocked by, per node and per PodDisruptionBudget, with the API server's dry-run verdicts.",
     ),
   })
   .strict()

@@ -1,6 +1,6 @@
 /**
  * The `drainflow` command line: `run` (operator and/or worker) and the plan commands
- * (`status`, `pause`, `resume`, `abort`, `release`, `watch`), plus `demo`.
+ * (`status`, `pause`, `resume`, `abort`, `release`, `watch`), plus `preflight` and `demo`.
  */
 import { basename } from 'node:path';
 import { Command, Option } from 'commander';
@@ -118,6 +118,38 @@ withConnection(
   .option('--follow', 'keep watching after a final phase')
   .action(async (name: string, opts) => {
     await watch(context(opts), name, { follow: Boolean(opts.follow) });
+  });
+
+program
+  .command('preflight')
+  .description(
+    "report what a drain of the nodes would evict, skip and be blocked by, with the API server's dry-run verdicts; creates, cordons and evicts nothing",
+  )
+  .option('--nodes <a,b>', 'the nodes, by name (spec.nodeNames)')
+  .option(
+    '--selector <k=v>',
+    'the nodes, by label selector (spec.nodeSelector; k=v, k!=v, k in (a,b), k, !k)',
+  )
+  .option(
+    '-f, --filename <plan.yaml>',
+    'take the spec of this MaintenancePlan (or bare spec) file; flags override it',
+  )
+  .option('--ignore-daemonsets', 'skip DaemonSet pods (spec.podSelection.ignoreDaemonSets, default)')
+  .option('--no-ignore-daemonsets', 'DaemonSet pods block the drain')
+  .option('--delete-emptydir-data', 'evict pods with emptyDir volumes (spec.podSelection.deleteEmptyDirData)')
+  .option('--force', 'evict pods no controller manages (spec.podSelection.force)')
+  .option(
+    '--pod-selector <k=v>',
+    'only pods matching this selector are evicted (spec.podSelection.podSelector)',
+  )
+  .option('--no-dry-run', 'do not ask the API server for dry-run evictions')
+  .addOption(
+    new Option('-o, --output <format>', 'output format').choices(['text', 'json', 'yaml']).default('text'),
+  )
+  .option('--kubeconfig <path>', 'kubeconfig file (default $KUBECONFIG or ~/.kube/config)')
+  .action(async (opts) => {
+    const { formatPreflight, runPreflight } = await import('./preflight.js');
+    console.log(formatPreflight(await runPreflight(opts), String(opts.output)));
   });
 
 program

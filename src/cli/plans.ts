@@ -296,7 +296,7 @@ export async function status(ctx: CliContext, name: string): Promise<PlanStatusV
 }
 
 /** Final phases in which `watch` stops. */
-const DONE = new Set(['Drained', 'Completed', 'Aborted', 'Failed', 'Blocked']);
+const DONE = new Set(['Drained', 'Completed', 'Aborted', 'Failed', 'Blocked', 'Previewed']);
 
 /**
  * Shows the plan live until it reaches a final phase (or forever with `follow`). Redraws in place

@@ -4,6 +4,7 @@
  * Pure: the caller passes the time (ms since epoch).
  */
 import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
+import { renderPreflight } from './render-preflight.js';
 
 /** A text progress bar `[#####-----]` of `width` cells. */
 export function bar(done: number, total: number, width = 20): string {
@@ -70,6 +71,12 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
       );
     }
   }
+  if (s.preflight)
+    lines.push(
+      ...renderPreflight(s.preflight)
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
   if (s.workflow?.url) lines.push(`  Temporal UI: ${s.workflow.url}`);
   return lines.join('\n');
 }

@@ -4,6 +4,7 @@
  * query, so the query and the written status always agree.
  */
 import { DEADLINE_ACTION_NODE_CAP } from '../api/deadline.js';
+import { PreflightReason, type PreflightReport } from '../api/preflight.js';
 import type {
   Blocker,
   Condition,
@@ -67,6 +68,8 @@ export interface PlanState {
   deadlineWarningSeconds?: number;
   /** With spec.windows: whether one is open, when it closes, when the next opens (ms since epoch). */
   window?: { open: boolean; currentEndMs?: number; nextStartMs?: number };
+  /** spec.mode Preflight: the report, once complete (status.preflight). */
+  preflight?: PreflightReport;
 }
 
 const FINAL_NODE = new Set(['Drained', 'Released', 'Aborted', 'Failed', 'Deleted', 'Skipped']);
@@ -113,6 +116,7 @@ export const FINAL_PHASES: ReadonlySet<PlanPhase> = new Set([
   'Aborted',
   'Failed',
   'Blocked',
+  'Previewed',
 ]);
 
 const iso = (ms: number | undefined): string | undefined =>
@@ -126,6 +130,8 @@ const iso = (ms: number | undefined): string | undefined =>
  * - Blocked: True in Blocked, or while Running with a node blocked/waiting.
  * - Paused: True in Paused (reason PausedByUser, or OutsideMaintenanceWindow when only the windows hold the plan).
  * - InMaintenanceWindow (plans with spec.windows, until a final phase): True while a window is open.
+ * - Previewed (only once a preflight report exists): True, reason NoBlockers, BlockersFound or
+ *   PreflightIncomplete, the report's summary as message.
  */
 export function planConditions(state: PlanState, nowMs: number): Condition[] {
   const now = new Date(nowMs).toISOString();
@@ -234,6 +240,18 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
           },
       now,
     );
+  if (state.preflight)
+    c = setCondition(
+      c,
+      {
+        type: 'Previewed',
+        status: 'True',
+        reason: phase === 'Previewed' ? reason : PreflightReason.Previewing,
+        message: state.preflight.summary,
+        observedGeneration: gen,
+      },
+      now,
+    );
   return c;
 }
 
@@ -308,5 +326,6 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
           },
         }
       : {}),
+    ...(state.preflight ? { preflight: state.preflight } : {}),
   };
 }

@@ -57,8 +57,8 @@ export interface KubernetesPort {
   readPod(namespace: string, name: string): Promise<V1Pod | undefined>;
   /**
    * Sends one Eviction (`POST .../pods/{name}/eviction`, policy/v1, `deleteOptions.preconditions.uid`
-   * and the optional `gracePeriodSeconds`) and hands back the server's raw answer, whatever its code.
-   * `signal` aborts the HTTP request (a signal already aborted sends nothing).
+   * and the optional `gracePeriodSeconds`; with `dryRun`, `?dryRun=All` and `deleteOptions.dryRun`) and
+   * hands back the server's raw answer, whatever its code. `signal` aborts the HTTP request (a signal already aborted sends nothing).
    *
    * @returns the answer; `'aborted'` when `signal` aborted before an answer arrived.
    * @throws TransientKubernetesError when no answer came for another reason (transport error).
@@ -176,10 +176,14 @@ export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): Kuber
 
     async evictPod(input, signal) {
       const { namespace, name, uid } = input;
-      const deleteOptions: { preconditions: { uid: string }; gracePeriodSeconds?: number } = {
-        preconditions: { uid },
-      };
+      const deleteOptions: {
+        preconditions: { uid: string };
+        gracePeriodSeconds?: number;
+        dryRun?: string[];
+      } = { preconditions: { uid } };
       if (input.gracePeriodSeconds !== undefined) deleteOptions.gracePeriodSeconds = input.gracePeriodSeconds;
+      // Preflight: dry run in the query (what the API server's request metrics label) and in DeleteOptions.
+      if (input.dryRun) deleteOptions.dryRun = ['All'];
       const capture = captureAnswer(signal);
       try {
         await core.createNamespacedPodEviction(
@@ -187,6 +191,7 @@ export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): Kuber
             name,
             namespace,
             body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace }, deleteOptions },
+            ...(input.dryRun ? { dryRun: 'All' } : {}),
           },
           capture.options,
         );

@@ -35,7 +35,7 @@ const PREBUILT_BUNDLE = fileURLToPath(new URL('../workflow-bundle.js', import.me
  * Wraps the activities so the worker's metrics count eviction outcomes and 429s. Behaviour is
  * unchanged: results and errors pass through.
  */
-export function instrumentActivities(acts: DrainActivities, metrics: DrainflowMetrics): DrainActivities {
+export function instrumentActivities<T extends DrainActivities>(acts: T, metrics: DrainflowMetrics): T {
   const evictPod = acts.evictPod;
   return {
     ...acts,

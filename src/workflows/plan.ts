@@ -4,7 +4,8 @@
  * (`drainNodeWorkflow`, at most spec.maxUnavailableNodes at once), projects its state into the
  * plan's status, and hands the nodes back per spec.uncordon.
  *
- * Lifecycle: Pending → Running (⇄ Paused) → Drained | Blocked | Failed | Aborted; from Drained or
+ * Lifecycle: Pending → Running (⇄ Paused) → Drained | Blocked | Failed | Aborted; a plan of
+ * spec.mode Preflight goes Pending → Running → Previewed (see `previewPlan`). From Drained or
  * Blocked the workflow stays open, waiting for `release` (→ Completed) or `abort` (sent by the
  * operator when the plan is deleted), so nodes are handed back exactly once by the workflow that
  * took them.
@@ -51,8 +52,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DrainActivities, PlanRef } from '../activities/types.js';
+import type { DrainActivities, PlanRef, PreflightActivities } from '../activities/types.js';
 import { DeadlineReason } from '../api/deadline.js';
+import { PreflightReason } from '../api/preflight.js';
 import { MAX_PLAN_NODES, type MaintenancePlanStatus, type PlanPhase } from '../api/plan.js';
 import { WindowReason } from '../api/windows.js';
 import { statusEquals } from '../drain/conditions.js';
@@ -74,6 +76,13 @@ import {
 } from '../drain/plan-drain.js';
 import { FINAL_PHASES, planConditions, projectStatus } from '../drain/projection.js';
 import { windowState, windowedDeadline, windowsError, type WindowState } from '../drain/windows.js';
+import {
+  failedPreflightNode,
+  nodeBlocked,
+  preflightOutcome,
+  summarizePreflight,
+  type NodePreflight,
+} from '../drain/preflight.js';
 import { drainPlanV1, searchableNodes } from './legacy/plan-v1.js';
 import {
   SA_NODES,
@@ -124,6 +133,11 @@ export function statusWriteIntervalMs(nodes: number): number {
 const k8s = proxyActivities<DrainActivities>({
   startToCloseTimeout: '60s',
   retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+});
+/** spec.mode Preflight: one activity per node, which may send many dry-run evictions. */
+const preflight = proxyActivities<PreflightActivities>({
+  startToCloseTimeout: '5m',
+  retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2, maximumAttempts: 5 },
 });
 const local = proxyLocalActivities<DrainActivities>({
   startToCloseTimeout: '60s',
@@ -235,7 +249,12 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       if (s.lastEventPhase !== phase) {
         s.lastEventPhase = phase;
         events.push({
-          type: phase === 'Blocked' || phase === 'Failed' ? 'Warning' : 'Normal',
+          type:
+            phase === 'Blocked' ||
+            phase === 'Failed' ||
+            (phase === 'Previewed' && reason !== PreflightReason.NoBlockers)
+              ? 'Warning'
+              : 'Normal',
           reason,
           message,
         });
@@ -519,6 +538,61 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       );
   };
   observeWindow();
+  /**
+   * spec.mode Preflight: examines the resolved nodes (at most NODE_CALL_CONCURRENCY at once), one
+   * `preflightNode` activity each (reads and dry-run evictions only: nothing is cordoned, claimed or
+   * evicted), then writes the report to status.preflight and ends Previewed. A node whose activity
+   * fails for good is reported with its error. An abort (or the plan's deletion) ends it Aborted.
+   */
+  const previewPlan = async (): Promise<DrainPlanResult> => {
+    const names = s.plan.nodes.map((n) => n.name);
+    setPhase(
+      'Running',
+      PreflightReason.Previewing,
+      `examining ${names.length} node(s): no cordon, no eviction, dry-run evictions only`,
+    );
+    const results: NodePreflight[] = [];
+    for (let i = 0; i < names.length && !s.aborted; i += NODE_CALL_CONCURRENCY) {
+      flushEvents();
+      await publish(false);
+      const batch = await Promise.all(
+        names
+          .slice(i, i + NODE_CALL_CONCURRENCY)
+          .map((node) =>
+            preflight.preflightNode
+              .executeWithOptions({ summary: `preflight ${node}` }, [
+                { node, selection: spec.podSelection, planName: plan.name },
+              ])
+              .catch((err: unknown) => failedPreflightNode(node, errorMessage(err))),
+          ),
+      );
+      for (const r of batch) {
+        const n = s.plan.nodes.find((x) => x.name === r.report.name);
+        if (!n) continue;
+        n.phase = 'Previewed';
+        n.podsTotal = r.report.podsToEvict;
+        n.reason = r.report.error
+          ? PreflightReason.PreflightFailed
+          : nodeBlocked(r.report)
+            ? PreflightReason.BlockersFound
+            : PreflightReason.NoBlockers;
+        n.message =
+          r.report.error ??
+          `${r.report.podsToEvict} pod(s) to evict, ${r.report.podsSkipped} skipped, ${r.report.blockerCount} blocker(s), ${r.report.dryRunRefused} dry-run refusal(s)`;
+      }
+      results.push(...batch);
+      wake();
+    }
+    if (s.aborted) {
+      setPhase('Aborted', 'Aborted', 'aborted during the preflight; nothing was cordoned or evicted');
+      return close({ phase: 'Aborted', reason: 'Aborted', message: s.plan.message });
+    }
+    const report = summarizePreflight(results, Date.now());
+    s.plan.preflight = report;
+    const reason = preflightOutcome(report);
+    setPhase('Previewed', reason, report.summary);
+    return close({ phase: 'Previewed', reason, message: report.summary });
+  };
 
   // ---- 1. resolve the nodes (once) ----
   if (s.stage === 'Resolve') {
@@ -552,6 +626,9 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     upsertSearchAttributes([{ key: SA_NODES, value: searchableNodes(resolved.nodes) }]);
     s.plan.nodes = resolved.nodes.map(pendingNode);
     s.plan.startedAtMs = Date.now();
+    // patched: a new branch, taken only by plans created with spec.mode Preflight (older runs never
+    // reach this call, so their histories replay unchanged).
+    if (spec.mode === 'Preflight' && patched('preflight')) return previewPlan();
     s.plan.deadlineMs = windowedDeadlines
       ? windowedDeadline(windows!, s.plan.startedAtMs, spec.drainTimeoutSeconds * 1000)
       : s.plan.startedAtMs + spec.drainTimeoutSeconds * 1000;

@@ -235,6 +235,16 @@ describe('MaintenancePlan CRD on a real API server', () => {
       [/spec\.eviction\.callTimeoutSeconds: Invalid value: 301: .*should be less than or equal to 300/],
     ],
     [
+      'unknown mode',
+      { nodeNames: ['a'], mode: 'DryRun' },
+      [/spec\.mode: Forbidden: must be Drain or Preflight \(got "DryRun"\)/],
+    ],
+    [
+      'mode in lowercase',
+      { nodeNames: ['a'], mode: 'preflight' },
+      [/spec\.mode: Forbidden: must be Drain or Preflight \(got "preflight"\)/],
+    ],
+    [
       'unknown uncordon policy',
       { nodeNames: ['a'], uncordon: 'Sometimes' },
       [/spec\.uncordon: Forbidden: must be OnRelease, OnDelete or Never \(got "Sometimes"\)/],
@@ -363,6 +373,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       onDeadline: 'Stop',
       deadlineWarningSeconds: 300,
       deadlineCountsOutsideWindows: true,
+      mode: 'Drain',
     });
     const yamlOut = kubectlOk(['get', 'mp', name, '-o', 'yaml']);
     assert.match(yamlOut, /maxConcurrentPerNode: 4/);
@@ -379,6 +390,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       ['cordon', 'AllAtStart'],
       ['eviction', { maxConcurrentPerNode: 8 }],
       ['deadlineCountsOutsideWindows', false],
+      ['mode', 'Preflight'],
     ] as const) {
       const r = kubectl([
         'patch',

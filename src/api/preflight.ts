@@ -1,0 +1,232 @@
+/**
+ * Preflight (`spec.mode: Preflight`, `drainflow preflight`): the words and the report shape.
+ *
+ * A preflight resolves the plan's nodes and, without cordoning or evicting anything, reports per
+ * node what a drain would evict, what it would skip and why, what would block it, and what the API
+ * server itself answers to a dry-run eviction (`dryRun: ["All"]`: admission and the
+ * PodDisruptionBudget check run, nothing is deleted and no budget is spent). The report is written
+ * to `status.preflight` (see {@link PreflightReportSchema}); its lists are capped, its counts are not.
+ *
+ * Pure: constants and zod schemas only (imported by workflow code and by src/api/plan.ts).
+ */
+import { z } from 'zod';
+
+/** `spec.mode`: Drain (the default) or Preflight. */
+export const PlanModeSchema = z
+  .enum(['Drain', 'Preflight'])
+  .describe(
+    'Drain: cordon and drain the nodes. Preflight: resolve the nodes and report, without cordoning or evicting anything, what a drain would evict, skip and be blocked by, with the API server\'s verdict from dry-run evictions (dryRun: ["All"]) and the rounds each PodDisruptionBudget needs; the plan ends in phase Previewed with the report in status.preflight.',
+  );
+/** `spec.mode` (see {@link PlanModeSchema}). */
+export type PlanMode = z.infer<typeof PlanModeSchema>;
+
+/** Reasons of a preflight: plan phase reasons, condition reasons, Event reasons and blocker reasons. */
+export const PreflightReason = {
+  /** Plan phase Running while the nodes are examined. */
+  Previewing: 'Previewing',
+  /** Plan phase Previewed (Normal Event): nothing would block a drain. */
+  NoBlockers: 'NoBlockers',
+  /** Plan phase Previewed (Warning Event): at least one blocker or dry-run refusal was found. */
+  BlockersFound: 'BlockersFound',
+  /** Plan phase Previewed (Warning Event): at least one node could not be examined. */
+  PreflightIncomplete: 'PreflightIncomplete',
+
+  // ---- blockers found by drainflow's own rules (kubectl's rules come from src/drain/pods.ts) ----
+  /** The pod's only PodDisruptionBudget allows 0 disruptions now. */
+  DisruptionBudget: 'DisruptionBudget',
+  /** The pod is selected by more than one PodDisruptionBudget: the eviction subresource refuses it (HTTP 500). */
+  MultiplePodDisruptionBudgets: 'MultiplePodDisruptionBudgets',
+  /**
+   * A PodDisruptionBudget of the pod whose status is not in sync: status.observedGeneration behind
+   * metadata.generation (the eviction subresource answers 429 "still being processed"), or the
+   * disruption controller's condition DisruptionAllowed False with reason SyncFailed (it then
+   * forces disruptionsAllowed to 0).
+   */
+  PdbNotSynced: 'PdbNotSynced',
+  /**
+   * A Running pod that is not Ready, guarded by a PodDisruptionBudget with the default
+   * unhealthyPodEvictionPolicy IfHealthyBudget whose budget is not healthy (currentHealthy <
+   * desiredHealthy) and which allows 0 disruptions: the eviction subresource refuses it.
+   */
+  UnhealthyPodGuarded: 'UnhealthyPodGuarded',
+  /** The pod carries `karpenter.sh/do-not-disrupt: "true"`. */
+  DoNotDisrupt: 'DoNotDisrupt',
+  /** The node is claimed by another MaintenancePlan: a drain would wait for it. */
+  NodeHeldByOtherPlan: 'NodeHeldByOtherPlan',
+  /** The node could not be examined (the message says why). */
+  PreflightFailed: 'PreflightFailed',
+} as const;
+
+/** Karpenter's opt-out: a pod with this annotation set to `"true"` must not be disrupted voluntarily. */
+export const DO_NOT_DISRUPT_ANNOTATION = 'karpenter.sh/do-not-disrupt';
+
+/** Pods, skipped pods, blockers and dry-run refusals listed per node at most (the counts are exact). */
+export const PREFLIGHT_LIST_CAP = 10;
+/** Nodes given a full entry in status.preflight.nodes at most (those with blockers first; every node is counted). */
+export const PREFLIGHT_NODE_CAP = 20;
+/** PodDisruptionBudgets listed in status.preflight.pdbs at most (slowest first). */
+export const PREFLIGHT_PDB_CAP = 20;
+/** Characters kept of a message (API server answers can be long). */
+export const PREFLIGHT_MESSAGE_CAP = 300;
+
+/** One pod a drain would evict. */
+export const PreflightPodSchema = z
+  .object({
+    pod: z.string().describe('The pod as namespace/name.'),
+    pdbs: z
+      .array(z.string())
+      .optional()
+      .describe('The PodDisruptionBudgets selecting it, as namespace/name (absent: none).'),
+    dryRun: z
+      .string()
+      .optional()
+      .describe(
+        "The API server's answer to a dry-run eviction: Accepted, Refused, Gone or Error (absent: not asked).",
+      ),
+  })
+  .strict();
+export type PreflightPod = z.infer<typeof PreflightPodSchema>;
+
+/** One pod a drain would leave alone (or wait for), and why. */
+export const PreflightSkippedSchema = z
+  .object({
+    pod: z.string().describe('The pod as namespace/name.'),
+    reason: z
+      .string()
+      .describe('CamelCase reason, e.g. DaemonSetPod, MirrorPod, PodFinished, NotSelected, Terminating.'),
+    message: z.string().describe('Human-readable details.'),
+  })
+  .strict();
+export type PreflightSkipped = z.infer<typeof PreflightSkippedSchema>;
+
+/** One thing that would keep a node from being drained. */
+export const PreflightBlockerSchema = z
+  .object({
+    pod: z
+      .string()
+      .optional()
+      .describe('The blocking pod as namespace/name (absent for a node-level blocker).'),
+    pdbs: z.array(z.string()).optional().describe('The PodDisruptionBudgets involved, as namespace/name.'),
+    reason: z
+      .string()
+      .describe(
+        'CamelCase reason: NoController, EmptyDirData, DaemonSetPod, DisruptionBudget, MultiplePodDisruptionBudgets, PdbNotSynced, UnhealthyPodGuarded, DoNotDisrupt, NodeHeldByOtherPlan.',
+      ),
+    message: z.string().describe('Human-readable details, with what would lift it.'),
+  })
+  .strict();
+export type PreflightBlocker = z.infer<typeof PreflightBlockerSchema>;
+
+/** The API server's answer to one dry-run eviction that was not an acceptance. */
+export const PreflightRefusalSchema = z
+  .object({
+    pod: z.string().describe('The pod as namespace/name.'),
+    code: z.number().int().optional().describe('HTTP status code of the answer (absent: no answer).'),
+    reason: z
+      .string()
+      .describe(
+        'CamelCase reason, e.g. DisruptionBudget (429), MultiplePodDisruptionBudgets (500), Forbidden.',
+      ),
+    pdb: z.string().optional().describe('The PodDisruptionBudget the server named, as namespace/name.'),
+    message: z.string().describe("The server's message."),
+  })
+  .strict();
+export type PreflightRefusal = z.infer<typeof PreflightRefusalSchema>;
+
+/** The preflight of one node. */
+export const PreflightNodeSchema = z
+  .object({
+    name: z.string().describe('Node name.'),
+    unschedulable: z.boolean().optional().describe('True when the node is already cordoned.'),
+    podsToEvict: z.number().int().describe('Pods a drain would evict (blocked ones included).'),
+    podsSkipped: z.number().int().describe('Pods a drain would leave alone or only wait for.'),
+    podsBlocked: z.number().int().describe('Pods with at least one blocker.'),
+    blockerCount: z.number().int().describe('Blockers found (each listed in blockers, up to the cap).'),
+    dryRunAccepted: z.number().int().describe('Dry-run evictions the API server accepted.'),
+    dryRunRefused: z
+      .number()
+      .int()
+      .describe('Dry-run evictions the API server refused (or that got no answer).'),
+    evict: z
+      .array(PreflightPodSchema)
+      .optional()
+      .describe(`Pods a drain would evict, sorted, at most ${PREFLIGHT_LIST_CAP}.`),
+    skipped: z
+      .array(PreflightSkippedSchema)
+      .optional()
+      .describe(`Pods a drain would skip and why, sorted, at most ${PREFLIGHT_LIST_CAP}.`),
+    blockers: z
+      .array(PreflightBlockerSchema)
+      .optional()
+      .describe(`What would block the drain, sorted by pod, at most ${PREFLIGHT_LIST_CAP}.`),
+    dryRunRefusals: z
+      .array(PreflightRefusalSchema)
+      .optional()
+      .describe(
+        `The API server's refusals of dry-run evictions, sorted by pod, at most ${PREFLIGHT_LIST_CAP}.`,
+      ),
+    error: z.string().optional().describe('Why the node could not be examined (then the counts are 0).'),
+  })
+  .strict();
+export type PreflightNode = z.infer<typeof PreflightNodeSchema>;
+
+/** What one PodDisruptionBudget allows and how many rounds of evictions it needs. */
+export const PreflightPdbSchema = z
+  .object({
+    pdb: z.string().describe('The PodDisruptionBudget as namespace/name.'),
+    podsToEvict: z
+      .number()
+      .int()
+      .describe('Pods behind it that the drain would evict, over every node examined.'),
+    disruptionsAllowed: z
+      .number()
+      .int()
+      .describe('status.disruptionsAllowed (0 while its status is not in sync).'),
+    currentHealthy: z.number().int().optional().describe('status.currentHealthy.'),
+    desiredHealthy: z.number().int().optional().describe('status.desiredHealthy.'),
+    rounds: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        "ceil(podsToEvict / disruptionsAllowed): evictions in rounds, each waiting for the evicted pods' replacements to become healthy. Absent when it allows 0 disruptions (no round can start).",
+      ),
+    message: z.string().describe('The estimate in words.'),
+  })
+  .strict();
+export type PreflightPdb = z.infer<typeof PreflightPdbSchema>;
+
+/** status.preflight: the report of a Preflight plan (and the output of `drainflow preflight`). */
+export const PreflightReportSchema = z
+  .object({
+    completedAt: z.string().optional().describe('RFC 3339 time the report was completed.'),
+    summary: z.string().describe('The report in one sentence.'),
+    nodesExamined: z.number().int().describe('Nodes examined.'),
+    nodesBlocked: z.number().int().describe('Nodes with at least one blocker, refusal or error.'),
+    podsToEvict: z.number().int().describe('Pods a drain would evict, over all nodes.'),
+    podsSkipped: z.number().int().describe('Pods a drain would skip, over all nodes.'),
+    blockerCount: z.number().int().describe('Blockers found, over all nodes.'),
+    dryRunAccepted: z.number().int().describe('Dry-run evictions accepted, over all nodes.'),
+    dryRunRefused: z.number().int().describe('Dry-run evictions refused, over all nodes.'),
+    maxRounds: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'The most rounds any PodDisruptionBudget needs (absent: no PodDisruptionBudget, or one allowing 0).',
+      ),
+    nodes: z
+      .array(PreflightNodeSchema)
+      .describe(
+        `Per-node reports, nodes with blockers first, at most ${PREFLIGHT_NODE_CAP} (every node is counted).`,
+      ),
+    pdbs: z
+      .array(PreflightPdbSchema)
+      .optional()
+      .describe(
+        `PodDisruptionBudgets behind the pods to evict, slowest first, at most ${PREFLIGHT_PDB_CAP}.`,
+      ),
+  })
+  .strict();
+/** status.preflight (see {@link PreflightReportSchema}). */
+export type PreflightReport = z.infer<typeof PreflightReportSchema>;

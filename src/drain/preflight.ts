@@ -1,0 +1,448 @@
+/**
+ * The preflight report builder: what a drain of a node would evict, skip and be blocked by, from
+ * the node's pods, the PodDisruptionBudgets of their namespaces and the API server's answers to
+ * dry-run evictions. Used by the `preflightNode` activity (for `spec.mode: Preflight` plans) and by
+ * `drainflow preflight`, so both print the same report.
+ *
+ * The pods are classified with the drain's own rules ({@link classifyPods}, kubectl drain's); the
+ * PodDisruptionBudget rules below are those of the eviction subresource
+ * (k8s.io/kubernetes/pkg/registry/core/pod/storage/eviction.go), checked in its order:
+ *
+ * 1. A pod that is Pending (or finished, or terminating) is evicted without any PDB check.
+ * 2. More than one PDB selecting the pod: refused (HTTP 500) → `MultiplePodDisruptionBudgets`.
+ * 3. A pod that is not Ready (condition Ready not True) is evicted without spending a disruption
+ *    when its PDB's `unhealthyPodEvictionPolicy` is `AlwaysAllow`, or when the budget is healthy
+ *    (status.currentHealthy >= status.desiredHealthy > 0, the default `IfHealthyBudget`).
+ * 4. status.observedGeneration < metadata.generation: refused (429, "still being processed") →
+ *    `PdbNotSynced`; likewise a condition DisruptionAllowed False with reason SyncFailed (the
+ *    disruption controller could not compute the budget and set disruptionsAllowed to 0).
+ * 5. status.disruptionsAllowed <= 0: refused → `UnhealthyPodGuarded` for a pod not Ready (case 3
+ *    did not apply), else `DisruptionBudget`.
+ *
+ * Plus `karpenter.sh/do-not-disrupt: "true"` (a `DoNotDisrupt` blocker, which the API server does
+ * not know) and a node claimed by another plan. The rounds a PDB needs are
+ * ceil(pods behind it to evict / disruptionsAllowed): the drain evicts at most disruptionsAllowed of
+ * them at once, then waits for the replacements to become healthy.
+ *
+ * PURE and DETERMINISTIC: no I/O, no clock (the caller passes the time). Type-only imports.
+ */
+import type { LabelSelector, PodSelection } from '../api/plan.js';
+import {
+  DO_NOT_DISRUPT_ANNOTATION,
+  PREFLIGHT_LIST_CAP,
+  PREFLIGHT_MESSAGE_CAP,
+  PREFLIGHT_NODE_CAP,
+  PREFLIGHT_PDB_CAP,
+  PreflightReason,
+  type PreflightBlocker,
+  type PreflightNode,
+  type PreflightPdb,
+  type PreflightPod,
+  type PreflightRefusal,
+  type PreflightReport,
+  type PreflightSkipped,
+} from '../api/preflight.js';
+import type { EvictResult } from '../activities/types.js';
+import { classifyPods, podKey, type PodInfo } from './pods.js';
+import { matchesLabelSelector } from './selector.js';
+
+/** A PodDisruptionBudget as the builder reads it (plain JSON; see `toPreflightPdb` in src/activities/preflight.ts). */
+export interface PreflightPdbInput {
+  namespace: string;
+  name: string;
+  /** spec.selector; absent (nil) selects no pod, `{}` every pod of the namespace (policy/v1). */
+  selector?: LabelSelector;
+  /** metadata.generation. */
+  generation?: number;
+  /** Whether the PDB has a status at all (the disruption controller has not written one yet otherwise). */
+  hasStatus: boolean;
+  observedGeneration?: number;
+  disruptionsAllowed?: number;
+  currentHealthy?: number;
+  desiredHealthy?: number;
+  /** spec.unhealthyPodEvictionPolicy: IfHealthyBudget (the default when absent) or AlwaysAllow. */
+  unhealthyPodEvictionPolicy?: string;
+  /** status.conditions (the disruption controller sets DisruptionAllowed). */
+  conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+}
+
+/** The API server's answer to one dry-run eviction, as the builder reads it. */
+export interface DryRunVerdict {
+  verdict: 'Accepted' | 'Refused' | 'Gone' | 'Error';
+  /** HTTP status code (absent: no answer). */
+  code?: number;
+  /** CamelCase reason of a refusal. */
+  reason?: string;
+  /** The PDB the server named (namespace/name). */
+  pdb?: string;
+  message?: string;
+}
+
+/** What the builder needs to know about one node. */
+export interface PreflightNodeInput {
+  node: string;
+  /** spec.unschedulable of the node. */
+  unschedulable?: boolean;
+  /** The plan named by the node's claim annotation (maintenance.drainflow.dev/held-by), if any. */
+  heldBy?: string;
+  /** The plan doing the preflight (a claim by it is not a blocker); absent for the CLI. */
+  planName?: string;
+  /** Every pod bound to the node. */
+  pods: readonly PodInfo[];
+  /** The PDBs of the pods' namespaces (others are ignored). */
+  pdbs: readonly PreflightPdbInput[];
+  /** spec.podSelection with defaults applied. */
+  selection: PodSelection;
+  /** Dry-run answers by pod key (namespace/name); a pod to evict without one counts as not asked. */
+  dryRun?: Readonly<Record<string, DryRunVerdict>>;
+}
+
+/** What one PDB means for one node's pods to evict (summed over nodes by {@link summarizePreflight}). */
+export interface PreflightPdbUse {
+  pdb: string;
+  /** Pods of this node behind it that the drain would evict. */
+  pods: number;
+  disruptionsAllowed: number;
+  currentHealthy?: number;
+  desiredHealthy?: number;
+}
+
+/** The result of {@link buildPreflightNode}: the node's report and the PDBs its pods to evict sit behind. */
+export interface NodePreflight {
+  report: PreflightNode;
+  pdbs: PreflightPdbUse[];
+}
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+const pdbKey = (p: Pick<PreflightPdbInput, 'namespace' | 'name'>): string => `${p.namespace}/${p.name}`;
+
+/** `text` cut to {@link PREFLIGHT_MESSAGE_CAP} characters (an ellipsis marks the cut). */
+export function capMessage(text: string): string {
+  return text.length <= PREFLIGHT_MESSAGE_CAP ? text : `${text.slice(0, PREFLIGHT_MESSAGE_CAP - 1)}…`;
+}
+
+/** Whether the pod's condition Ready is True (`podutil.IsPodReady`, what a PDB counts as healthy). */
+export function isPodReady(pod: Pick<PodInfo, 'status'>): boolean {
+  return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/**
+ * Whether the PDB's status is in sync, and why not: no status yet or status.observedGeneration
+ * behind metadata.generation (the eviction subresource answers 429 "still being processed"), or
+ * condition DisruptionAllowed False with reason SyncFailed (the disruption controller's fail-safe).
+ * @returns undefined when in sync, else the reason in words.
+ */
+export function pdbNotSynced(pdb: PreflightPdbInput): string | undefined {
+  const gen = pdb.generation ?? 0;
+  if (!pdb.hasStatus) return 'has no status yet: the disruption controller has not processed it';
+  if ((pdb.observedGeneration ?? 0) < gen)
+    return `status.observedGeneration ${pdb.observedGeneration ?? 0} is behind metadata.generation ${gen}: the disruption controller has not processed its latest spec`;
+  const failed = (pdb.conditions ?? []).find(
+    (c) => c.type === 'DisruptionAllowed' && c.status === 'False' && c.reason === 'SyncFailed',
+  );
+  if (failed)
+    return `the disruption controller failed to sync it (condition DisruptionAllowed False, reason SyncFailed${failed.message ? `: ${failed.message}` : ''})`;
+  return undefined;
+}
+
+/** status.disruptionsAllowed as the eviction subresource sees it: 0 while the status is not in sync. */
+export function allowedOf(pdb: PreflightPdbInput): number {
+  if (pdbNotSynced(pdb) !== undefined) return 0;
+  return pdb.disruptionsAllowed ?? 0;
+}
+
+/**
+ * The dry-run verdict of an Eviction API answer: 2xx Accepted; 404 or a vanished pod Gone; 429,
+ * 500 (several PDBs), 403, 409 and other 4xx Refused with the answer's reason. A call that got no
+ * answer (the caller passes the error) is `Error`.
+ */
+export function dryRunVerdict(answer: EvictResult | { error: string }): DryRunVerdict {
+  if ('error' in answer) return { verdict: 'Error', reason: 'NoAnswer', message: capMessage(answer.error) };
+  switch (answer.outcome) {
+    case 'Evicted':
+      return { verdict: 'Accepted' };
+    case 'Gone':
+      return { verdict: 'Gone', message: 'the pod is gone' };
+    case 'TooManyRequests':
+      return {
+        verdict: 'Refused',
+        code: 429,
+        reason: answer.cause,
+        ...(answer.pdb ? { pdb: answer.pdb } : {}),
+        message: capMessage(answer.message),
+      };
+    case 'Retry':
+    case 'Failed':
+      return {
+        verdict: 'Refused',
+        code: answer.code,
+        reason: answer.reason,
+        message: capMessage(answer.message),
+      };
+  }
+}
+
+/** The pods a drain of the node would evict (`Evict` decisions): those a preflight sends a dry-run eviction for. */
+export function podsToDryRun(
+  pods: readonly PodInfo[],
+  selection: PodSelection,
+): Array<{ namespace: string; name: string; uid: string }> {
+  const byKey = new Map(pods.map((p) => [podKey(p), p]));
+  return classifyPods(pods, selection)
+    .filter((d) => d.action === 'Evict')
+    .map((d) => {
+      const p = byKey.get(d.pod)!;
+      return { namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid };
+    });
+}
+
+/** The PDB blocker of one pod to evict, per the eviction subresource's rules (see the module comment). */
+function pdbBlocker(pod: PodInfo, key: string, pdbs: PreflightPdbInput[]): PreflightBlocker | undefined {
+  const phase = pod.status?.phase;
+  if (pdbs.length === 0 || phase === 'Pending') return undefined;
+  const names = pdbs.map(pdbKey).sort(compare);
+  if (pdbs.length > 1)
+    return {
+      pod: key,
+      pdbs: names,
+      reason: PreflightReason.MultiplePodDisruptionBudgets,
+      message: `selected by ${names.length} PodDisruptionBudgets (${names.join(', ')}): the eviction subresource refuses a pod under more than one (HTTP 500); change their selectors so one selects it`,
+    };
+  const pdb = pdbs[0]!;
+  const name = names[0]!;
+  const ready = isPodReady(pod);
+  if (!ready) {
+    if (pdb.unhealthyPodEvictionPolicy === 'AlwaysAllow') return undefined;
+    if ((pdb.currentHealthy ?? 0) >= (pdb.desiredHealthy ?? 0) && (pdb.desiredHealthy ?? 0) > 0)
+      return undefined;
+  }
+  const stale = pdbNotSynced(pdb);
+  if (stale)
+    return {
+      pod: key,
+      pdbs: [name],
+      reason: PreflightReason.PdbNotSynced,
+      message: capMessage(`PodDisruptionBudget ${name} ${stale}; its pods are not evicted until it is`),
+    };
+  const allowed = pdb.disruptionsAllowed ?? 0;
+  if (allowed > 0) return undefined;
+  if (!ready)
+    return {
+      pod: key,
+      pdbs: [name],
+      reason: PreflightReason.UnhealthyPodGuarded,
+      message: `pod is not Ready and PodDisruptionBudget ${name} (unhealthyPodEvictionPolicy ${pdb.unhealthyPodEvictionPolicy ?? 'IfHealthyBudget, the default'}) is not healthy (currentHealthy ${pdb.currentHealthy ?? 0} < desiredHealthy ${pdb.desiredHealthy ?? 0}) and allows ${allowed} disruptions: set unhealthyPodEvictionPolicy AlwaysAllow on it, or fix the pods`,
+    };
+  return {
+    pod: key,
+    pdbs: [name],
+    reason: PreflightReason.DisruptionBudget,
+    message: `PodDisruptionBudget ${name} allows ${allowed} disruptions (currentHealthy ${pdb.currentHealthy ?? 0}, desiredHealthy ${pdb.desiredHealthy ?? 0}): the drain waits until it allows one`,
+  };
+}
+
+/**
+ * Builds the preflight of one node (see the module comment for the rules). Lists are sorted by pod
+ * and capped at {@link PREFLIGHT_LIST_CAP}; counts are exact.
+ *
+ * @returns the node's report, and per PDB behind its pods to evict the pod count and the budget.
+ */
+export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
+  const { selection } = input;
+  const decisions = classifyPods(input.pods, selection);
+  const byKey = new Map(input.pods.map((p) => [podKey(p), p]));
+  const pdbsIn = new Map<string, PreflightPdbInput[]>();
+  for (const p of input.pdbs) {
+    const list = pdbsIn.get(p.namespace) ?? [];
+    list.push(p);
+    pdbsIn.set(p.namespace, list);
+  }
+  const ignoreDoNotDisrupt = (selection as { ignoreDoNotDisrupt?: boolean }).ignoreDoNotDisrupt === true;
+
+  const evict: PreflightPod[] = [];
+  const skipped: PreflightSkipped[] = [];
+  const blockers: PreflightBlocker[] = [];
+  const refusals: PreflightRefusal[] = [];
+  const uses = new Map<string, PreflightPdbUse>();
+  let accepted = 0;
+
+  if (input.heldBy && input.heldBy !== input.planName)
+    blockers.push({
+      reason: PreflightReason.NodeHeldByOtherPlan,
+      message: `node ${input.node} is held by plan ${input.heldBy}: a drain waits until that plan hands it back`,
+    });
+
+  for (const d of decisions) {
+    const pod = byKey.get(d.pod)!;
+    if (d.action === 'Skip' || d.action === 'Wait') {
+      skipped.push({ pod: d.pod, reason: d.reason, message: capMessage(d.message) });
+      continue;
+    }
+    if (d.action === 'Block') {
+      blockers.push({ pod: d.pod, reason: d.reason, message: capMessage(d.message) });
+      continue;
+    }
+    // Evict: the PDB rules, do-not-disrupt, and the server's verdict.
+    const mine = (pdbsIn.get(pod.metadata.namespace) ?? []).filter(
+      (p) => p.selector !== undefined && matchesLabelSelector(pod.metadata.labels, p.selector),
+    );
+    const names = mine.map(pdbKey).sort(compare);
+    for (const p of mine) {
+      const k = pdbKey(p);
+      const use = uses.get(k) ?? {
+        pdb: k,
+        pods: 0,
+        disruptionsAllowed: allowedOf(p),
+        ...(p.currentHealthy !== undefined ? { currentHealthy: p.currentHealthy } : {}),
+        ...(p.desiredHealthy !== undefined ? { desiredHealthy: p.desiredHealthy } : {}),
+      };
+      use.pods++;
+      uses.set(k, use);
+    }
+    const blocker = pdbBlocker(pod, d.pod, mine);
+    if (blocker) blockers.push(blocker);
+    if (!ignoreDoNotDisrupt && pod.metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION] === 'true')
+      blockers.push({
+        pod: d.pod,
+        reason: PreflightReason.DoNotDisrupt,
+        message: `pod is annotated ${DO_NOT_DISRUPT_ANNOTATION}: "true": it must not be disrupted voluntarily; remove the annotation or move the pod`,
+      });
+    const verdict = input.dryRun?.[d.pod];
+    if (verdict?.verdict === 'Accepted') accepted++;
+    else if (verdict && verdict.verdict !== 'Gone')
+      refusals.push({
+        pod: d.pod,
+        ...(verdict.code !== undefined ? { code: verdict.code } : {}),
+        reason: verdict.reason ?? verdict.verdict,
+        ...(verdict.pdb ? { pdb: verdict.pdb } : {}),
+        message: verdict.message ?? '',
+      });
+    evict.push({
+      pod: d.pod,
+      ...(names.length ? { pdbs: names } : {}),
+      ...(verdict ? { dryRun: verdict.verdict } : {}),
+    });
+  }
+
+  blockers.sort(
+    (a, b) =>
+      compare(a.pod ?? '', b.pod ?? '') || compare(a.reason, b.reason) || compare(a.message, b.message),
+  );
+  const cap = <T>(list: T[]): T[] | undefined =>
+    list.length ? list.slice(0, PREFLIGHT_LIST_CAP) : undefined;
+  const podsBlocked = new Set(blockers.filter((b) => b.pod).map((b) => b.pod)).size;
+  const report: PreflightNode = {
+    name: input.node,
+    ...(input.unschedulable ? { unschedulable: true } : {}),
+    podsToEvict: evict.length,
+    podsSkipped: skipped.length,
+    podsBlocked,
+    blockerCount: blockers.length,
+    dryRunAccepted: accepted,
+    dryRunRefused: refusals.length,
+  };
+  const e = cap(evict);
+  const s = cap(skipped);
+  const b = cap(blockers);
+  const r = cap(refusals);
+  if (e) report.evict = e;
+  if (s) report.skipped = s;
+  if (b) report.blockers = b;
+  if (r) report.dryRunRefusals = r;
+  return { report, pdbs: [...uses.values()].sort((x, y) => compare(x.pdb, y.pdb)) };
+}
+
+/** The report of a node that could not be examined. */
+export function failedPreflightNode(node: string, error: string): NodePreflight {
+  return {
+    report: {
+      name: node,
+      podsToEvict: 0,
+      podsSkipped: 0,
+      podsBlocked: 0,
+      blockerCount: 0,
+      dryRunAccepted: 0,
+      dryRunRefused: 0,
+      error: capMessage(error),
+    },
+    pdbs: [],
+  };
+}
+
+/** Whether a node's report shows anything that would keep its drain from finishing. */
+export function nodeBlocked(n: PreflightNode): boolean {
+  return n.blockerCount > 0 || n.dryRunRefused > 0 || n.error !== undefined;
+}
+
+/**
+ * The plan-wide report from the nodes' results: totals, per PDB the rounds it needs over every node
+ * (ceil(pods / disruptionsAllowed); none when it allows 0), nodes with blockers first (then by
+ * name) capped at {@link PREFLIGHT_NODE_CAP}, PDBs slowest first capped at {@link PREFLIGHT_PDB_CAP}.
+ *
+ * @param nodes one result per node examined.
+ * @param nowMs the time the report is completed, ms since epoch (absent: no completedAt).
+ */
+export function summarizePreflight(nodes: readonly NodePreflight[], nowMs?: number): PreflightReport {
+  const sum = (f: (n: PreflightNode) => number) => nodes.reduce((a, n) => a + f(n.report), 0);
+  const byPdb = new Map<string, PreflightPdbUse>();
+  for (const n of nodes)
+    for (const u of n.pdbs) {
+      const prev = byPdb.get(u.pdb);
+      // The same PDB seen from two nodes: the pods add up; the budget is the one last read.
+      byPdb.set(u.pdb, prev ? { ...u, pods: prev.pods + u.pods } : { ...u });
+    }
+  const pdbs: PreflightPdb[] = [...byPdb.values()].map((u) => {
+    const rounds = u.disruptionsAllowed > 0 ? Math.ceil(u.pods / u.disruptionsAllowed) : undefined;
+    return {
+      pdb: u.pdb,
+      podsToEvict: u.pods,
+      disruptionsAllowed: u.disruptionsAllowed,
+      ...(u.currentHealthy !== undefined ? { currentHealthy: u.currentHealthy } : {}),
+      ...(u.desiredHealthy !== undefined ? { desiredHealthy: u.desiredHealthy } : {}),
+      ...(rounds !== undefined ? { rounds } : {}),
+      message:
+        rounds === undefined
+          ? `${u.pods} pod(s) to evict behind it and it allows ${u.disruptionsAllowed} disruptions: no round can start until it allows one`
+          : `${u.pods} pod(s) to evict, ${u.disruptionsAllowed} at a time: ${rounds} round(s), each waiting for the replacements to become healthy`,
+    };
+  });
+  pdbs.sort(
+    (a, b) =>
+      (a.rounds === undefined ? 0 : 1) - (b.rounds === undefined ? 0 : 1) ||
+      (b.rounds ?? 0) - (a.rounds ?? 0) ||
+      compare(a.pdb, b.pdb),
+  );
+  const rounds = pdbs.map((p) => p.rounds).filter((r): r is number => r !== undefined);
+  const maxRounds = rounds.length ? Math.max(...rounds) : undefined;
+  const ordered = nodes
+    .map((n) => n.report)
+    .sort((a, b) => Number(nodeBlocked(b)) - Number(nodeBlocked(a)) || compare(a.name, b.name));
+  const nodesBlocked = ordered.filter(nodeBlocked).length;
+  const report: Omit<PreflightReport, 'summary'> = {
+    ...(nowMs !== undefined ? { completedAt: new Date(nowMs).toISOString() } : {}),
+    nodesExamined: nodes.length,
+    nodesBlocked,
+    podsToEvict: sum((n) => n.podsToEvict),
+    podsSkipped: sum((n) => n.podsSkipped),
+    blockerCount: sum((n) => n.blockerCount),
+    dryRunAccepted: sum((n) => n.dryRunAccepted),
+    dryRunRefused: sum((n) => n.dryRunRefused),
+    ...(maxRounds !== undefined ? { maxRounds } : {}),
+    nodes: ordered.slice(0, PREFLIGHT_NODE_CAP),
+    ...(pdbs.length ? { pdbs: pdbs.slice(0, PREFLIGHT_PDB_CAP) } : {}),
+  };
+  const errors = ordered.filter((n) => n.error !== undefined).length;
+  const summary =
+    `${report.nodesExamined} node(s) examined, nothing cordoned or evicted: ${report.podsToEvict} pod(s) to evict, ` +
+    `${report.podsSkipped} skipped, ${report.blockerCount} blocker(s) on ${nodesBlocked} node(s)` +
+    `; dry-run evictions: ${report.dryRunAccepted} accepted, ${report.dryRunRefused} refused` +
+    (maxRounds !== undefined ? `; the slowest PodDisruptionBudget needs ${maxRounds} round(s)` : '') +
+    (errors ? `; ${errors} node(s) could not be examined` : '');
+  return { summary, ...report };
+}
+
+/** The plan reason of a finished preflight: PreflightIncomplete, BlockersFound or NoBlockers. */
+export function preflightOutcome(report: PreflightReport): string {
+  if (report.nodes.some((n) => n.error !== undefined)) return PreflightReason.PreflightIncomplete;
+  return report.nodesBlocked > 0 ? PreflightReason.BlockersFound : PreflightReason.NoBlockers;
+}

@@ -1,0 +1,441 @@
+/**
+ * The preflight report builder (src/drain/preflight.ts): one table of pods and PodDisruptionBudgets
+ * with the blockers, skips and dry-run refusals each must produce, then the caps, the rounds per
+ * PDB over several nodes and the plan's summary.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PodSelection } from '../../src/api/plan.js';
+import { PREFLIGHT_LIST_CAP, PREFLIGHT_NODE_CAP, PreflightReason } from '../../src/api/preflight.js';
+import {
+  allowedOf,
+  buildPreflightNode,
+  capMessage,
+  dryRunVerdict,
+  failedPreflightNode,
+  pdbNotSynced,
+  podsToDryRun,
+  preflightOutcome,
+  summarizePreflight,
+  type PreflightPdbInput,
+} from '../../src/drain/preflight.js';
+import type { PodInfo } from '../../src/drain/pods.js';
+
+const DEFAULTS: PodSelection = { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false };
+
+interface PodOpts {
+  owner?: 'ReplicaSet' | 'DaemonSet' | 'none';
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  emptyDir?: boolean;
+  phase?: string;
+  ready?: boolean;
+  deleting?: boolean;
+}
+
+function pod(name: string, o: PodOpts = {}, ns = 'app'): PodInfo {
+  const owner = o.owner ?? 'ReplicaSet';
+  const p: PodInfo = {
+    metadata: { namespace: ns, name, uid: `uid-${name}`, labels: o.labels ?? { app: name } },
+    spec: { volumes: o.emptyDir ? [{ name: 'scratch', emptyDir: {} }] : [] },
+    status: {
+      phase: o.phase ?? 'Running',
+      conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }],
+    },
+  };
+  if (owner !== 'none')
+    p.metadata.ownerReferences = [
+      { apiVersion: 'apps/v1', kind: owner, name: `${name}-owner`, uid: 'o', controller: true },
+    ];
+  if (o.annotations) p.metadata.annotations = o.annotations;
+  if (o.deleting) p.metadata.deletionTimestamp = '2026-12-01T10:00:00.000Z';
+  return p;
+}
+
+function pdb(name: string, app: string, o: Partial<PreflightPdbInput> = {}, ns = 'app'): PreflightPdbInput {
+  return {
+    namespace: ns,
+    name,
+    selector: { matchLabels: { app } },
+    generation: 1,
+    hasStatus: true,
+    observedGeneration: 1,
+    disruptionsAllowed: 1,
+    currentHealthy: 2,
+    desiredHealthy: 1,
+    ...o,
+  };
+}
+
+describe('buildPreflightNode: one pod per row', () => {
+  // [row name, pod, pdbs, selection, expected blocker reasons, expected skip reason (or undefined)]
+  const rows: Array<[string, PodInfo, PreflightPdbInput[], PodSelection, string[], string?]> = [
+    ['evictable, no PDB', pod('web'), [], DEFAULTS, []],
+    ['evictable, PDB allows 1', pod('web'), [pdb('web', 'web')], DEFAULTS, []],
+    ['no controller', pod('bare', { owner: 'none' }), [], DEFAULTS, ['NoController']],
+    ['no controller, force', pod('bare', { owner: 'none' }), [], { ...DEFAULTS, force: true }, []],
+    ['emptyDir', pod('cache', { emptyDir: true }), [], DEFAULTS, ['EmptyDirData']],
+    [
+      'emptyDir, deleteEmptyDirData',
+      pod('cache', { emptyDir: true }),
+      [],
+      { ...DEFAULTS, deleteEmptyDirData: true },
+      [],
+    ],
+    [
+      'DaemonSet pod, not ignored',
+      pod('agent', { owner: 'DaemonSet' }),
+      [],
+      { ...DEFAULTS, ignoreDaemonSets: false },
+      ['DaemonSetPod'],
+    ],
+    ['DaemonSet pod, ignored', pod('agent', { owner: 'DaemonSet' }), [], DEFAULTS, [], 'DaemonSetPod'],
+    ['finished pod', pod('job', { phase: 'Succeeded' }), [], DEFAULTS, [], 'PodFinished'],
+    ['terminating pod', pod('old', { deleting: true }), [], DEFAULTS, [], 'Terminating'],
+    [
+      'not selected',
+      pod('other'),
+      [],
+      { ...DEFAULTS, podSelector: { matchLabels: { app: 'web' } } },
+      [],
+      'NotSelected',
+    ],
+    ['PDB allows 0', pod('db'), [pdb('db', 'db', { disruptionsAllowed: 0 })], DEFAULTS, ['DisruptionBudget']],
+    [
+      'PDB allows a negative count',
+      pod('db'),
+      [pdb('db', 'db', { disruptionsAllowed: -1 })],
+      DEFAULTS,
+      ['DisruptionBudget'],
+    ],
+    [
+      'two PDBs',
+      pod('db'),
+      [pdb('db-a', 'db'), pdb('db-b', 'db')],
+      DEFAULTS,
+      ['MultiplePodDisruptionBudgets'],
+    ],
+    [
+      'PDB of another namespace does not count',
+      pod('db'),
+      [pdb('db', 'db', { disruptionsAllowed: 0 }, 'other')],
+      DEFAULTS,
+      [],
+    ],
+    [
+      'PDB without selector selects nothing',
+      pod('db'),
+      [{ ...pdb('db', 'db', { disruptionsAllowed: 0 }), selector: undefined }],
+      DEFAULTS,
+      [],
+    ],
+    [
+      'PDB with an empty selector selects every pod of its namespace',
+      pod('db'),
+      [pdb('all', 'x', { selector: {}, disruptionsAllowed: 0 })],
+      DEFAULTS,
+      ['DisruptionBudget'],
+    ],
+    [
+      'PDB generation not observed',
+      pod('db'),
+      [pdb('db', 'db', { generation: 3, observedGeneration: 2 })],
+      DEFAULTS,
+      ['PdbNotSynced'],
+    ],
+    ['PDB without status', pod('db'), [pdb('db', 'db', { hasStatus: false })], DEFAULTS, ['PdbNotSynced']],
+    [
+      'PDB SyncFailed',
+      pod('db'),
+      [
+        pdb('db', 'db', {
+          disruptionsAllowed: 0,
+          conditions: [{ type: 'DisruptionAllowed', status: 'False', reason: 'SyncFailed', message: 'boom' }],
+        }),
+      ],
+      DEFAULTS,
+      ['PdbNotSynced'],
+    ],
+    [
+      'unhealthy pod, IfHealthyBudget, budget not healthy, allows 0',
+      pod('db', { ready: false }),
+      [pdb('db', 'db', { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 1 })],
+      DEFAULTS,
+      ['UnhealthyPodGuarded'],
+    ],
+    [
+      'unhealthy pod, explicit IfHealthyBudget',
+      pod('db', { ready: false }),
+      [
+        pdb('db', 'db', {
+          disruptionsAllowed: 0,
+          currentHealthy: 0,
+          desiredHealthy: 1,
+          unhealthyPodEvictionPolicy: 'IfHealthyBudget',
+        }),
+      ],
+      DEFAULTS,
+      ['UnhealthyPodGuarded'],
+    ],
+    [
+      'unhealthy pod, AlwaysAllow',
+      pod('db', { ready: false }),
+      [
+        pdb('db', 'db', {
+          disruptionsAllowed: 0,
+          currentHealthy: 0,
+          desiredHealthy: 1,
+          unhealthyPodEvictionPolicy: 'AlwaysAllow',
+        }),
+      ],
+      DEFAULTS,
+      [],
+    ],
+    [
+      'unhealthy pod, healthy budget (evicted without spending)',
+      pod('db', { ready: false }),
+      [pdb('db', 'db', { disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2 })],
+      DEFAULTS,
+      [],
+    ],
+    [
+      'unhealthy pod, budget not healthy but allows 1',
+      pod('db', { ready: false }),
+      [pdb('db', 'db', { disruptionsAllowed: 1, currentHealthy: 1, desiredHealthy: 2 })],
+      DEFAULTS,
+      [],
+    ],
+    [
+      'pending pod: no PDB check',
+      pod('db', { phase: 'Pending', ready: false }),
+      [pdb('db', 'db', { disruptionsAllowed: 0 })],
+      DEFAULTS,
+      [],
+    ],
+    [
+      'do-not-disrupt',
+      pod('batch', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
+      [],
+      DEFAULTS,
+      ['DoNotDisrupt'],
+    ],
+    [
+      'do-not-disrupt "false"',
+      pod('batch', { annotations: { 'karpenter.sh/do-not-disrupt': 'false' } }),
+      [],
+      DEFAULTS,
+      [],
+    ],
+    [
+      'do-not-disrupt ignored by the plan',
+      pod('batch', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
+      [],
+      { ...DEFAULTS, ignoreDoNotDisrupt: true } as PodSelection,
+      [],
+    ],
+    [
+      'do-not-disrupt and a PDB allowing 0: both',
+      pod('db', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
+      [pdb('db', 'db', { disruptionsAllowed: 0 })],
+      DEFAULTS,
+      ['DisruptionBudget', 'DoNotDisrupt'],
+    ],
+  ];
+  for (const [name, p, pdbs, selection, blockers, skip] of rows)
+    it(name, () => {
+      const { report } = buildPreflightNode({ node: 'n1', pods: [p], pdbs, selection });
+      assert.deepEqual(
+        (report.blockers ?? []).map((b) => b.reason),
+        blockers,
+      );
+      assert.equal(report.blockerCount, blockers.length);
+      assert.equal(report.podsBlocked, blockers.length ? 1 : 0);
+      assert.equal(report.skipped?.[0]?.reason, skip);
+      assert.equal(report.podsSkipped, skip ? 1 : 0);
+      const evicts = !skip && !['NoController', 'EmptyDirData', 'DaemonSetPod'].includes(blockers[0] ?? '');
+      assert.equal(report.podsToEvict, evicts ? 1 : 0);
+      assert.deepEqual(
+        podsToDryRun([p], selection).map((x) => x.name),
+        evicts ? [p.metadata.name] : [],
+      );
+    });
+
+  it('names both PDBs of a pod under two, and the pod', () => {
+    const { report } = buildPreflightNode({
+      node: 'n1',
+      pods: [pod('db')],
+      pdbs: [pdb('db-b', 'db'), pdb('db-a', 'db')],
+      selection: DEFAULTS,
+    });
+    const b = report.blockers![0]!;
+    assert.equal(b.pod, 'app/db');
+    assert.deepEqual(b.pdbs, ['app/db-a', 'app/db-b']);
+    assert.match(b.message, /app\/db-a, app\/db-b/);
+    assert.deepEqual(report.evict, [{ pod: 'app/db', pdbs: ['app/db-a', 'app/db-b'] }]);
+  });
+
+  it('a node held by another plan is a node-level blocker; one held by the plan itself is not', () => {
+    const other = buildPreflightNode({
+      node: 'n1',
+      heldBy: 'p2',
+      planName: 'p1',
+      pods: [],
+      pdbs: [],
+      selection: DEFAULTS,
+    });
+    assert.deepEqual(
+      other.report.blockers?.map((b) => [b.pod, b.reason]),
+      [[undefined, PreflightReason.NodeHeldByOtherPlan]],
+    );
+    assert.equal(other.report.podsBlocked, 0);
+    const self = buildPreflightNode({
+      node: 'n1',
+      heldBy: 'p1',
+      planName: 'p1',
+      pods: [],
+      pdbs: [],
+      selection: DEFAULTS,
+    });
+    assert.equal(self.report.blockerCount, 0);
+  });
+});
+
+describe('dry-run verdicts', () => {
+  const rows: Array<[string, Parameters<typeof dryRunVerdict>[0], ReturnType<typeof dryRunVerdict>]> = [
+    ['201', { outcome: 'Evicted' }, { verdict: 'Accepted' }],
+    ['404', { outcome: 'Gone' }, { verdict: 'Gone', message: 'the pod is gone' }],
+    [
+      '429 budget',
+      { outcome: 'TooManyRequests', cause: 'DisruptionBudget', pdb: 'app/db', message: 'needs 1' },
+      { verdict: 'Refused', code: 429, reason: 'DisruptionBudget', pdb: 'app/db', message: 'needs 1' },
+    ],
+    [
+      '500 two PDBs',
+      { outcome: 'Failed', code: 500, reason: 'MultiplePodDisruptionBudgets', message: 'more than one' },
+      { verdict: 'Refused', code: 500, reason: 'MultiplePodDisruptionBudgets', message: 'more than one' },
+    ],
+    [
+      '403 namespace terminating',
+      { outcome: 'Retry', code: 403, reason: 'NamespaceTerminating', message: 'ns' },
+      { verdict: 'Refused', code: 403, reason: 'NamespaceTerminating', message: 'ns' },
+    ],
+    ['no answer', { error: 'ECONNRESET' }, { verdict: 'Error', reason: 'NoAnswer', message: 'ECONNRESET' }],
+  ];
+  for (const [name, answer, verdict] of rows)
+    it(name, () => assert.deepEqual(dryRunVerdict(answer), verdict));
+
+  it('a refusal is listed and counted; an acceptance only counted; Gone neither', () => {
+    const { report } = buildPreflightNode({
+      node: 'n1',
+      pods: [pod('a'), pod('b'), pod('c'), pod('d')],
+      pdbs: [],
+      selection: DEFAULTS,
+      dryRun: {
+        'app/a': { verdict: 'Accepted' },
+        'app/b': { verdict: 'Refused', code: 429, reason: 'DisruptionBudget', pdb: 'app/b', message: 'm' },
+        'app/c': { verdict: 'Gone' },
+      },
+    });
+    assert.equal(report.dryRunAccepted, 1);
+    assert.equal(report.dryRunRefused, 1);
+    assert.deepEqual(report.dryRunRefusals, [
+      { pod: 'app/b', code: 429, reason: 'DisruptionBudget', pdb: 'app/b', message: 'm' },
+    ]);
+    assert.deepEqual(
+      report.evict?.map((e) => [e.pod, e.dryRun]),
+      [
+        ['app/a', 'Accepted'],
+        ['app/b', 'Refused'],
+        ['app/c', 'Gone'],
+        ['app/d', undefined],
+      ],
+    );
+  });
+});
+
+describe('PDB status helpers', () => {
+  it('allowedOf is 0 while the status is not in sync', () => {
+    assert.equal(allowedOf(pdb('x', 'x', { disruptionsAllowed: 3 })), 3);
+    assert.equal(allowedOf(pdb('x', 'x', { disruptionsAllowed: 3, generation: 2 })), 0);
+    assert.match(
+      pdbNotSynced(pdb('x', 'x', { generation: 2 }))!,
+      /observedGeneration 1 is behind metadata\.generation 2/,
+    );
+    assert.equal(pdbNotSynced(pdb('x', 'x')), undefined);
+  });
+  it('capMessage keeps 300 characters', () => {
+    assert.equal(capMessage('x'.repeat(1000)).length, 300);
+    assert.equal(capMessage('short'), 'short');
+  });
+});
+
+describe('caps and the plan summary', () => {
+  it('lists at most PREFLIGHT_LIST_CAP pods per kind, counts all', () => {
+    const pods = Array.from({ length: 25 }, (_, i) =>
+      pod(`bare-${String(i).padStart(2, '0')}`, { owner: 'none' }),
+    );
+    const { report } = buildPreflightNode({ node: 'n1', pods, pdbs: [], selection: DEFAULTS });
+    assert.equal(report.blockers!.length, PREFLIGHT_LIST_CAP);
+    assert.equal(report.blockerCount, 25);
+    assert.equal(report.podsBlocked, 25);
+    assert.equal(report.blockers![0]!.pod, 'app/bare-00');
+  });
+
+  it('rounds per PDB add up over nodes; a PDB allowing 0 has none and sorts first', () => {
+    const web = (n: number) =>
+      Array.from({ length: n }, (_, i) => pod(`web-${i}`, { labels: { app: 'web' } }));
+    const budget = pdb('web', 'web', { disruptionsAllowed: 2 });
+    const n1 = buildPreflightNode({ node: 'n1', pods: web(3), pdbs: [budget], selection: DEFAULTS });
+    const n2 = buildPreflightNode({
+      node: 'n2',
+      pods: [
+        ...web(2).map((p) => ({ ...p, metadata: { ...p.metadata, name: `${p.metadata.name}-b` } })),
+        pod('db'),
+      ],
+      pdbs: [budget, pdb('db', 'db', { disruptionsAllowed: 0 })],
+      selection: DEFAULTS,
+    });
+    const r = summarizePreflight([n2, n1], Date.parse('2026-12-01T12:00:00Z'));
+    assert.deepEqual(
+      r.pdbs?.map((p) => [p.pdb, p.podsToEvict, p.disruptionsAllowed, p.rounds]),
+      [
+        ['app/db', 1, 0, undefined],
+        ['app/web', 5, 2, 3],
+      ],
+    );
+    assert.equal(r.maxRounds, 3);
+    assert.equal(r.podsToEvict, 6);
+    assert.equal(r.nodesExamined, 2);
+    assert.equal(r.nodesBlocked, 1);
+    assert.deepEqual(
+      r.nodes.map((n) => n.name),
+      ['n2', 'n1'],
+    );
+    assert.equal(r.completedAt, '2026-12-01T12:00:00.000Z');
+    assert.match(r.summary, /2 node\(s\) examined, nothing cordoned or evicted: 6 pod\(s\) to evict/);
+    assert.match(r.summary, /the slowest PodDisruptionBudget needs 3 round\(s\)/);
+    assert.equal(preflightOutcome(r), PreflightReason.BlockersFound);
+  });
+
+  it('nodes: blockers first, then by name, capped; outcome NoBlockers / PreflightIncomplete', () => {
+    const clean = Array.from({ length: PREFLIGHT_NODE_CAP + 5 }, (_, i) =>
+      buildPreflightNode({
+        node: `n${String(i).padStart(2, '0')}`,
+        pods: [pod('w')],
+        pdbs: [],
+        selection: DEFAULTS,
+      }),
+    );
+    const r = summarizePreflight(clean);
+    assert.equal(r.nodes.length, PREFLIGHT_NODE_CAP);
+    assert.equal(r.nodesExamined, PREFLIGHT_NODE_CAP + 5);
+    assert.equal(r.completedAt, undefined);
+    assert.equal(r.maxRounds, undefined);
+    assert.equal(preflightOutcome(r), PreflightReason.NoBlockers);
+    const withError = summarizePreflight([...clean, failedPreflightNode('zz', 'node zz not found')]);
+    assert.equal(withError.nodes[0]!.name, 'zz');
+    assert.equal(withError.nodes[0]!.error, 'node zz not found');
+    assert.equal(preflightOutcome(withError), PreflightReason.PreflightIncomplete);
+    assert.match(withError.summary, /1 node\(s\) could not be examined/);
+  });
+});
