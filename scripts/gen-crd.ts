@@ -24,6 +24,7 @@ import {
   KIND,
   LABEL_KEY,
   MAX_SELECTOR_LABELS,
+  POD_ORDER_SELECTOR_BOUNDS,
   MaintenancePlanSpecSchema,
   MaintenancePlanStatusSchema,
   OPERATORS_WITH_VALUES,
@@ -202,12 +203,15 @@ export function formatRule(f: StringFormat): ValidationRule {
 }
 
 /** Rules of one label selector (nodeSelector, podSelector), keyed by path below `at`. */
-function selectorExtensions(at: string): Record<string, Partial<JSONSchemaProps>> {
+function selectorExtensions(
+  at: string,
+  maxLabels: number = MAX_SELECTOR_LABELS,
+): Record<string, Partial<JSONSchemaProps>> {
   // Guarded by has(self.operator): a missing operator is reported by its own required rule.
   const withValues = `[${OPERATORS_WITH_VALUES.map(celString).join(', ')}]`;
   return {
     [`${at}.matchLabels`]: {
-      maxProperties: MAX_SELECTOR_LABELS,
+      maxProperties: maxLabels,
       'x-kubernetes-validations': [
         {
           rule: `self.all(k, ${formatTest(LABEL_KEY, 'k')})`,
@@ -256,6 +260,34 @@ export const DEADLINE_POLICY_RULES: ValidationRule[] = [
     reason: 'FieldValueForbidden',
   },
 ];
+
+/** spec.podOrder is optional: `self == oldSelf` on it never runs when it is added or removed. */
+export const POD_ORDER_SPEC_RULES: ValidationRule[] = [
+  {
+    rule: 'has(self.podOrder) == has(oldSelf.podOrder)',
+    message: IMMUTABLE,
+    fieldPath: '.podOrder',
+    reason: 'FieldValueForbidden',
+  },
+];
+
+/**
+ * spec.podOrder: each entry names at least one selector (zod's refine), and both selectors get the
+ * label-key checks of every selector.
+ */
+export const POD_ORDER_EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
+  'spec.podOrder[]': {
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.podSelector) || has(self.namespaceSelector)',
+        message: 'needs podSelector or namespaceSelector (an entry selecting every pod orders nothing)',
+        reason: 'FieldValueRequired',
+      },
+    ],
+  },
+  ...selectorExtensions('spec.podOrder[].podSelector', POD_ORDER_SELECTOR_BOUNDS.labels),
+  ...selectorExtensions('spec.podOrder[].namespaceSelector', POD_ORDER_SELECTOR_BOUNDS.labels),
+};
 
 /** The deadline-policy fields are fixed at creation like the other settings. */
 const DEADLINE_POLICY_IMMUTABLE = ['onDeadline', 'nodeDrainTimeoutSeconds', 'deadlineWarningSeconds'];
@@ -319,6 +351,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       },
       ...DEADLINE_POLICY_RULES,
       ...WINDOW_RULES,
+      ...POD_ORDER_SPEC_RULES,
     ],
   },
   // Only the flags (paused, abort, release) change a running plan; every other field is fixed at
@@ -337,6 +370,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       'windows',
       'deadlineCountsOutsideWindows',
       'mode',
+      'podOrder',
     ].map((f) => [
       `spec.${f}`,
       {
@@ -370,6 +404,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
   ...selectorExtensions('spec.nodeSelector'),
   ...selectorExtensions('spec.podSelection.podSelector'),
   ...WINDOW_EXTENSIONS,
+  ...POD_ORDER_EXTENSIONS,
   'status.conditions': { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] },
 };
 

@@ -8,7 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
-import type { LabelSelector, PodSelection } from '../api/plan.js';
+import type { LabelSelector, PodOrderRule, PodSelection } from '../api/plan.js';
+import { podOrderOf } from '../drain/pod-policy.js';
 import { classifyPods, toPodInfo } from '../drain/pods.js';
 import { matchesLabelSelector } from '../drain/selector.js';
 import type { NodeObservation, NodePods, PdbObservation, PodItem } from './types.js';
@@ -55,6 +56,8 @@ export function pdbSelectsPod(
  * @param pods every pod bound to the node (any order).
  * @param pdbsIn the PDBs of one namespace (called once per pod).
  * @param selection `spec.podSelection` with defaults applied.
+ * @param order spec.podOrder and the labels of a namespace (`undefined` when unknown): each pod
+ *   gets its order group ({@link podOrderOf}; set on the item when not 0).
  * @returns pods classified with kubectl drain's rules, sorted by namespace then name, each with the
  *   keys of the PDBs selecting it (sorted) and `deletionTimestampMs` (ms since epoch) when it is
  *   terminating; and every PDB selecting at least one of them, sorted by key, with
@@ -64,6 +67,10 @@ export function buildNodePods(
   pods: readonly V1Pod[],
   pdbsIn: (namespace: string) => readonly V1PodDisruptionBudget[],
   selection: PodSelection,
+  order: {
+    podOrder?: readonly PodOrderRule[];
+    namespaceLabels?: (namespace: string) => Record<string, string> | undefined;
+  } = {},
 ): NodePods {
   const infos = pods.map(toPodInfo);
   const decisions = classifyPods(infos, selection);
@@ -97,6 +104,18 @@ export function buildNodePods(
       message: d.message,
       pdbs: keys,
     };
+    const podOrder = podOrderOf(
+      {
+        namespace,
+        ...(info?.metadata.labels ? { labels: info.metadata.labels } : {}),
+        ...(info?.spec?.priorityClassName !== undefined
+          ? { priorityClassName: info.spec.priorityClassName }
+          : {}),
+      },
+      order.podOrder,
+      order.namespaceLabels,
+    );
+    if (podOrder !== 0) item.order = podOrder;
     const grace = info?.spec?.terminationGracePeriodSeconds;
     if (grace !== undefined) item.terminationGracePeriodSeconds = grace;
     const deletion = info?.metadata.deletionTimestamp;
@@ -147,7 +166,8 @@ const FINGERPRINT_HEX_DIGITS = 16;
 /**
  * The fingerprint of an observation: the first 16 hex digits of the sha256 of a canonical JSON array
  * of exactly the material fields, in a fixed order: node exists and unschedulable; per pod (in the
- * given order, which is sorted by key) key, uid, action, reason, pdbs, deletionTimestampMs (or null);
+ * given order, which is sorted by key) key, uid, action, reason, pdbs, deletionTimestampMs (or null),
+ * and the order group when set;
  * per PDB key and disruptionsAllowed (and its resourceVersion with `pdbVersions`). Messages,
  * labels, annotations and other resourceVersions are not part of it, so updates that change no
  * decision (status heartbeats, annotations) keep it. A drain whose plan hands out PDB budgets asks
@@ -157,7 +177,10 @@ const FINGERPRINT_HEX_DIGITS = 16;
 export function observationFingerprint(content: ObservationContent, pdbVersions = false): string {
   const canonical = JSON.stringify([
     [content.node.exists, content.node.unschedulable],
-    content.pods.map((p) => [p.key, p.uid, p.action, p.reason, p.pdbs, p.deletionTimestampMs ?? null]),
+    content.pods.map((p) => {
+      const base = [p.key, p.uid, p.action, p.reason, p.pdbs, p.deletionTimestampMs ?? null];
+      return p.order !== undefined ? [...base, p.order] : base;
+    }),
     content.pdbs.map((p) =>
       pdbVersions ? [p.key, p.disruptionsAllowed, p.resourceVersion ?? null] : [p.key, p.disruptionsAllowed],
     ),

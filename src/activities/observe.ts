@@ -10,7 +10,8 @@
  * cancellation.
  */
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import type { KubeConfig, V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { needsNamespaceLabels } from '../drain/pod-policy.js';
 import { pino, type Logger } from 'pino';
 import { WatchCache } from '../k8s/watch-cache.js';
 import {
@@ -101,9 +102,10 @@ function snapshot(
   pdbsIn: Parameters<typeof buildNodePods>[1],
   selection: ObserveNodeInput['selection'],
   requested: ObserveNodeInput['pdbs'],
+  order: Parameters<typeof buildNodePods>[3] = {},
 ): ObservationContent {
   if (node === undefined) return { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
-  const { pods: items, pdbs } = buildNodePods(pods, pdbsIn, selection);
+  const { pods: items, pdbs } = buildNodePods(pods, pdbsIn, selection, order);
   return {
     node: { exists: true, unschedulable: node.spec?.unschedulable === true },
     pods: items,
@@ -142,6 +144,30 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
   const log = deps.logger ?? pino({ name: 'drainflow.observe', level: 'info' });
   const cache = deps.cache ?? new WatchCache({ kubeConfig: deps.kubeConfig, logger: log });
   const heartbeatMs = deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+  let core: CoreV1Api | undefined;
+
+  /**
+   * The labels of every namespace, listed once per call when a spec.podOrder entry has a
+   * namespaceSelector (a label changed during the call is seen by the next one).
+   * @throws a non-retryable `KubernetesApiError` when the list is refused with a 4xx (403: the
+   *   worker's ClusterRole lacks `namespaces: [list]`), a retryable one otherwise.
+   */
+  async function namespaceLabels(node: string): Promise<Map<string, Record<string, string>>> {
+    core ??= deps.kubeConfig.makeApiClient(CoreV1Api);
+    try {
+      const list = await core.listNamespace();
+      return new Map(list.items.map((n) => [n.metadata?.name ?? '', { ...(n.metadata?.labels ?? {}) }]));
+    } catch (err) {
+      const text = `observeNode ${node}: listing namespaces for spec.podOrder[].namespaceSelector failed: ${describe(err)}`;
+      if (isPermanentError(err))
+        throw ApplicationFailure.nonRetryable(
+          `${text} (grant the worker's ClusterRole namespaces: [list])`,
+          API_ERROR_TYPE,
+          { code: httpCode(err) },
+        );
+      throw ApplicationFailure.retryable(text, TRANSIENT_TYPE);
+    }
+  }
 
   async function observeNode(input: ObserveNodeInput): Promise<NodeObservation> {
     const { node, selection, since } = input;
@@ -201,6 +227,10 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         (ns) => watch.listPdbs(ns),
         selection,
         input.pdbs,
+        {
+          ...(input.podOrder ? { podOrder: input.podOrder } : {}),
+          namespaceLabels: (ns) => nsLabels?.get(ns),
+        },
       );
       return { content, fingerprint: observationFingerprint(content, input.pdbVersions === true) };
     };
@@ -213,8 +243,10 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
       if (failure !== undefined) throw failure;
     };
 
+    let nsLabels: Map<string, Record<string, string>> | undefined;
     try {
       throwIfCancelled();
+      if (needsNamespaceLabels(input.podOrder)) nsLabels = await namespaceLabels(node);
       // 1. Sync, failing fast on an error that waiting does not fix.
       if (!watch.isSynced()) {
         const w = until(startedAt + Math.max(input.maxWaitSeconds * 1000, SYNC_TIMEOUT_MS));

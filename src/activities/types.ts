@@ -5,7 +5,7 @@
  * Conventions: pods are named `namespace/name` ("pod keys"); PodDisruptionBudgets likewise
  * ("PDB keys"); all durations are in seconds unless the name ends in `Ms`; times are RFC 3339.
  */
-import type { MaintenancePlanStatus, PodSelection, LabelSelector } from '../api/plan.js';
+import type { MaintenancePlanStatus, PodSelection, LabelSelector, PodOrderRule } from '../api/plan.js';
 import type { NodePreflight } from '../drain/preflight.js';
 
 /** Identifies the plan an activity works for (node claims and status writes are keyed by it). */
@@ -59,6 +59,11 @@ export interface PodItem {
   terminationGracePeriodSeconds?: number;
   /** Keys of the PodDisruptionBudgets whose selector matches the pod (0, 1 or more). */
   pdbs: string[];
+  /**
+   * The pod's order group (spec.podOrder, critical priority classes; src/drain/pod-policy.ts) when
+   * it is not 0. Part of the fingerprint when set.
+   */
+  order?: number;
 }
 
 /**
@@ -95,6 +100,11 @@ export interface ObserveNodeInput {
    * budget orders the nodes' reports by it.
    */
   pdbVersions?: boolean;
+  /**
+   * spec.podOrder: each pod's order group is computed with it ({@link PodItem.order}). With a
+   * namespaceSelector in it the activity lists the namespaces (RBAC: namespaces list) once per call.
+   */
+  podOrder?: PodOrderRule[];
 }
 
 /**

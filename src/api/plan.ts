@@ -111,65 +111,89 @@ export const MAX_SELECTOR_VALUES = 256;
 /** The operators of a selector requirement that need values (the others forbid them). */
 export const OPERATORS_WITH_VALUES = ['In', 'NotIn'] as const;
 
+/** The size bounds of a label selector schema (see {@link MAX_SELECTOR_LABELS}). */
+export interface SelectorBounds {
+  labels: number;
+  expressions: number;
+  values: number;
+}
+
 /**
- * metav1.LabelSelectorRequirement. Like the API server's own selector validation, In and NotIn need
- * at least one value and Exists and DoesNotExist take none.
+ * metav1.LabelSelectorRequirement with at most `maxValues` values. Like the API server's own
+ * selector validation, In and NotIn need at least one value and Exists and DoesNotExist take none.
  */
-export const LabelSelectorRequirementSchema = z
-  .object({
-    key: formatted(LABEL_KEY)
-      .refine(isLabelKey, { message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}` })
-      .describe('The label key that the selector applies to.'),
-    operator: z
-      .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
-      .describe("A key's relationship to a set of values: In, NotIn, Exists or DoesNotExist."),
-    values: z
-      .array(formatted(LABEL_VALUE))
-      .max(MAX_SELECTOR_VALUES)
-      .optional()
-      .describe(
-        `Values for In and NotIn (at least one, at most ${MAX_SELECTOR_VALUES}); must be empty for Exists and DoesNotExist.`,
-      ),
-  })
-  .strict()
-  .superRefine((r, ctx) => {
-    const needs = (OPERATORS_WITH_VALUES as readonly string[]).includes(r.operator);
-    const n = r.values?.length ?? 0;
-    if (needs && n === 0)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['values'],
-        message: `must not be empty for operator ${r.operator}`,
-      });
-    if (!needs && n > 0)
-      ctx.addIssue({ code: 'custom', path: ['values'], message: `must be empty for operator ${r.operator}` });
-  });
+function selectorRequirementSchema(maxValues: number) {
+  return z
+    .object({
+      key: formatted(LABEL_KEY)
+        .refine(isLabelKey, { message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}` })
+        .describe('The label key that the selector applies to.'),
+      operator: z
+        .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
+        .describe("A key's relationship to a set of values: In, NotIn, Exists or DoesNotExist."),
+      values: z
+        .array(formatted(LABEL_VALUE))
+        .max(maxValues)
+        .optional()
+        .describe(
+          `Values for In and NotIn (at least one, at most ${maxValues}); must be empty for Exists and DoesNotExist.`,
+        ),
+    })
+    .strict()
+    .superRefine((r, ctx) => {
+      const needs = (OPERATORS_WITH_VALUES as readonly string[]).includes(r.operator);
+      const n = r.values?.length ?? 0;
+      if (needs && n === 0)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['values'],
+          message: `must not be empty for operator ${r.operator}`,
+        });
+      if (!needs && n > 0)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['values'],
+          message: `must be empty for operator ${r.operator}`,
+        });
+    });
+}
+
+/** metav1.LabelSelector (matchLabels AND matchExpressions) within the given bounds. */
+function labelSelectorSchema(b: SelectorBounds) {
+  return z
+    .object({
+      matchLabels: z
+        .record(z.string(), formatted(LABEL_VALUE))
+        .superRefine((m, ctx) => {
+          const keys = Object.keys(m);
+          if (keys.length > b.labels) ctx.addIssue({ code: 'custom', message: `at most ${b.labels} labels` });
+          for (const k of keys.filter((k) => !isLabelKey(k)))
+            ctx.addIssue({
+              code: 'custom',
+              path: [k],
+              message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}`,
+            });
+        })
+        .optional()
+        .describe(`Map of {key,value} pairs (at most ${b.labels}); every pair must match.`),
+      matchExpressions: z
+        .array(selectorRequirementSchema(b.values))
+        .max(b.expressions)
+        .optional()
+        .describe(`List of label selector requirements (at most ${b.expressions}); all must match.`),
+    })
+    .strict();
+}
+
+/** metav1.LabelSelectorRequirement (see {@link selectorRequirementSchema}). */
+export const LabelSelectorRequirementSchema = selectorRequirementSchema(MAX_SELECTOR_VALUES);
 
 /** metav1.LabelSelector: matchLabels AND matchExpressions. */
-export const LabelSelectorSchema = z
-  .object({
-    matchLabels: z
-      .record(z.string(), formatted(LABEL_VALUE))
-      .superRefine((m, ctx) => {
-        const keys = Object.keys(m);
-        if (keys.length > MAX_SELECTOR_LABELS)
-          ctx.addIssue({ code: 'custom', message: `at most ${MAX_SELECTOR_LABELS} labels` });
-        for (const k of keys.filter((k) => !isLabelKey(k)))
-          ctx.addIssue({
-            code: 'custom',
-            path: [k],
-            message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}`,
-          });
-      })
-      .optional()
-      .describe(`Map of {key,value} pairs (at most ${MAX_SELECTOR_LABELS}); every pair must match.`),
-    matchExpressions: z
-      .array(LabelSelectorRequirementSchema)
-      .max(MAX_SELECTOR_EXPRESSIONS)
-      .optional()
-      .describe(`List of label selector requirements (at most ${MAX_SELECTOR_EXPRESSIONS}); all must match.`),
-  })
-  .strict();
+export const LabelSelectorSchema = labelSelectorSchema({
+  labels: MAX_SELECTOR_LABELS,
+  expressions: MAX_SELECTOR_EXPRESSIONS,
+  values: MAX_SELECTOR_VALUES,
+});
 export type LabelSelector = z.infer<typeof LabelSelectorSchema>;
 
 export const UncordonPolicySchema = z
@@ -218,6 +242,9 @@ export type RetryBackoff = z.infer<typeof RetryBackoffSchema>;
  */
 export const DEFAULT_MAX_CONCURRENT_PER_NODE = 4;
 
+/** Upper bound of eviction.skipWaitForDeleteTimeoutSeconds (one day). */
+export const MAX_SKIP_WAIT_FOR_DELETE_SECONDS = 86400;
+
 export const EvictionSchema = z
   .object({
     callTimeoutSeconds: z
@@ -245,6 +272,15 @@ export const EvictionSchema = z
     retryBackoff: RetryBackoffSchema.default({ initialSeconds: 5, maxSeconds: 120 }).describe(
       'Backoff for 429s without a Retry-After header and for transient errors.',
     ),
+    skipWaitForDeleteTimeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SKIP_WAIT_FOR_DELETE_SECONDS)
+      .optional()
+      .describe(
+        `A pod still terminating this many seconds after its deletionTimestamp counts as gone, and is reported (status.nodes[].skipped, a Warning Event), as kubectl drain --skip-wait-for-delete-timeout does; for pods held by a finalizer or on an unreachable kubelet. 1 to ${MAX_SKIP_WAIT_FOR_DELETE_SECONDS}; absent: wait until the pod is gone or the deadline passes.`,
+      ),
   })
   .strict();
 export type EvictionSpec = z.infer<typeof EvictionSchema>;
@@ -264,6 +300,12 @@ export const PodSelectionSchema = z
       .default(false)
       .describe('Evict pods that no controller manages (they are not re-created); when false they block.'),
     podSelector: LabelSelectorSchema.optional().describe('Only pods matching this selector are evicted.'),
+    ignoreDoNotDisrupt: z
+      .boolean()
+      .optional()
+      .describe(
+        'Evict pods annotated karpenter.sh/do-not-disrupt: "true" like any other. Absent or false: such a pod is never evicted and blocks its node, reason DoNotDisrupt (until the annotation goes or the deadline policy acts).',
+      ),
   })
   .strict();
 export type PodSelection = z.infer<typeof PodSelectionSchema>;
@@ -278,6 +320,60 @@ export const MAX_UNAVAILABLE_NODES = 500;
 
 /** Upper bound of the nodes of one plan (spec.nodeNames; a nodeSelector matching more fails the plan). */
 export const MAX_PLAN_NODES = 5000;
+
+// ---- pod order (spec.podOrder) ----
+
+/**
+ * Upper bound of spec.podOrder entries. The API server bounds the estimated cost of a CRD's CEL
+ * rules, and every label key and value of every selector of every entry is checked by one: 16
+ * entries with the smaller {@link POD_ORDER_SELECTOR_BOUNDS} cost about a tenth of the plan's other
+ * two selectors.
+ */
+export const MAX_POD_ORDER_RULES = 16;
+/** The bounds of the selectors of a spec.podOrder entry. */
+export const POD_ORDER_SELECTOR_BOUNDS: SelectorBounds = { labels: 8, expressions: 8, values: 16 };
+const PodOrderSelectorSchema = labelSelectorSchema(POD_ORDER_SELECTOR_BOUNDS);
+/** Bounds of spec.podOrder[].order: an int32, as Cluster API's MachineDrainRule `drain.order`. */
+export const MIN_POD_ORDER = -2147483648;
+export const MAX_POD_ORDER = 2147483647;
+
+export const PodOrderRuleSchema = z
+  .object({
+    podSelector: PodOrderSelectorSchema.optional().describe(
+      'Pods whose labels match this selector (absent: any pod, restricted by namespaceSelector).',
+    ),
+    namespaceSelector: PodOrderSelectorSchema.optional().describe(
+      "Pods in namespaces whose labels match this selector (absent: any namespace; a namespace's name is its label kubernetes.io/metadata.name).",
+    ),
+    order: z
+      .number()
+      .int()
+      .min(MIN_POD_ORDER)
+      .max(MAX_POD_ORDER)
+      .describe(
+        'The order group of the pods this entry selects: lower groups leave first, and a group is gone from the node before the next one starts. An int32.',
+      ),
+  })
+  .strict()
+  .refine((r) => r.podSelector !== undefined || r.namespaceSelector !== undefined, {
+    message: 'needs podSelector or namespaceSelector (an entry selecting every pod orders nothing)',
+  })
+  .describe(
+    'One order entry: the pods matching podSelector AND namespaceSelector get order. The first matching entry counts.',
+  );
+/** One entry of spec.podOrder (see {@link PodOrderRuleSchema}). */
+export type PodOrderRule = z.infer<typeof PodOrderRuleSchema>;
+
+/** spec.podOrder (merged into {@link MaintenancePlanSpecSchema}). */
+export const PodOrderFields = {
+  podOrder: z
+    .array(PodOrderRuleSchema)
+    .max(MAX_POD_ORDER_RULES)
+    .optional()
+    .describe(
+      `Order groups of the pods on each node, like Cluster API's MachineDrainRule drain.order (at most ${MAX_POD_ORDER_RULES} entries): a pod gets the order of the first entry matching it; a pod no entry matches gets 0, or 1000 when its priorityClassName is system-cluster-critical or system-node-critical (as Karpenter drains critical pods last). The lowest group present on the node is evicted first; the next group starts only once every pod of that group is gone (evicted, finished, or counted gone after eviction.skipWaitForDeleteTimeoutSeconds). Absent: only the default split (non-critical, then critical).`,
+    ),
+};
 
 // ---- deadline policy (spec.onDeadline, spec.nodeDrainTimeoutSeconds, spec.deadlineWarningSeconds) ----
 
@@ -371,6 +467,7 @@ export const MaintenancePlanSpecSchema = z
     ...DeadlinePolicyFields,
     ...WindowFields,
     mode: PlanModeSchema.default('Drain'),
+    ...PodOrderFields,
   })
   .strict()
   .describe(
@@ -437,6 +534,16 @@ export const BlockerSchema = z
   .strict();
 export type Blocker = z.infer<typeof BlockerSchema>;
 
+export const SkippedPodSchema = z
+  .object({
+    pod: z.string().describe('The pod as namespace/name.'),
+    reason: z.string().describe('CamelCase reason: DrainLabelSkip or DeleteTimeoutPassed.'),
+    message: z.string().describe('Human-readable details.'),
+  })
+  .strict();
+/** A pod listed in status.nodes[].skipped. */
+export type SkippedPod = z.infer<typeof SkippedPodSchema>;
+
 export const NodeStatusSchema = z
   .object({
     name: z.string().describe('Node name.'),
@@ -463,6 +570,19 @@ export const NodeStatusSchema = z
       .array(BlockerSchema)
       .optional()
       .describe('What keeps the node from being drained, sorted by pod, capped.'),
+    currentOrder: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'The order group being drained now (spec.podOrder; the lowest group with pods left on the node); absent when nothing is left to evict.',
+      ),
+    skipped: z
+      .array(SkippedPodSchema)
+      .optional()
+      .describe(
+        'Pods the drain left alone by choice: label drainflow.dev/drain or cluster.x-k8s.io/drain "skip" (reason DrainLabelSkip), or still terminating past eviction.skipWaitForDeleteTimeoutSeconds (reason DeleteTimeoutPassed). Sorted by pod, capped.',
+      ),
   })
   .strict();
 export type NodeStatus = z.infer<typeof NodeStatusSchema>;

@@ -57,9 +57,6 @@ export const PreflightReason = {
   PreflightFailed: 'PreflightFailed',
 } as const;
 
-/** Karpenter's opt-out: a pod with this annotation set to `"true"` must not be disrupted voluntarily. */
-export const DO_NOT_DISRUPT_ANNOTATION = 'karpenter.sh/do-not-disrupt';
-
 /** Pods, skipped pods, blockers and dry-run refusals listed per node at most (the counts are exact). */
 export const PREFLIGHT_LIST_CAP = 10;
 /** Nodes given a full entry in status.preflight.nodes at most (those with blockers first; every node is counted). */

@@ -39,7 +39,8 @@
  */
 import type { EvictResult, NodeObservation, PodItem } from '../activities/types.js';
 import { DeadlineReason, WARNING_POD_CAP } from '../api/deadline.js';
-import type { Blocker, NodePhase, OnDeadline, RetryBackoff } from '../api/plan.js';
+import type { Blocker, NodePhase, OnDeadline, RetryBackoff, SkippedPod } from '../api/plan.js';
+import { PodPolicyReason, SKIPPED_POD_CAP, currentOrderGroup, deleteTimeoutAt } from './pod-policy.js';
 import { backoffSeconds } from './backoff.js';
 import { sortAndCapBlockers } from './conditions.js';
 import type { PdbBudgetRequest, PdbGrant, PdbReport } from './pdb-budget.js';
@@ -95,6 +96,10 @@ export interface PodRecord {
    * call answers (or if it fails), the pod is going and is not evicted again.
    */
   terminatingSeen?: boolean;
+  /** The pod's order group as last observed (absent: 0; src/drain/pod-policy.ts). */
+  order?: number;
+  /** metadata.deletionTimestamp as last observed, ms since epoch (eviction.skipWaitForDeleteTimeoutSeconds). */
+  deletionMs?: number;
 }
 
 /** One PodDisruptionBudget covering pods of the node, as this drain sees it. */
@@ -165,6 +170,13 @@ export interface NodeDrainState {
   deletedGone?: number;
   /** onDeadline DeletePods: whether the advance-notice Event PodsWillBeDeleted went out. */
   warned?: boolean;
+  /** Pods the last observation showed skipped by their opt-out label (DrainLabelSkip), sorted, capped. */
+  optedOut?: SkippedPod[];
+  /**
+   * Pods counted gone while still terminating (eviction.skipWaitForDeleteTimeoutSeconds), by UID:
+   * ignored by later observations, kept while observations still show them.
+   */
+  timedOut?: Record<string, SkippedPod>;
 }
 
 /** The plan's grants as one node holds them. */
@@ -187,6 +199,11 @@ export interface NodeDrainSettings {
   planDeadlineMs?: number;
   /** spec.deadlineWarningSeconds (DeletePods advance notice); absent: no notice. */
   deadlineWarningSeconds?: number;
+  /**
+   * Evict by order groups (spec.podOrder, src/drain/pod-policy.ts): only pods of the lowest order
+   * among the pods still to leave. Absent in runs recorded before `patched('pod-policy')`.
+   */
+  orderGroups?: boolean;
 }
 
 /**
@@ -315,6 +332,7 @@ function newRecord(item: PodItem): PodRecord {
     ...(item.terminationGracePeriodSeconds !== undefined
       ? { graceSeconds: item.terminationGracePeriodSeconds }
       : {}),
+    ...(item.order !== undefined ? { order: item.order } : {}),
   };
 }
 
@@ -403,8 +421,19 @@ export function applyObservation(
   s.pdbs = pdbs;
 
   const seen = new Set<string>();
+  const optedOut: SkippedPod[] = [];
+  const timedOut: Record<string, SkippedPod> = {};
   for (const item of obs.pods) {
-    if (item.action === 'Skip') continue;
+    if (item.action === 'Skip') {
+      if (item.reason === PodPolicyReason.DrainLabelSkip)
+        optedOut.push({ pod: item.key, reason: item.reason, message: item.message });
+      continue;
+    }
+    const gone = s.timedOut?.[item.uid];
+    if (gone) {
+      timedOut[item.uid] = gone; // counted gone already; still shown, so still reported
+      continue;
+    }
     seen.add(item.uid);
     let p = s.pods[item.uid];
     if (!p) {
@@ -412,6 +441,9 @@ export function applyObservation(
       s.pods[item.uid] = p;
     }
     p.pdbs = [...item.pdbs];
+    if (item.order !== undefined) p.order = item.order;
+    else delete p.order;
+    if (item.deletionTimestampMs !== undefined) p.deletionMs = item.deletionTimestampMs;
     if (item.terminationGracePeriodSeconds !== undefined) p.graceSeconds = item.terminationGracePeriodSeconds;
     if (p.state === 'Deleting') continue; // the DELETE's answer comes first
     if (p.state === 'Evicting') {
@@ -443,7 +475,72 @@ export function applyObservation(
     if (p.ruleBlocked) unblock(p);
   }
   for (const uid of Object.keys(s.pods)) if (!seen.has(uid)) dropGone(s, uid);
+  if (optedOut.length > 0) s.optedOut = optedOut.sort(byPod).slice(0, SKIPPED_POD_CAP);
+  else delete s.optedOut;
+  if (Object.keys(timedOut).length > 0) s.timedOut = timedOut;
+  else delete s.timedOut;
   return s;
+}
+
+const byPod = (a: { pod: string }, b: { pod: string }) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0);
+
+/**
+ * eviction.skipWaitForDeleteTimeoutSeconds (kubectl drain `--skip-wait-for-delete-timeout`): every
+ * pod still terminating `timeoutSeconds` or longer after its observed deletionTimestamp counts as
+ * gone: it is dropped and counted like a pod that left, and remembered in
+ * {@link NodeDrainState.timedOut} so later observations that still show it ignore it. A pod whose
+ * call is in flight is left for its answer.
+ *
+ * @returns the pods counted gone now (for their Events), sorted by key.
+ */
+export function applyDeleteTimeout(s: NodeDrainState, nowMs: number, timeoutSeconds: number): PodRecord[] {
+  const out: PodRecord[] = [];
+  for (const p of Object.values(s.pods).sort(byKey)) {
+    if (p.state !== 'Terminating' || p.deletionMs === undefined) continue;
+    if (nowMs < deleteTimeoutAt(p.deletionMs, timeoutSeconds)) continue;
+    out.push(p);
+    s.timedOut = {
+      ...(s.timedOut ?? {}),
+      [p.uid]: {
+        pod: p.key,
+        reason: PodPolicyReason.DeleteTimeoutPassed,
+        message: `still terminating ${timeoutSeconds} s after its deletionTimestamp ${new Date(p.deletionMs).toISOString()}: counted as gone (eviction.skipWaitForDeleteTimeoutSeconds)`,
+      },
+    };
+    dropGone(s, p.uid);
+  }
+  return out;
+}
+
+/** When the next terminating pod counts as gone under {@link applyDeleteTimeout}, ms since epoch. */
+export function nextDeleteTimeoutAt(s: NodeDrainState, timeoutSeconds: number): number | undefined {
+  let at: number | undefined;
+  for (const p of Object.values(s.pods)) {
+    if (p.state !== 'Terminating' || p.deletionMs === undefined) continue;
+    const t = deleteTimeoutAt(p.deletionMs, timeoutSeconds);
+    at = at === undefined ? t : Math.min(at, t);
+  }
+  return at;
+}
+
+/** The order group being drained now (the lowest among the pods still to leave), if any. */
+export function nodeOrderGroup(s: NodeDrainState): number | undefined {
+  return currentOrderGroup(Object.values(s.pods).map((p) => p.order));
+}
+
+/** The node's report of the per-pod policy: its current order group and the pods it skipped. */
+export function podPolicyProgress(s: NodeDrainState): { orderGroup?: number; skipped?: SkippedPod[] } {
+  const group = nodeOrderGroup(s);
+  const skipped = nodeSkipped(s);
+  return {
+    ...(group !== undefined ? { orderGroup: group } : {}),
+    ...(skipped.length > 0 ? { skipped } : {}),
+  };
+}
+
+/** The pods to list in status.nodes[].skipped: opted out by label and counted gone after the timeout. */
+export function nodeSkipped(s: NodeDrainState): SkippedPod[] {
+  return [...(s.optedOut ?? []), ...Object.values(s.timedOut ?? {})].sort(byPod).slice(0, SKIPPED_POD_CAP);
 }
 
 /**
@@ -844,8 +941,11 @@ export function decideNode(
     if (pdb.refusedUntilMs !== undefined) wake(pdb.refusedUntilMs);
   }
   let running = inFlight;
+  // Order groups: only the lowest group still on the node is evicted (the others wait for it).
+  const group = settings.orderGroups ? currentOrderGroup(pods.map((p) => p.order)) : undefined;
   for (const p of pods) {
     if (p.state !== 'Pending') continue;
+    if (group !== undefined && (p.order ?? 0) !== group) continue;
     if (p.notBeforeMs > nowMs) {
       wake(p.notBeforeMs);
       continue;
@@ -882,6 +982,31 @@ export function decideNode(
       evict,
       wakeAtMs,
     };
+  if (group !== undefined) {
+    const inGroup = pods.filter((p) => (p.order ?? 0) === group);
+    const later = pods.length - inGroup.length;
+    const stuckInGroup = inGroup.filter((p) => p.state === 'Blocked').length;
+    if (later > 0 && stuckInGroup > 0 && stuckInGroup === inGroup.length)
+      return {
+        ...result(
+          'Blocked',
+          NodeReason.PodsNotEvictable,
+          `${stuckInGroup} pod(s) of order group ${group} cannot be evicted; ${later} pod(s) of later groups wait for them`,
+        ),
+        evict,
+        wakeAtMs,
+      };
+    if (later > 0)
+      return {
+        ...result(
+          'Draining',
+          NodeReason.Draining,
+          `${pods.length} pod(s) to go; order group ${group} first (${inGroup.length} pod(s)), ${later} pod(s) in later groups`,
+        ),
+        evict,
+        wakeAtMs,
+      };
+  }
   return { ...result('Draining', NodeReason.Draining, `${pods.length} pod(s) to go`), evict, wakeAtMs };
 }
 
@@ -1004,9 +1129,11 @@ export function nodeBudgetRequest(
     s.view?.exists === true &&
     s.view.unschedulable &&
     nowMs < s.deadlineMs;
+  const group = settings.orderGroups ? currentOrderGroup(pods.map((p) => p.order)) : undefined;
   if (canEvict)
     for (const p of pods) {
       if (p.state !== 'Pending' || p.pdbs.length !== 1 || p.notBeforeMs > nowMs) continue;
+      if (group !== undefined && (p.order ?? 0) !== group) continue;
       if (p.checkAfterSeq !== undefined && s.view!.seq < p.checkAfterSeq) continue;
       eligible.set(p.pdbs[0]!, (eligible.get(p.pdbs[0]!) ?? 0) + 1);
     }

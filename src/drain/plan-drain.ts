@@ -169,6 +169,11 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
   n.nextActionAtMs = p.nextActionAtMs;
   n.lastError = p.lastError;
   if (p.podsDeleted !== undefined) n.podsDeleted = p.podsDeleted;
+  // spec.podOrder / opt-outs: the current order group and the skipped pods, as the node reports them.
+  if (p.orderGroup !== undefined) n.orderGroup = p.orderGroup;
+  else delete n.orderGroup;
+  if (p.skipped?.length) n.skipped = p.skipped;
+  else delete n.skipped;
   if (p.claimed) s.claimed[p.node] = { cordonedByPlan: p.cordonedByPlan ?? false };
   // A node skipped at its deadline handed itself back: the plan holds it no more.
   else if (p.final && p.phase === 'Skipped') delete s.claimed[p.node];

@@ -10,6 +10,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodSelection } from '../api/plan.js';
 import { matchesLabelSelector } from './selector.js';
+import { PodPolicyReason, drainOptOut, hasDoNotDisrupt } from './pod-policy.js';
 
 /** Annotation the kubelet puts on the mirror pod of a static pod (`corev1.MirrorPodAnnotationKey`). */
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -50,6 +51,8 @@ export interface PodInfo {
     volumes?: PodVolume[];
     /** The pod's own grace period, in seconds. */
     terminationGracePeriodSeconds?: number;
+    /** spec.priorityClassName (critical pods leave last, src/drain/pod-policy.ts). */
+    priorityClassName?: string;
   };
   status?: {
     /** `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`. */
@@ -63,9 +66,11 @@ export type PodAction = 'Evict' | 'Skip' | 'Wait' | 'Block';
 
 /**
  * CamelCase reason of a {@link PodDecision}.
- * - Skip: `NotSelected`, `PodFinished`, `MirrorPod`, `DaemonSetPod` (ignoreDaemonSets).
+ * - Skip: `NotSelected`, `PodFinished`, `MirrorPod`, `DaemonSetPod` (ignoreDaemonSets),
+ *   `DrainLabelSkip` (label `drain: skip`).
  * - Wait: `Terminating`.
- * - Block: `DaemonSetPod`, `EmptyDirData`, `NoController`.
+ * - Block: `DaemonSetPod`, `EmptyDirData`, `NoController`, `WaitCompleted` (label
+ *   `drain: wait-completed`), `DoNotDisrupt` (annotation `karpenter.sh/do-not-disrupt`).
  * - Evict: `Evictable`; or the overridden rule, `EmptyDirData` (deleteEmptyDirData) or `NoController`
  *   (force), so the status and logs say why a pod kubectl would refuse is evicted anyway.
  */
@@ -77,7 +82,10 @@ export type PodDecisionReason =
   | 'Terminating'
   | 'EmptyDirData'
   | 'NoController'
-  | 'Evictable';
+  | 'Evictable'
+  | 'DrainLabelSkip'
+  | 'WaitCompleted'
+  | 'DoNotDisrupt';
 
 /** The decision for one pod: `pod` is `namespace/name`, `uid` its `metadata.uid`. */
 export interface PodDecision {
@@ -132,6 +140,7 @@ export function toPodInfo(pod: V1Pod): PodInfo {
     if (pod.spec.terminationGracePeriodSeconds !== undefined) {
       info.spec.terminationGracePeriodSeconds = pod.spec.terminationGracePeriodSeconds;
     }
+    if (pod.spec.priorityClassName !== undefined) info.spec.priorityClassName = pod.spec.priorityClassName;
   }
   if (pod.status) {
     info.status = {};
@@ -179,9 +188,15 @@ export function emptyDirVolumes(pod: Pick<PodInfo, 'spec'>): string[] {
  *    `daemonSetFilter`; the DaemonSet controller ignores cordons and would re-create it). This comes
  *    before rule 5 so that an ignored DaemonSet pod is never waited for, as with kubectl
  *    `--ignore-daemonsets`.
+ * 4a. Label `drainflow.dev/drain` (else `cluster.x-k8s.io/drain`) `skip` → Skip `DrainLabelSkip`
+ *    (Cluster API's skip label: never evicted, never waited for, not a blocker).
  * 5. `metadata.deletionTimestamp` set → Wait `Terminating`: the pod is already going; it is waited for
  *    and never evicted again. kubectl's `skipDeletedFilter` only stops waiting for pods
  *    deleted longer ago than `--skip-wait-for-delete-timeout`; the plan deadline plays that role here.
+ * 5a. Label value `wait-completed` → Block `WaitCompleted`: never evicted; the node waits until the
+ *    pod finishes (rule 2) or is gone (Cluster API's WaitCompleted behaviour).
+ * 5b. Annotation `karpenter.sh/do-not-disrupt: "true"` → Block `DoNotDisrupt`, unless
+ *    `ignoreDoNotDisrupt` (then the rules below decide).
  * 6. Controller kind `DaemonSet` (not ignored) → Block `DaemonSetPod`.
  * 7. An emptyDir volume → Block `EmptyDirData` unless `deleteEmptyDirData` (filters.go
  *    `localStorageFilter`, checked before the controller as in kubectl).
@@ -242,11 +257,36 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
     );
   }
 
+  const optOut = drainOptOut(pod.metadata.labels);
+  if (optOut?.value === 'skip') {
+    return decide(
+      'Skip',
+      PodPolicyReason.DrainLabelSkip,
+      `label ${optOut.label}=skip: never evicted, not waited for`,
+    );
+  }
+
   if (pod.metadata.deletionTimestamp) {
     return decide(
       'Wait',
       'Terminating',
       `pod is terminating (deletionTimestamp ${pod.metadata.deletionTimestamp}); waiting for it to be gone, not evicting it again`,
+    );
+  }
+
+  if (optOut?.value === 'wait-completed') {
+    return decide(
+      'Block',
+      PodPolicyReason.WaitCompleted,
+      `label ${optOut.label}=wait-completed: never evicted; the node waits until the pod completes`,
+    );
+  }
+
+  if (hasDoNotDisrupt(pod.metadata.annotations) && selection.ignoreDoNotDisrupt !== true) {
+    return decide(
+      'Block',
+      PodPolicyReason.DoNotDisrupt,
+      'annotation karpenter.sh/do-not-disrupt: "true": not evicted; remove the annotation, or use a plan with spec.podSelection.ignoreDoNotDisrupt: true',
     );
   }
 

@@ -27,8 +27,8 @@
  * PURE and DETERMINISTIC: no I/O, no clock (the caller passes the time). Type-only imports.
  */
 import type { LabelSelector, PodSelection } from '../api/plan.js';
+import { DO_NOT_DISRUPT_ANNOTATION, hasDoNotDisrupt } from './pod-policy.js';
 import {
-  DO_NOT_DISRUPT_ANNOTATION,
   PREFLIGHT_LIST_CAP,
   PREFLIGHT_MESSAGE_CAP,
   PREFLIGHT_NODE_CAP,
@@ -188,7 +188,8 @@ export function podsToDryRun(
   selection: PodSelection,
 ): Array<{ namespace: string; name: string; uid: string }> {
   const byKey = new Map(pods.map((p) => [podKey(p), p]));
-  return classifyPods(pods, selection)
+  // Pods held only by do-not-disrupt are dry-run too: the server's verdict is part of the report.
+  return classifyPods(pods, { ...selection, ignoreDoNotDisrupt: true })
     .filter((d) => d.action === 'Evict')
     .map((d) => {
       const p = byKey.get(d.pod)!;
@@ -249,7 +250,9 @@ function pdbBlocker(pod: PodInfo, key: string, pdbs: PreflightPdbInput[]): Prefl
  */
 export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
   const { selection } = input;
-  const decisions = classifyPods(input.pods, selection);
+  // The do-not-disrupt annotation is checked below, after the PDB rules, so that the report names
+  // every reason a pod is held (classifyPods would stop at the annotation).
+  const decisions = classifyPods(input.pods, { ...selection, ignoreDoNotDisrupt: true });
   const byKey = new Map(input.pods.map((p) => [podKey(p), p]));
   const pdbsIn = new Map<string, PreflightPdbInput[]>();
   for (const p of input.pdbs) {
@@ -257,7 +260,7 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     list.push(p);
     pdbsIn.set(p.namespace, list);
   }
-  const ignoreDoNotDisrupt = (selection as { ignoreDoNotDisrupt?: boolean }).ignoreDoNotDisrupt === true;
+  const ignoreDoNotDisrupt = selection.ignoreDoNotDisrupt === true;
 
   const evict: PreflightPod[] = [];
   const skipped: PreflightSkipped[] = [];
@@ -301,7 +304,7 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     }
     const blocker = pdbBlocker(pod, d.pod, mine);
     if (blocker) blockers.push(blocker);
-    if (!ignoreDoNotDisrupt && pod.metadata.annotations?.[DO_NOT_DISRUPT_ANNOTATION] === 'true')
+    if (!ignoreDoNotDisrupt && hasDoNotDisrupt(pod.metadata.annotations))
       blockers.push({
         pod: d.pod,
         reason: PreflightReason.DoNotDisrupt,

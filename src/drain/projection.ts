@@ -14,6 +14,7 @@ import type {
   NodeStatus,
   OnDeadline,
   PlanPhase,
+  SkippedPod,
   WorkflowRef,
 } from '../api/plan.js';
 import { WINDOW_CONDITION, WindowReason } from '../api/windows.js';
@@ -42,6 +43,10 @@ export interface NodeState {
   podsDeleted?: number;
   /** Deadline of this node's drain, ms since epoch, when spec.nodeDrainTimeoutSeconds makes it earlier than the plan's. */
   deadlineMs?: number;
+  /** The order group being drained now (spec.podOrder), when the node reports one. */
+  orderGroup?: number;
+  /** Pods left alone by choice (opt-out label, skip-wait-for-delete timeout), sorted, capped. */
+  skipped?: SkippedPod[];
 }
 
 /** What the plan workflow knows, as input to {@link projectStatus}. */
@@ -280,6 +285,8 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
         ? { deadline: iso(n.deadlineMs)! }
         : {}),
       ...(blockers.length ? { blockedBy: blockers } : {}),
+      ...(n.orderGroup !== undefined ? { currentOrder: n.orderGroup } : {}),
+      ...(n.skipped?.length ? { skipped: n.skipped } : {}),
     };
   });
   const sum = (f: (n: NodeState) => number) => state.nodes.reduce((a, n) => a + f(n), 0);

@@ -12,6 +12,7 @@ import type {
   PlanPhase,
   PodSelection,
   RetryBackoff,
+  PodOrderRule,
 } from '../api/plan.js';
 import type { NodeState } from '../drain/projection.js';
 import type { NodeDrainState } from '../drain/node-drain.js';
@@ -132,6 +133,10 @@ export interface NodeDrainSpec {
   deadlineWarningSeconds?: number;
   /** The plan's deadline, ms since epoch (DeletePods cuts grace periods to what is left until it). */
   planDeadlineMs?: number;
+  /** spec.podOrder (order groups; src/drain/pod-policy.ts). */
+  podOrder?: PodOrderRule[];
+  /** eviction.skipWaitForDeleteTimeoutSeconds. */
+  skipWaitForDeleteTimeoutSeconds?: number;
 }
 
 /** The {@link NodeDrainSpec} of a plan spec. */
@@ -144,6 +149,10 @@ export function nodeDrainSpec(spec: MaintenancePlanSpec): NodeDrainSpec {
       : {}),
     retryBackoff: spec.eviction.retryBackoff,
     podSelection: spec.podSelection,
+    ...(spec.podOrder?.length ? { podOrder: spec.podOrder } : {}),
+    ...(spec.eviction.skipWaitForDeleteTimeoutSeconds !== undefined
+      ? { skipWaitForDeleteTimeoutSeconds: spec.eviction.skipWaitForDeleteTimeoutSeconds }
+      : {}),
   };
 }
 

@@ -48,6 +48,10 @@ import { backoffSeconds } from '../drain/backoff.js';
 import {
   applyControl,
   applyDeleteAnswer,
+  applyDeleteTimeout,
+  nextDeleteTimeoutAt,
+  podPolicyProgress,
+  type NodeDrainSettings,
   deletionWarning,
   type DeleteAnswer,
   applyEvictionAnswer,
@@ -70,6 +74,7 @@ import {
   type NodeDrainState,
   type NodeOutcome,
 } from '../drain/node-drain.js';
+import { PodPolicyReason } from '../drain/pod-policy.js';
 import { drainNodeV1 } from './legacy/node-v1.js';
 import {
   evictionTaskQueue,
@@ -123,7 +128,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   const backoff = spec.retryBackoff;
   // patched: node runs recorded before spec.onDeadline existed replay with the Stop policy, no notice.
   const deadlinePolicy = patched('on-deadline');
-  const settings = {
+  const settings: NodeDrainSettings = {
     maxConcurrentPerNode: spec.maxConcurrentPerNode,
     retryBackoff: backoff,
     ...(deadlinePolicy && spec.onDeadline ? { onDeadline: spec.onDeadline } : {}),
@@ -132,6 +137,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       ? { deadlineWarningSeconds: spec.deadlineWarningSeconds }
       : {}),
   };
+  // patched: node runs recorded before spec.podOrder, the opt-out labels and
+  // eviction.skipWaitForDeleteTimeoutSeconds existed evict every pod at once and wait for every
+  // terminating pod.
+  const podPolicy = patched('pod-policy');
+  const deleteTimeout = podPolicy ? spec.skipWaitForDeleteTimeoutSeconds : undefined;
+  if (podPolicy) settings.orderGroups = true;
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
   // patched: node runs recorded before the plan handed out PDB budgets replay without them.
@@ -189,6 +200,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       ...(s.message ? { message: s.message } : {}),
       ...nodeCounts(s),
       blockedBy: nodeBlockers(s, now),
+      ...(podPolicy ? podPolicyProgress(s) : {}),
       attempts: s.attempts,
       tooManyRequests: s.tooManyRequests,
       ...(next !== undefined ? { nextActionAtMs: next } : {}),
@@ -366,6 +378,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
             ...(s.view ? { since: s.view.fingerprint } : {}),
             maxWaitSeconds: waitSeconds,
             ...(s.budget ? { pdbs: unconfirmedPdbs(s), pdbVersions: true } : {}),
+            ...(podPolicy && spec.podOrder ? { podOrder: spec.podOrder } : {}),
           },
         ]),
       )
@@ -520,6 +533,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       evictions.cancel();
     }
     const now = Date.now();
+    if (deleteTimeout !== undefined)
+      for (const p of applyDeleteTimeout(s, now, deleteTimeout))
+        recordEvent(
+          PodPolicyReason.DeleteTimeoutPassed,
+          `node ${node}: pod ${p.key} ${s.timedOut?.[p.uid]?.message ?? 'counted as gone'}`,
+        );
     const quiesce = continueAsNewDue();
     const decision = decideNode(s, now, settings, quiesce || outcome !== undefined);
     for (const uid of decision.evict) startEvict(uid);
@@ -549,6 +568,8 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     requestBudget(quiesce || outcome !== undefined);
     const reportAt = report();
     timer.ensure(decision.wakeAtMs ?? s.deadlineMs);
+    const timeoutAt = deleteTimeout !== undefined ? nextDeleteTimeoutAt(s, deleteTimeout) : undefined;
+    if (timeoutAt !== undefined) timer.ensure(timeoutAt);
     if (reportAt !== undefined) timer.ensure(reportAt);
     if (!observing && nextObserveAtMs > now) timer.ensure(nextObserveAtMs);
     woken = false;

@@ -316,6 +316,65 @@ describe('MaintenancePlan CRD on a real API server', () => {
         /spec\.windows\[1\]\.end: Forbidden: must differ from start/,
       ],
     ],
+    // spec.podOrder, podSelection.ignoreDoNotDisrupt, eviction.skipWaitForDeleteTimeoutSeconds.
+    [
+      'a podOrder entry without a selector',
+      { nodeNames: ['a'], podOrder: [{ order: 5 }] },
+      [/spec\.podOrder\[0\]: Required value: needs podSelector or namespaceSelector/],
+    ],
+    [
+      'a podOrder entry without an order',
+      { nodeNames: ['a'], podOrder: [{ podSelector: { matchLabels: { app: 'a' } } }] },
+      [/spec\.podOrder\[0\]\.order: Required value: order is required/],
+    ],
+    [
+      'a podOrder order beyond int32',
+      { nodeNames: ['a'], podOrder: [{ podSelector: { matchLabels: { app: 'a' } }, order: 2147483648 }] },
+      [/spec\.podOrder\[0\]\.order: Invalid value: 2147483648: .*should be less than or equal to 2147483647/],
+    ],
+    [
+      'a fractional podOrder order',
+      { nodeNames: ['a'], podOrder: [{ podSelector: { matchLabels: { app: 'a' } }, order: 1.5 }] },
+      [/spec\.podOrder\[0\]\.order: Invalid value: "number": .*must be of type integer/],
+      { skipsCel: true },
+    ],
+    [
+      'more than 16 podOrder entries',
+      {
+        nodeNames: ['a'],
+        podOrder: Array.from({ length: 17 }, (_, i) => ({
+          podSelector: { matchLabels: { app: `a${i}` } },
+          order: i,
+        })),
+      },
+      [/spec\.podOrder: Too many: 17: must have at most 16 items/],
+      { skipsCel: true },
+    ],
+    [
+      'a bad label key in a podOrder namespaceSelector',
+      { nodeNames: ['a'], podOrder: [{ namespaceSelector: { matchLabels: { 'a b': 'x' } }, order: 1 }] },
+      [/spec\.podOrder\[0\]\.namespaceSelector\.matchLabels: Forbidden: every key must be a label key/],
+    ],
+    [
+      'skipWaitForDeleteTimeoutSeconds 0',
+      { nodeNames: ['a'], eviction: { skipWaitForDeleteTimeoutSeconds: 0 } },
+      [
+        /spec\.eviction\.skipWaitForDeleteTimeoutSeconds: Invalid value: 0: .*should be greater than or equal to 1/,
+      ],
+    ],
+    [
+      'skipWaitForDeleteTimeoutSeconds above a day',
+      { nodeNames: ['a'], eviction: { skipWaitForDeleteTimeoutSeconds: 86401 } },
+      [
+        /spec\.eviction\.skipWaitForDeleteTimeoutSeconds: Invalid value: 86401: .*should be less than or equal to 86400/,
+      ],
+    ],
+    [
+      'a string for ignoreDoNotDisrupt',
+      { nodeNames: ['a'], podSelection: { ignoreDoNotDisrupt: 'maybe' } },
+      [/spec\.podSelection\.ignoreDoNotDisrupt: Invalid value: "string": .*must be of type boolean/],
+      { skipsCel: true },
+    ],
   ];
   for (const [name, spec, messages, opts] of invalid) {
     it(`kubectl apply refuses a plan with ${name}, readably`, () => {
@@ -391,6 +450,8 @@ describe('MaintenancePlan CRD on a real API server', () => {
       ['eviction', { maxConcurrentPerNode: 8 }],
       ['deadlineCountsOutsideWindows', false],
       ['mode', 'Preflight'],
+      ['eviction', { skipWaitForDeleteTimeoutSeconds: 30 }],
+      ['podOrder', [{ podSelector: { matchLabels: { app: 'a' } }, order: 1 }]],
     ] as const) {
       const r = kubectl([
         'patch',

@@ -62,6 +62,8 @@ export interface SimPod {
   terminationGracePeriodSeconds?: number;
   /** DELETE calls (no Eviction API) that took effect, with their grace period. */
   deletions?: { atMs: number; gracePeriodSeconds: number }[];
+  /** The order group the observation reports (spec.podOrder; absent: 0). */
+  order?: number;
 }
 
 export interface SimNode {
@@ -316,6 +318,7 @@ export class SimCluster {
           ? { terminationGracePeriodSeconds: p.terminationGracePeriodSeconds }
           : {}),
         pdbs: p.pdbs ?? [],
+        ...(p.order !== undefined ? { order: p.order } : {}),
       }))
       .sort((a, b) => a.key.localeCompare(b.key));
     const keys = new Set([...pods.flatMap((p) => p.pdbs), ...requested]);

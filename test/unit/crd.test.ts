@@ -19,6 +19,7 @@ import {
   buildCrd,
   CRD_PATHS,
   DEADLINE_POLICY_RULES,
+  POD_ORDER_SPEC_RULES,
   enumOfRule,
   formatRule,
   renderCrdYaml,
@@ -226,7 +227,7 @@ describe('CRD file', () => {
   it('carries the CEL rules and list types', () => {
     assert.deepEqual(
       specSchema['x-kubernetes-validations']
-        ?.filter((v) => !DEADLINE_POLICY_RULES.some((d) => d.rule === v.rule))
+        ?.filter((v) => ![...DEADLINE_POLICY_RULES, ...POD_ORDER_SPEC_RULES].some((d) => d.rule === v.rule))
         .map((v) => v.message),
       [
         'spec.nodeNames or spec.nodeSelector is required: a non-empty list of node names, or a label selector of nodes',
@@ -685,4 +686,42 @@ describe('generator refuses what a structural schema cannot express', () => {
   for (const [name, schema, message] of cases) {
     it(name, () => assert.throws(() => convert(schema), message));
   }
+});
+
+describe('CRD rules of the pod policy', () => {
+  it('spec.podOrder: an int32 order, at most 16 entries, each naming a selector, fixed at creation', () => {
+    const podOrder = specSchema.properties!.podOrder!;
+    assert.equal(podOrder.maxItems, 16);
+    assert.ok(podOrder['x-kubernetes-validations']?.some((v) => v.rule === 'self == oldSelf'));
+    assert.ok(
+      (specSchema['x-kubernetes-validations'] ?? []).some(
+        (v) => v.rule === 'has(self.podOrder) == has(oldSelf.podOrder)' && v.fieldPath === '.podOrder',
+      ),
+      'adding or removing podOrder is refused too',
+    );
+    const entry = podOrder.items as typeof podOrder;
+    // Required fields are CEL rules with a readable message (see the generator).
+    assert.ok(entry['x-kubernetes-validations']?.some((v) => v.message === 'order is required'));
+    assert.equal(entry.properties!.order!.minimum, -2147483648);
+    assert.equal(entry.properties!.order!.maximum, 2147483647);
+    assert.ok(
+      entry['x-kubernetes-validations']?.some(
+        (v) => v.rule === 'has(self.podSelector) || has(self.namespaceSelector)',
+      ),
+    );
+    for (const sel of ['podSelector', 'namespaceSelector']) {
+      const ml = entry.properties![sel]!.properties!.matchLabels!;
+      assert.equal(ml.maxProperties, 8, `${sel}.matchLabels bounded`);
+      assert.ok(ml['x-kubernetes-validations']?.length, `${sel}.matchLabels keys checked`);
+    }
+    const eviction = specSchema.properties!.eviction!.properties!.skipWaitForDeleteTimeoutSeconds!;
+    assert.deepEqual([eviction.minimum, eviction.maximum], [1, 86400]);
+    const sel = specSchema.properties!.podSelection!.properties!.ignoreDoNotDisrupt!;
+    assert.equal(sel.type, 'boolean');
+    const node = statusSchema.properties!.nodes!.items as typeof podOrder;
+    assert.ok(
+      node.properties!.currentOrder && node.properties!.skipped,
+      'status.nodes[] currentOrder, skipped',
+    );
+  });
 });
