@@ -293,6 +293,37 @@ export const POD_ORDER_EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
 const DEADLINE_POLICY_IMMUTABLE = ['onDeadline', 'nodeDrainTimeoutSeconds', 'deadlineWarningSeconds'];
 
 /**
+ * What zod cannot express of the maintenance windows (spec.windows): each day once (a set list: the
+ * API server says `Duplicate value: "Mon"`), and a window of zero length refused. Whether a time
+ * zone exists the API server cannot tell: the operator checks it (Failed/InvalidSpec).
+ */
+export const WINDOW_RULES: ValidationRule[] = [
+  {
+    // `self == oldSelf` on spec.windows only runs when both have the field: adding or removing the
+    // windows needs a rule of its own.
+    rule: 'has(self.windows) == has(oldSelf.windows)',
+    message: 'spec.windows cannot be added or removed after the plan is created',
+    reason: 'FieldValueForbidden',
+  },
+];
+
+/** The per-window rules (see {@link WINDOW_RULES}). */
+export const WINDOW_EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
+  'spec.windows[]': {
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.start) || !has(self.end) || self.start != self.end',
+        message:
+          'must differ from start (a window over midnight has an end earlier than its start; an always-open plan needs no windows)',
+        fieldPath: '.end',
+        reason: 'FieldValueForbidden',
+      },
+    ],
+  },
+  'spec.windows[].days': { 'x-kubernetes-list-type': 'set' },
+};
+
+/**
  * What zod cannot express, merged into the converted schema at the given field path (`spec.eviction`;
  * `[]` steps into array items, `{}` into map values). Validation rules are appended to the ones the
  * converter made (enums, formats); other keys are set. A path that no longer exists is an error.
@@ -319,6 +350,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
         reason: 'FieldValueForbidden',
       },
       ...DEADLINE_POLICY_RULES,
+      ...WINDOW_RULES,
       ...POD_ORDER_SPEC_RULES,
     ],
   },
@@ -335,6 +367,8 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       'uncordon',
       'cordon',
       ...DEADLINE_POLICY_IMMUTABLE,
+      'windows',
+      'deadlineCountsOutsideWindows',
       'mode',
       'podOrder',
     ].map((f) => [
@@ -369,6 +403,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
   },
   ...selectorExtensions('spec.nodeSelector'),
   ...selectorExtensions('spec.podSelection.podSelector'),
+  ...WINDOW_EXTENSIONS,
   ...POD_ORDER_EXTENSIONS,
   'status.conditions': { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] },
 };

@@ -8,6 +8,7 @@
  * Units: every `*Seconds` field is in seconds; every time in status is an RFC 3339 string.
  */
 import { z } from 'zod';
+import { TIME_OF_DAY, TIME_ZONE, WindowFields, WindowStatusSchema } from './windows.js';
 import { PlanModeSchema, PreflightReportSchema } from './preflight.js';
 
 export const GROUP = 'maintenance.drainflow.dev';
@@ -76,7 +77,13 @@ export const LABEL_VALUE: StringFormat = {
 };
 
 /** Every {@link StringFormat} the schemas use (the CRD generator refuses any other pattern). */
-export const STRING_FORMATS: readonly StringFormat[] = [NODE_NAME, LABEL_KEY, LABEL_VALUE];
+export const STRING_FORMATS: readonly StringFormat[] = [
+  NODE_NAME,
+  LABEL_KEY,
+  LABEL_VALUE,
+  TIME_OF_DAY,
+  TIME_ZONE,
+];
 
 /** Whether a label key is valid ({@link LABEL_KEY}: the pattern and the prefix's 253 characters). */
 export function isLabelKey(key: string): boolean {
@@ -458,6 +465,7 @@ export const MaintenancePlanSpecSchema = z
     uncordon: UncordonPolicySchema.default('OnDelete'),
     cordon: CordonPolicySchema.default('PerNode'),
     ...DeadlinePolicyFields,
+    ...WindowFields,
     mode: PlanModeSchema.default('Drain'),
     ...PodOrderFields,
   })
@@ -654,6 +662,9 @@ export const MaintenancePlanStatusSchema = z
     evictionProgress: EvictionProgressSchema.optional().describe('Eviction counters over the whole plan.'),
     deadlineAction: DeadlineActionSchema.optional().describe(
       'What spec.onDeadline will do at the deadline, to which nodes, and when (absent once no node is left to it).',
+    ),
+    window: WindowStatusSchema.optional().describe(
+      'With spec.windows: whether a maintenance window is open, when it closes and when the next opens (absent in a final phase).',
     ),
     preflight: PreflightReportSchema.optional().describe(
       "spec.mode Preflight: what a drain would evict, skip and be blocked by, per node and per PodDisruptionBudget, with the API server's dry-run verdicts.",

@@ -17,6 +17,20 @@ export function secondsUntil(iso: string, nowMs: number): number {
   return Math.max(0, Math.ceil((Date.parse(iso) - nowMs) / 1000));
 }
 
+/**
+ * The maintenance-window line of a plan with spec.windows (status.window), e.g.
+ * `maintenance window open until 2026-12-01T22:00:00.000Z (in 600 s)` or `outside the maintenance
+ * windows: next opens 2026-12-02T22:00:00.000Z (in 86400 s)`; undefined without windows.
+ */
+export function windowLine(s: MaintenancePlanStatus, nowMs: number): string | undefined {
+  const w = s.window;
+  if (!w) return undefined;
+  const at = (iso: string) => `${iso} (in ${secondsUntil(iso, nowMs)} s)`;
+  if (w.open)
+    return `maintenance window open${w.currentEnd ? ` until ${at(w.currentEnd)}` : ''}${w.nextStart ? `; next opens ${w.nextStart}` : ''}`;
+  return `outside the maintenance windows: ${w.nextStart ? `next opens ${at(w.nextStart)}` : 'none opens within a week'}`;
+}
+
 /** Renders the plan's status as lines of text. */
 export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, nowMs: number): string {
   const s: MaintenancePlanStatus = plan.status ?? {};
@@ -41,6 +55,8 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
       lines.push(`  cooling down: next eviction in ${secondsUntil(p.nextActionAt, nowMs)} s`);
     }
   }
+  const w = windowLine(s, nowMs);
+  if (w && active) lines.push(`  ${w}`);
   if (s.deadline && active) {
     lines.push(`  deadline in ${secondsUntil(s.deadline, nowMs)} s (${s.deadline})`);
   }

@@ -61,6 +61,8 @@ export interface PlanRunState {
   onDeadline?: OnDeadline;
   /** When the drain settled, ms since epoch (set by runs that know the deadline policy). */
   settledAtMs?: number;
+  /** No maintenance window is open (spec.windows): a pause apart from the user's {@link paused}. */
+  outsideWindow?: boolean;
 }
 
 /** An Event the plan workflow should record on the plan. */

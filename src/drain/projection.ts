@@ -17,6 +17,7 @@ import type {
   SkippedPod,
   WorkflowRef,
 } from '../api/plan.js';
+import { WINDOW_CONDITION, WindowReason } from '../api/windows.js';
 import { setCondition, sortAndCapBlockers } from './conditions.js';
 
 /** Per-node state the plan workflow keeps (what the node workflow last reported). */
@@ -70,6 +71,8 @@ export interface PlanState {
   onDeadline?: OnDeadline;
   /** spec.deadlineWarningSeconds. */
   deadlineWarningSeconds?: number;
+  /** With spec.windows: whether one is open, when it closes, when the next opens (ms since epoch). */
+  window?: { open: boolean; currentEndMs?: number; nextStartMs?: number };
   /** spec.mode Preflight: the report, once complete (status.preflight). */
   preflight?: PreflightReport;
 }
@@ -130,7 +133,8 @@ const iso = (ms: number | undefined): string | undefined =>
  * - Progressing: True while Pending/Running (reason = the plan reason), False otherwise.
  * - Drained: True in Drained/Completed.
  * - Blocked: True in Blocked, or while Running with a node blocked/waiting.
- * - Paused: True in Paused.
+ * - Paused: True in Paused (reason PausedByUser, or OutsideMaintenanceWindow when only the windows hold the plan).
+ * - InMaintenanceWindow (plans with spec.windows, until a final phase): True while a window is open.
  * - Previewed (only once a preflight report exists): True, reason NoBlockers, BlockersFound or
  *   PreflightIncomplete, the report's summary as message.
  */
@@ -200,8 +204,9 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
       ? {
           type: 'Paused',
           status: 'True',
-          reason: 'PausedByUser',
-          message: 'no new evictions until resumed',
+          ...(reason === WindowReason.OutsideMaintenanceWindow
+            ? { reason, message }
+            : { reason: 'PausedByUser', message: 'no new evictions until resumed' }),
           observedGeneration: gen,
         }
       : {
@@ -213,6 +218,33 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
         },
     now,
   );
+  const w = state.window;
+  if (w && !FINAL_PHASES.has(phase))
+    c = setCondition(
+      c,
+      w.open
+        ? {
+            type: WINDOW_CONDITION,
+            status: 'True',
+            reason: WindowReason.InsideMaintenanceWindow,
+            message:
+              w.currentEndMs !== undefined
+                ? `a maintenance window is open until ${iso(w.currentEndMs)!}`
+                : 'a maintenance window is open',
+            observedGeneration: gen,
+          }
+        : {
+            type: WINDOW_CONDITION,
+            status: 'False',
+            reason: WindowReason.OutsideMaintenanceWindow,
+            message:
+              w.nextStartMs !== undefined
+                ? `no maintenance window is open; the next opens at ${iso(w.nextStartMs)!}`
+                : 'no maintenance window is open, and none opens within a week',
+            observedGeneration: gen,
+          },
+      now,
+    );
   if (state.preflight)
     c = setCondition(
       c,
@@ -235,13 +267,17 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
  * stored in `state.conditions`.
  */
 export function projectStatus(state: PlanState): MaintenancePlanStatus {
+  // A node paused by the maintenance windows reports the plan's pause (the node only knows it was paused).
+  const windowPaused = state.phase === 'Paused' && state.reason === WindowReason.OutsideMaintenanceWindow;
   const nodes: NodeStatus[] = state.nodes.map((n) => {
     const { blockers } = sortAndCapBlockers(n.blockedBy);
+    const reason = windowPaused && n.phase === 'Paused' ? WindowReason.OutsideMaintenanceWindow : n.reason;
+    const message = windowPaused && n.phase === 'Paused' ? state.message : n.message;
     return {
       name: n.name,
       phase: n.phase,
-      ...(n.reason ? { reason: n.reason } : {}),
-      ...(n.message ? { message: n.message } : {}),
+      ...(reason ? { reason } : {}),
+      ...(message ? { message } : {}),
       podsTotal: n.podsTotal,
       podsEvicted: n.podsEvicted,
       ...(n.podsDeleted ? { podsDeleted: n.podsDeleted } : {}),
@@ -286,6 +322,17 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     nodes,
     evictionProgress: progress,
     ...(action ? { deadlineAction: action } : {}),
+    ...(state.window && !FINAL_PHASES.has(state.phase)
+      ? {
+          window: {
+            open: state.window.open,
+            ...(state.window.currentEndMs !== undefined
+              ? { currentEnd: iso(state.window.currentEndMs)! }
+              : {}),
+            ...(state.window.nextStartMs !== undefined ? { nextStart: iso(state.window.nextStartMs)! } : {}),
+          },
+        }
+      : {}),
     ...(state.preflight ? { preflight: state.preflight } : {}),
   };
 }

@@ -28,6 +28,12 @@
  *   when the history passes {@link CONTINUE_AS_NEW_EVENTS}, Temporal suggests it, or the run is
  *   older than {@link CONTINUE_AS_NEW_AGE_MS}. `status.workflow` keeps the first run.
  *
+ * - Maintenance windows (spec.windows, `patched('windows')`): while no window is open no node is
+ *   cordoned or started and the running nodes are paused (a pause of its own, apart from the
+ *   user's: `s.outsideWindow` next to `s.paused`); one durable timer wakes the loop at the next
+ *   window boundary (src/drain/windows.ts computes it, deterministically, from the workflow clock).
+ *   With deadlineCountsOutsideWindows false the deadlines count time inside windows only.
+ *
  * Runs begun before this loop existed replay `legacy/plan-v1.ts` (`patched('plan-loop')`).
  *
  * Deterministic: only pure modules, activity types and `@temporalio/workflow` are imported.
@@ -50,6 +56,7 @@ import type { DrainActivities, PlanRef, PreflightActivities } from '../activitie
 import { DeadlineReason } from '../api/deadline.js';
 import { PreflightReason } from '../api/preflight.js';
 import { MAX_PLAN_NODES, type MaintenancePlanStatus, type PlanPhase } from '../api/plan.js';
+import { WindowReason } from '../api/windows.js';
 import { statusEquals } from '../drain/conditions.js';
 import { allocateBudget } from '../drain/pdb-budget.js';
 import {
@@ -68,6 +75,7 @@ import {
   type PlanRunState,
 } from '../drain/plan-drain.js';
 import { FINAL_PHASES, planConditions, projectStatus } from '../drain/projection.js';
+import { windowState, windowedDeadline, windowsError, type WindowState } from '../drain/windows.js';
 import {
   failedPreflightNode,
   nodeBlocked,
@@ -154,6 +162,9 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   // patched: plans recorded before spec.onDeadline existed start their nodes with the plan's deadline
   // and the Stop policy, and publish no status.deadlineAction.
   const deadlinePolicy = patched('on-deadline');
+  // patched: plans recorded before spec.windows existed have none (the schema refused the field).
+  const windows = spec.windows?.length && patched('windows') ? spec.windows : undefined;
+  const windowedDeadlines = windows !== undefined && spec.deadlineCountsOutsideWindows === false;
   const info = workflowInfo();
   const runStartMs = Date.now();
   const s: PlanRunState = input.carried ?? {
@@ -202,10 +213,14 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   const forwards: { node: string; action: 'pause' | 'resume' | 'abort' }[] = [];
   const background = new Set<Promise<void>>();
   let pendingStarts = 0;
+  /** What the windows said at the last look (spec.windows). */
+  let lastWindow: WindowState | undefined;
   const wake = () => {
     woken = true;
     changeSeq++;
   };
+  /** Paused by the user or by the maintenance windows: no node starts, running nodes evict nothing new. */
+  const held = () => s.paused || s.outsideWindow === true;
   /** Follows a background call (Event, signal) so continue-as-new and the end wait for it; failures are ignored. */
   const track = (p: Promise<unknown>) => {
     const t: Promise<void> = p
@@ -258,12 +273,22 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     if (action === 'pause' && !s.paused && !FINAL_PHASES.has(s.plan.phase)) {
       s.paused = true;
       forwardAll('pause');
-      if (s.plan.phase === 'Running' || s.plan.phase === 'Pending')
+      if (
+        s.plan.phase === 'Running' ||
+        s.plan.phase === 'Pending' ||
+        (s.plan.phase === 'Paused' && s.plan.reason === WindowReason.OutsideMaintenanceWindow)
+      )
         setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
     } else if (action === 'resume' && s.paused) {
       s.paused = false;
-      forwardAll('resume');
-      if (s.plan.phase === 'Paused') setPhase('Running', 'Draining', 'draining nodes');
+      if (s.outsideWindow) {
+        // Still outside the windows: the nodes stay paused until the next one opens.
+        if (s.plan.phase === 'Paused')
+          setPhase('Paused', WindowReason.OutsideMaintenanceWindow, outsideMessage());
+      } else {
+        forwardAll('resume');
+        if (s.plan.phase === 'Paused') setPhase('Running', 'Draining', 'draining nodes');
+      }
     } else if (action === 'abort' && !s.aborted) {
       s.aborted = true;
       forwardAll('abort');
@@ -377,11 +402,17 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   const startNode = (node: string) => {
     s.started.push(node);
     pendingStarts++;
-    const startedPaused = s.paused;
+    const startedPaused = held();
     const planDeadlineMs = s.plan.deadlineMs!;
-    const deadlineMs = deadlinePolicy
-      ? nodeDeadlineMs(planDeadlineMs, Date.now(), spec.nodeDrainTimeoutSeconds)
-      : planDeadlineMs;
+    const deadlineMs =
+      windowedDeadlines && spec.nodeDrainTimeoutSeconds !== undefined
+        ? Math.min(
+            planDeadlineMs,
+            windowedDeadline(windows!, Date.now(), spec.nodeDrainTimeoutSeconds * 1000),
+          )
+        : deadlinePolicy
+          ? nodeDeadlineMs(planDeadlineMs, Date.now(), spec.nodeDrainTimeoutSeconds)
+          : planDeadlineMs;
     const entry = s.plan.nodes.find((n) => n.name === node);
     if (entry && deadlineMs < planDeadlineMs) entry.deadlineMs = deadlineMs;
     startChild(drainNodeWorkflow, {
@@ -414,7 +445,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
         pendingStarts--;
         // An abort or a pause/resume that arrived while the child was starting goes to it now.
         if (s.aborted) forwards.push({ node, action: 'abort' });
-        else if (s.paused !== startedPaused) forwards.push({ node, action: s.paused ? 'pause' : 'resume' });
+        else if (held() !== startedPaused) forwards.push({ node, action: held() ? 'pause' : 'resume' });
         wake();
         handle.result().then(
           (r) => {
@@ -445,6 +476,68 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       : []),
   ]);
 
+  // ---- maintenance windows ----
+  // A zone the operator's Node.js knew but this worker's does not fails the plan before it touches a
+  // node. (A later run on such a worker fails its workflow tasks, retried until a worker knows the zone.)
+  const windowProblem = windows && s.stage === 'Resolve' ? windowsError(windows) : undefined;
+  if (windowProblem) {
+    setPhase('Failed', 'InvalidSpec', windowProblem);
+    return close({ phase: 'Failed', reason: 'InvalidSpec', message: windowProblem });
+  }
+  function outsideMessage(): string {
+    const next = lastWindow?.nextStartMs;
+    return next !== undefined
+      ? `outside the maintenance windows: no new evictions until the next one opens at ${new Date(next).toISOString()}`
+      : 'outside the maintenance windows: none opens within a week';
+  }
+  /**
+   * Reads the windows at the workflow's time into the state; when one opened or closed, forwards
+   * resume/pause to the running nodes (unless the user paused the plan). @returns when to look again.
+   */
+  const observeWindow = (): number | undefined => {
+    if (!windows || s.stage === 'Settled') return undefined;
+    // Nothing changes before the next boundary: ask again only then (one answer costs about 3 ms).
+    if (lastWindow && Date.now() < lastWindow.nextChangeMs) return lastWindow.nextChangeMs;
+    const w = windowState(windows, Date.now());
+    lastWindow = w;
+    const view = {
+      open: w.open,
+      ...(w.currentEndMs !== undefined ? { currentEndMs: w.currentEndMs } : {}),
+      ...(w.nextStartMs !== undefined ? { nextStartMs: w.nextStartMs } : {}),
+    };
+    const before = s.plan.window;
+    if (
+      !before ||
+      before.open !== view.open ||
+      before.currentEndMs !== view.currentEndMs ||
+      before.nextStartMs !== view.nextStartMs
+    ) {
+      s.plan.window = view;
+      wake();
+    }
+    if (!w.open !== (s.outsideWindow ?? false)) {
+      s.outsideWindow = !w.open;
+      if (!s.paused && !s.aborted) forwardAll(w.open ? 'resume' : 'pause');
+      wake();
+    }
+    return w.nextChangeMs;
+  };
+  /** Plan phase Paused/OutsideMaintenanceWindow while outside the windows (a user's pause shows first). */
+  const windowPhase = () => {
+    if (!windows || s.paused || s.aborted || FINAL_PHASES.has(s.plan.phase)) return;
+    const out = WindowReason.OutsideMaintenanceWindow;
+    if (s.outsideWindow) {
+      const msg = outsideMessage();
+      if (s.plan.phase !== 'Paused' || s.plan.reason !== out || s.plan.message !== msg)
+        setPhase('Paused', out, msg);
+    } else if (s.plan.phase === 'Paused' && s.plan.reason === out)
+      setPhase(
+        'Running',
+        s.stage === 'Cordon' ? 'Cordoning' : 'Draining',
+        `a maintenance window is open: draining ${s.plan.nodes.length} node(s)`,
+      );
+  };
+  observeWindow();
   /**
    * spec.mode Preflight: examines the resolved nodes (at most NODE_CALL_CONCURRENCY at once), one
    * `preflightNode` activity each (reads and dry-run evictions only: nothing is cordoned, claimed or
@@ -536,9 +629,12 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     // patched: a new branch, taken only by plans created with spec.mode Preflight (older runs never
     // reach this call, so their histories replay unchanged).
     if (spec.mode === 'Preflight' && patched('preflight')) return previewPlan();
-    s.plan.deadlineMs = s.plan.startedAtMs + spec.drainTimeoutSeconds * 1000;
+    s.plan.deadlineMs = windowedDeadlines
+      ? windowedDeadline(windows!, s.plan.startedAtMs, spec.drainTimeoutSeconds * 1000)
+      : s.plan.startedAtMs + spec.drainTimeoutSeconds * 1000;
     s.stage = spec.cordon === 'AllAtStart' ? 'Cordon' : 'Drain';
     if (s.paused) setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
+    else if (s.outsideWindow) setPhase('Paused', WindowReason.OutsideMaintenanceWindow, outsideMessage());
     else if (s.stage === 'Cordon')
       setPhase(
         'Running',
@@ -558,14 +654,16 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   // ---- 2. the loop: act → publish → continue-as-new at a quiet point → wait ----
   for (;;) {
     const now = Date.now();
+    const windowChangeMs = observeWindow();
+    windowPhase();
     if (s.stage === 'Cordon') {
       if (s.aborted || now >= deadlineMs || s.cordoned >= s.plan.nodes.length) {
         s.stage = 'Drain';
-        if (!s.aborted && !s.paused && now < deadlineMs)
+        if (!s.aborted && !held() && now < deadlineMs)
           setPhase('Running', 'Draining', `draining ${s.plan.nodes.length} node(s)`);
         continue;
       }
-      if (!s.paused) {
+      if (!held()) {
         // spec.cordon AllAtStart: claim and cordon every node before the first eviction, so evicted
         // pods are rescheduled only onto nodes outside the plan.
         if (s.plan.phase !== 'Running' || s.plan.reason !== 'Cordoning')
@@ -598,7 +696,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
         wake();
       }
     } else if (s.stage === 'Drain') {
-      for (const node of nodesToStart(s, spec.maxUnavailableNodes, now)) startNode(node);
+      if (!s.outsideWindow)
+        for (const node of nodesToStart(s, spec.maxUnavailableNodes, now)) startNode(node);
       // A node that never reports its end after the deadline (its workflow was terminated) is lost.
       if (now >= deadlineMs + LOST_NODE_GRACE_MS && pendingStarts === 0)
         for (const node of runningNodes(s))
@@ -674,7 +773,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     flushEvents();
     const publishAt = await publish(false);
     if (continueAsNewDue()) await continueAsNewNow();
-    if (s.stage === 'Cordon' && !s.paused && !s.aborted) continue;
+    if (s.stage === 'Cordon' && !held() && !s.aborted) continue;
 
     // A quiet plan continues as new by age too, so something must wake it then.
     // patched: histories recorded before this timer existed replay without it.
@@ -682,6 +781,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     if (Date.now() < deadlineMs) timer.ensure(deadlineMs);
     else if (s.stage === 'Drain') timer.ensure(deadlineMs + LOST_NODE_GRACE_MS);
     if (publishAt !== undefined) timer.ensure(publishAt);
+    // The next window boundary (a durable timer: exact across worker restarts, no polling).
+    if (windowChangeMs !== undefined && s.stage !== 'Settled') timer.ensure(windowChangeMs);
     woken = false;
     await condition(() => woken || urgent || timer.fired);
     timer.fired = false;

@@ -298,6 +298,24 @@ describe('MaintenancePlan CRD on a real API server', () => {
         /spec\.podSelection\.podSelector\.matchExpressions\[3\]\.key: Required value: key is required/,
       ],
     ],
+    [
+      'bad maintenance windows',
+      {
+        nodeNames: ['a'],
+        windows: [
+          { days: ['Monday', 'Tue', 'Tue'], start: '25:00', end: '9:5', timeZone: 'Europe Berlin' },
+          { days: ['Sat'], start: '22:00', end: '22:00' },
+        ],
+      },
+      [
+        /spec\.windows\[0\]\.days\[0\]: Forbidden: must be Mon, Tue, Wed, Thu, Fri, Sat or Sun \(got "Monday"\)/,
+        /spec\.windows\[0\]\.days\[2\]: Duplicate value: "Tue"/,
+        /spec\.windows\[0\]\.start: Forbidden: must be a time of day: HH:MM on the 24-hour clock.* \(got "25:00"\)/,
+        /spec\.windows\[0\]\.end: Forbidden: must be a time of day: .* \(got "9:5"\)/,
+        /spec\.windows\[0\]\.timeZone: Forbidden: must be an IANA time zone name: .* \(got "Europe Berlin"\)/,
+        /spec\.windows\[1\]\.end: Forbidden: must differ from start/,
+      ],
+    ],
     // spec.podOrder, podSelection.ignoreDoNotDisrupt, eviction.skipWaitForDeleteTimeoutSeconds.
     [
       'a podOrder entry without a selector',
@@ -413,6 +431,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       cordon: 'PerNode',
       onDeadline: 'Stop',
       deadlineWarningSeconds: 300,
+      deadlineCountsOutsideWindows: true,
       mode: 'Drain',
     });
     const yamlOut = kubectlOk(['get', 'mp', name, '-o', 'yaml']);
@@ -429,6 +448,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       ['uncordon', 'Never'],
       ['cordon', 'AllAtStart'],
       ['eviction', { maxConcurrentPerNode: 8 }],
+      ['deadlineCountsOutsideWindows', false],
       ['mode', 'Preflight'],
       ['eviction', { skipWaitForDeleteTimeoutSeconds: 30 }],
       ['podOrder', [{ podSelector: { matchLabels: { app: 'a' } }, order: 1 }]],

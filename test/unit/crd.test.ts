@@ -20,6 +20,7 @@ import {
   CRD_PATHS,
   DEADLINE_POLICY_RULES,
   POD_ORDER_SPEC_RULES,
+  WINDOW_RULES,
   enumOfRule,
   formatRule,
   renderCrdYaml,
@@ -227,7 +228,12 @@ describe('CRD file', () => {
   it('carries the CEL rules and list types', () => {
     assert.deepEqual(
       specSchema['x-kubernetes-validations']
-        ?.filter((v) => ![...DEADLINE_POLICY_RULES, ...POD_ORDER_SPEC_RULES].some((d) => d.rule === v.rule))
+        ?.filter(
+          (v) =>
+            ![...DEADLINE_POLICY_RULES, ...POD_ORDER_SPEC_RULES, ...WINDOW_RULES].some(
+              (d) => d.rule === v.rule,
+            ),
+        )
         .map((v) => v.message),
       [
         'spec.nodeNames or spec.nodeSelector is required: a non-empty list of node names, or a label selector of nodes',

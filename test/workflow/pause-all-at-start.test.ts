@@ -1,0 +1,66 @@
+/**
+ * A plan without maintenance windows that is paused and resumed, before its first cordon (spec.cordon
+ * AllAtStart, created paused) and in the middle of a node's drain: the paths `patched('windows')`
+ * touched (the plan's own pause, forwarded to its nodes) behave as before. Its replay fixture
+ * (`UPDATE_HISTORIES=pause-all-at-start-v2`) was recorded with the plan workflow as it was before
+ * spec.windows existed (commit 9fe2546), so test/workflow/replay.test.ts replays an old-shape
+ * history of these paths against the current code.
+ */
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { pauseSignal, planWorkflowId, resumeSignal } from '../../src/workflows/messages.js';
+import { SimCluster } from '../helpers/sim-cluster.js';
+import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
+
+const wf = new WorkflowHarness();
+const { withWorker, startPlan, waitUntil, saveHistories } = wf;
+
+before(wf.setup);
+beforeEach(wf.freshServer);
+after(wf.teardown);
+
+describe('pause and resume without windows (time-skipping)', () => {
+  it('created paused with cordon AllAtStart, resumed, paused and resumed mid-drain: drains both nodes', async () => {
+    const sim = new SimCluster({ observePollMs: 0 });
+    sim.addNode('n1').addNode('n2');
+    sim.pdbs.set('app/db', 0);
+    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+    sim.addPod({ namespace: 'app', name: 'n2-web', node: 'n2' });
+    const inp = input('pause-all-at-start-v2', {
+      nodeNames: ['n1', 'n2'],
+      maxUnavailableNodes: 1,
+      cordon: 'AllAtStart',
+      paused: true,
+      uncordon: 'OnRelease',
+      release: true,
+    });
+    const res = await withWorker(sim, async (tq) => {
+      const h = await startPlan(tq, inp);
+      await waitUntil(() => sim.lastStatus()?.phase === 'Paused', 'Paused');
+      await wf.skip('5m');
+      assert.equal(
+        sim.calls.filter((c) => c.name === 'cordonNode').length,
+        0,
+        'nothing cordoned while paused',
+      );
+      await h.signal(resumeSignal);
+      await waitUntil(
+        () => sim.lastStatus()?.nodes?.[0]?.blockedBy?.[0]?.reason === 'DisruptionBudget',
+        'n1 held by its PDB',
+      );
+      await h.signal(pauseSignal);
+      await waitUntil(() => sim.lastStatus()?.nodes?.[0]?.phase === 'Paused', 'n1 Paused');
+      sim.pdbs.set('app/db', 1);
+      const before = sim.evictions().length;
+      await wf.skip('10m');
+      assert.equal(sim.evictions().length, before, 'no eviction while paused');
+      await h.signal(resumeSignal);
+      return wf.resultOf(h);
+    });
+    assert.equal(res.phase, 'Completed');
+    assert.ok(sim.pods.get('app/db-0')?.gone && sim.pods.get('app/n2-web')?.gone);
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
+    await saveHistories('pause-all-at-start-v2', planWorkflowId(inp.plan), ['n1', 'n2']);
+  });
+});
