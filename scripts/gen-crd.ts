@@ -360,6 +360,14 @@ export const PRINTER_COLUMNS: PrinterColumn[] = [
     jsonPath: '.status.evictionProgress.total',
     description: 'Pods to evict over all nodes.',
   },
+  // -o wide only (priority 1): the Deleted count sits next to the pod counts.
+  {
+    name: 'Deleted',
+    type: 'integer',
+    jsonPath: '.status.evictionProgress.deleted',
+    description: 'Pods deleted without the Eviction API at the deadline (onDeadline DeletePods).',
+    priority: 1,
+  },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   // -o wide only (priority 1).
   {

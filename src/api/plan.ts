@@ -458,7 +458,7 @@ export const EvictionProgressSchema = z
   .object({
     total: z.number().int().describe('Pods to evict over all nodes.'),
     evicted: z.number().int().describe('Pods evicted and gone.'),
-    pending: z.number().int().describe('Pods not yet evicted.'),
+    pending: z.number().int().describe('Pods still to evict (not those left on a Skipped node).'),
     failed: z.number().int().describe('Pods that cannot be evicted (blockers that waiting never fixes).'),
     attempts: z.number().int().describe('Eviction API calls sent.'),
     tooManyRequests: z.number().int().describe('Eviction API calls answered 429.'),

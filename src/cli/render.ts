@@ -32,8 +32,9 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
   if (blocked && active) lines.push(`  waiting: ${blocked.reason} — ${blocked.message}`);
   if (p) {
     const stuck = p.failed > 0 ? `, ${p.failed} cannot be evicted` : '';
+    const deleted = p.deleted ? `, ${p.deleted} deleted at the deadline (not evicted)` : '';
     lines.push(
-      `  pods ${bar(p.evicted, p.total)} ${p.evicted}/${p.total} evicted${stuck}; ` +
+      `  pods ${bar(p.evicted + (p.deleted ?? 0), p.total)} ${p.evicted}/${p.total} evicted${deleted}${stuck}; ` +
         `${p.attempts} eviction call(s), ${p.tooManyRequests} answered 429`,
     );
     if (p.nextActionAt && s.phase === 'Running') {
@@ -45,7 +46,8 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
   }
   for (const n of s.nodes ?? []) {
     lines.push(
-      `  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted, n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}`,
+      `  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted + (n.podsDeleted ?? 0), n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}` +
+        (n.podsDeleted ? `, ${n.podsDeleted} deleted` : ''),
     );
     for (const b of n.blockedBy ?? []) {
       const tries = b.attempts ? `, ${b.attempts} call(s)` : '';

@@ -50,4 +50,39 @@ describe('renderPlan', () => {
     );
     assert.doesNotMatch(text, /waiting:/);
   });
+  it('shows pods deleted at the deadline apart from the evicted ones', () => {
+    const text = renderPlan(
+      {
+        ...base,
+        status: {
+          phase: 'Drained',
+          reason: 'DrainedWithDeletions',
+          message: '1 node(s) drained; 3 pod(s) deleted at the deadline without the Eviction API',
+          evictionProgress: {
+            total: 4,
+            evicted: 1,
+            deleted: 3,
+            pending: 0,
+            failed: 0,
+            attempts: 1,
+            tooManyRequests: 0,
+          },
+          nodes: [
+            {
+              name: 'n1',
+              phase: 'Drained',
+              reason: 'PodsDeletedAtDeadline',
+              podsTotal: 4,
+              podsEvicted: 1,
+              podsDeleted: 3,
+            },
+          ],
+        },
+      },
+      0,
+    );
+    assert.match(text, /: Drained \(DrainedWithDeletions\)/);
+    assert.match(text, /pods \[#{20}\] 1\/4 evicted, 3 deleted at the deadline \(not evicted\);/);
+    assert.match(text, /node n1 +Drained +\[#{12}\] 1\/4, 3 deleted/);
+  });
 });
