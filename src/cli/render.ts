@@ -3,7 +3,7 @@
  * pods evicted/total with a progress bar, what blocks and why, and the cooldown countdown.
  * Pure: the caller passes the time (ms since epoch).
  */
-import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
+import type { Blocker, MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
 
 /** A text progress bar `[#####-----]` of `width` cells. */
 export function bar(done: number, total: number, width = 20): string {
@@ -14,6 +14,27 @@ export function bar(done: number, total: number, width = 20): string {
 /** Seconds from `nowMs` until an RFC 3339 time, rounded up, at least 0. */
 export function secondsUntil(iso: string, nowMs: number): number {
   return Math.max(0, Math.ceil((Date.parse(iso) - nowMs) / 1000));
+}
+
+/** Node phases after which nothing more happens to the node (its own deadline no longer matters). */
+const FINAL_NODE_PHASES: ReadonlySet<string> = new Set([
+  'Drained',
+  'Released',
+  'Aborted',
+  'Failed',
+  'Deleted',
+  'Skipped',
+]);
+
+/**
+ * What to look at for a blocker, when the reason alone does not say: a pod stuck terminating has
+ * had its deletion accepted (it has a deletionTimestamp) and waits for its grace period to end,
+ * for its finalizers to be removed, or for its node's kubelet to confirm that it stopped.
+ */
+export function blockerHint(b: Pick<Blocker, 'pod' | 'reason'>): string {
+  if (b.reason !== 'Terminating') return '';
+  const [ns, name] = b.pod.includes('/') ? b.pod.split('/', 2) : ['default', b.pod];
+  return ` (its deletion was accepted; it waits for its grace period, its finalizers or its node's kubelet: kubectl get pod -n ${ns} ${name} -o jsonpath='{.metadata.finalizers}')`;
 }
 
 /** Renders the plan's status as lines of text. */
@@ -44,15 +65,27 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
   if (s.deadline && active) {
     lines.push(`  deadline in ${secondsUntil(s.deadline, nowMs)} s (${s.deadline})`);
   }
+  const a = s.deadlineAction;
+  if (a && active) {
+    const when = a.at ? `, the first in ${secondsUntil(a.at, nowMs)} s` : '';
+    const warn =
+      a.warningAt && Date.parse(a.warningAt) > nowMs
+        ? `; PodsWillBeDeleted Warning in ${secondsUntil(a.warningAt, nowMs)} s`
+        : '';
+    lines.push(`  at the deadline (onDeadline ${a.policy}${when}${warn}): ${a.message}`);
+  }
   for (const n of s.nodes ?? []) {
     lines.push(
       `  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted + (n.podsDeleted ?? 0), n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}` +
-        (n.podsDeleted ? `, ${n.podsDeleted} deleted` : ''),
+        (n.podsDeleted ? `, ${n.podsDeleted} deleted` : '') +
+        (n.deadline && !FINAL_NODE_PHASES.has(n.phase)
+          ? `  deadline in ${secondsUntil(n.deadline, nowMs)} s (${n.deadline})`
+          : ''),
     );
     for (const b of n.blockedBy ?? []) {
       const tries = b.attempts ? `, ${b.attempts} call(s)` : '';
       lines.push(
-        `      blocked by ${b.pod}${b.pdb ? ` (PodDisruptionBudget ${b.pdb})` : ''}: ${b.reason}${tries} — ${b.message}`,
+        `      blocked by ${b.pod}${b.pdb ? ` (PodDisruptionBudget ${b.pdb})` : ''}: ${b.reason}${tries} — ${b.message}${blockerHint(b)}`,
       );
     }
   }
