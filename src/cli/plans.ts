@@ -453,7 +453,8 @@ const DONE = new Set(['Drained', 'Completed', 'Aborted', 'Failed', 'Blocked']);
 
 /**
  * Shows the plan live until it reaches a final phase (or forever with `follow`). Redraws in place
- * on a terminal; prints one block per change otherwise.
+ * on a terminal; otherwise prints one block per change of the plan's status (a countdown that
+ * ticks is not a change).
  * @returns the last status seen.
  */
 export async function watch(
@@ -473,12 +474,15 @@ export async function watch(
     const plan = await readPlan(ctx, name);
     status = plan.status;
     const text = renderPlan(plan, Date.now());
+    // Off a terminal a block is printed only when the status changed: the countdowns in the text
+    // change every second, so the comparison renders at a fixed time.
+    const fixed = renderPlan(plan, 0);
     if (out.isTTY) {
       out.write(`\x1b[H\x1b[2J${text}\n`);
-    } else if (text !== last) {
+    } else if (fixed !== last) {
       out.write(`${text}\n\n`);
     }
-    last = text;
+    last = fixed;
     const done = opts.until ? status && opts.until(status) : status?.phase && DONE.has(status.phase);
     if (done && !opts.follow) return status;
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 1000));
