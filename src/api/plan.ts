@@ -20,6 +20,11 @@ export const SHORT_NAMES = ['mp'];
 export const FINALIZER = `${GROUP}/cleanup`;
 /** Annotation on a Node naming the plan that cordoned it (`<plan name>`): the plan's claim on the node. */
 export const NODE_CLAIM_ANNOTATION = `${GROUP}/held-by`;
+/**
+ * Annotation on a Node holding the `metadata.uid` of the plan named by {@link NODE_CLAIM_ANNOTATION}, so a
+ * plan deleted and re-created under the same name is not mistaken for the one that claimed the node.
+ */
+export const NODE_CLAIM_UID_ANNOTATION = `${GROUP}/held-by-uid`;
 /** Annotation on a Node recording whether it was unschedulable before the plan cordoned it. */
 export const NODE_WAS_UNSCHEDULABLE_ANNOTATION = `${GROUP}/was-unschedulable`;
 
