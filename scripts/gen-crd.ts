@@ -389,6 +389,26 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       },
     ]),
   ),
+  // abort and release are one-way: once true, setting them back to false would be silently
+  // ignored by the workflow (an abort hands the nodes back; a release has happened), so it is refused.
+  'spec.abort': {
+    'x-kubernetes-validations': [
+      {
+        rule: 'self || !oldSelf',
+        message: 'abort cannot be undone: the plan stays aborted (create a new plan to drain again)',
+        reason: 'FieldValueForbidden',
+      },
+    ],
+  },
+  'spec.release': {
+    'x-kubernetes-validations': [
+      {
+        rule: 'self || !oldSelf',
+        message: 'release cannot be undone: the nodes are handed back per spec.uncordon',
+        reason: 'FieldValueForbidden',
+      },
+    ],
+  },
   'spec.eviction.retryBackoff': {
     'x-kubernetes-validations': [
       {
@@ -430,6 +450,14 @@ export const PRINTER_COLUMNS: PrinterColumn[] = [
     type: 'integer',
     jsonPath: '.status.evictionProgress.total',
     description: 'Pods to evict over all nodes.',
+  },
+  // -o wide only (priority 1): the Deleted count sits next to the pod counts.
+  {
+    name: 'Deleted',
+    type: 'integer',
+    jsonPath: '.status.evictionProgress.deleted',
+    description: 'Pods deleted without the Eviction API at the deadline (onDeadline DeletePods).',
+    priority: 1,
   },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   // -o wide only (priority 1).

@@ -21,7 +21,7 @@
  * Outside a Temporal activity context (CLI preflight, the operator, tests) the activities work the
  * same, minus heartbeats and cancellation.
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { NODE_CLAIM_UID_ANNOTATION } from '../k8s/node-claim.js';
 import { createKubernetesPort, type KubernetesPort } from '../k8s/port.js';
@@ -86,7 +86,7 @@ export function createActivities(deps: ActivityDeps): DrainActivities & Prefligh
     ...createPlanStatusActivities(port),
     ...createPreflightActivities(port, log),
     /** onDeadline DeletePods: one DELETE of a pod, no Eviction API (see ./delete-pod.ts). */
-    deletePod: deletePodActivity(deps.kubeConfig.makeApiClient(CoreV1Api), log),
+    deletePod: deletePodActivity(port, log),
     /** See {@link createObserveNode}: answered from a watch cache shared by this object's calls. */
     observeNode: createObserveNode({
       kubeConfig: deps.kubeConfig,

@@ -13,6 +13,13 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { needsNamespaceLabels } from '../drain/pod-policy.js';
 import { pino, type Logger } from 'pino';
+import {
+  PermanentKubernetesError,
+  TransientKubernetesError,
+  httpStatus,
+  isPermanentCode,
+  parseStatus,
+} from '../k8s/errors.js';
 import { WatchCache } from '../k8s/watch-cache.js';
 import {
   buildNodePods,
@@ -51,11 +58,6 @@ export interface ObserveNodeDeps {
 /** The activity function, with the cache it reads (to close it on shutdown, or to inspect in tests). */
 export type ObserveNode = DrainActivities['observeNode'] & { readonly cache: WatchCache };
 
-/** Temporal failure type of retryable Kubernetes failures (the name of `TransientKubernetesError`). */
-const TRANSIENT_TYPE = 'TransientKubernetesError';
-/** Temporal failure type of non-retryable Kubernetes API errors (`KUBERNETES_API_ERROR_TYPE`). */
-const API_ERROR_TYPE = 'KubernetesApiError';
-
 /** The current activity context, or `undefined` outside a Temporal activity. */
 function activityContext(): Context | undefined {
   try {
@@ -65,26 +67,18 @@ function activityContext(): Context | undefined {
   }
 }
 
-/** HTTP status of an informer error (client-node ApiException `code`, watch error `statusCode`). */
-function httpCode(err: unknown): number | undefined {
-  const e = err as { code?: unknown; statusCode?: unknown } | null;
-  if (typeof e?.code === 'number') return e.code;
-  if (typeof e?.statusCode === 'number') return e.statusCode;
-  return undefined;
-}
-
 /**
  * Whether an informer error is one waiting does not fix: a 4xx other than 408/429 (e.g. 403 when
- * the worker lacks list/watch RBAC, 404 for an unserved API group).
+ * the worker lacks list/watch RBAC, 404 for an unserved API group), as src/k8s/errors.ts classifies.
  */
 function isPermanentError(err: unknown): boolean {
-  const code = httpCode(err);
-  return code !== undefined && code >= 400 && code < 500 && code !== 408 && code !== 429;
+  const code = httpStatus(err);
+  return code !== undefined && isPermanentCode(code);
 }
 
 /** An informer error for a message: `HTTP <code>: <message>`, capped. */
 function describe(err: unknown): string {
-  const code = httpCode(err);
+  const code = httpStatus(err);
   const msg = (err instanceof Error ? err.message : String(err)).slice(0, 300);
   return code === undefined ? msg : `HTTP ${code}: ${msg}`;
 }
@@ -159,13 +153,14 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
       return new Map(list.items.map((n) => [n.metadata?.name ?? '', { ...(n.metadata?.labels ?? {}) }]));
     } catch (err) {
       const text = `observeNode ${node}: listing namespaces for spec.podOrder[].namespaceSelector failed: ${describe(err)}`;
-      if (isPermanentError(err))
-        throw ApplicationFailure.nonRetryable(
+      const code = httpStatus(err);
+      if (code !== undefined && isPermanentCode(code))
+        throw new PermanentKubernetesError(
           `${text} (grant the worker's ClusterRole namespaces: [list])`,
-          API_ERROR_TYPE,
-          { code: httpCode(err) },
+          code,
+          parseStatus((err as { body?: unknown }).body)?.reason ?? `HTTP${code}`,
         );
-      throw ApplicationFailure.retryable(text, TRANSIENT_TYPE);
+      throw new TransientKubernetesError(text);
     }
   }
 
@@ -259,16 +254,17 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         if (!watch.isSynced()) {
           const err = watch.lastError();
           const text = err === undefined ? '' : `: ${describe(err)}`;
-          if (isPermanentError(err)) {
-            throw ApplicationFailure.nonRetryable(
+          const code = httpStatus(err);
+          if (code !== undefined && isPermanentCode(code)) {
+            throw new PermanentKubernetesError(
               `observeNode ${node}: the API server refused to list${text}`,
-              API_ERROR_TYPE,
-              { code: httpCode(err) },
+              code,
+              parseStatus((err as { body?: unknown }).body)?.reason ?? `HTTP${code}`,
             );
           }
-          throw ApplicationFailure.retryable(
+          throw new TransientKubernetesError(
             `observeNode ${node}: cache not synced after ${Date.now() - startedAt} ms${text}`,
-            TRANSIENT_TYPE,
+            code,
           );
         }
       }

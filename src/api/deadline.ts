@@ -11,6 +11,11 @@ export const DeadlineReason = {
   NodesSkipped: 'NodesSkipped',
   /** Node phase Drained: the pods left at the deadline were deleted (onDeadline DeletePods). */
   PodsDeletedAtDeadline: 'PodsDeletedAtDeadline',
+  /**
+   * Plan phase Drained: every node is drained, and pods were deleted at a deadline (onDeadline
+   * DeletePods) instead of evicted; shown in place of AllNodesDrained (src/drain/projection.ts).
+   */
+  DrainedWithDeletions: 'DrainedWithDeletions',
   /** Node phase Draining: the deadline passed, deletions are under way (onDeadline DeletePods). */
   DeletingPods: 'DeletingPods',
   /** Warning Event, one per pod: deleted without the Eviction API at the deadline. */

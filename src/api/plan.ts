@@ -22,6 +22,11 @@ export const SHORT_NAMES = ['mp'];
 export const FINALIZER = `${GROUP}/cleanup`;
 /** Annotation on a Node naming the plan that cordoned it (`<plan name>`): the plan's claim on the node. */
 export const NODE_CLAIM_ANNOTATION = `${GROUP}/held-by`;
+/**
+ * Annotation on a Node holding the `metadata.uid` of the plan named by {@link NODE_CLAIM_ANNOTATION}, so a
+ * plan deleted and re-created under the same name is not mistaken for the one that claimed the node.
+ */
+export const NODE_CLAIM_UID_ANNOTATION = `${GROUP}/held-by-uid`;
 /** Annotation on a Node recording whether it was unschedulable before the plan cordoned it. */
 export const NODE_WAS_UNSCHEDULABLE_ANNOTATION = `${GROUP}/was-unschedulable`;
 
@@ -591,7 +596,7 @@ export const EvictionProgressSchema = z
   .object({
     total: z.number().int().describe('Pods to evict over all nodes.'),
     evicted: z.number().int().describe('Pods evicted and gone.'),
-    pending: z.number().int().describe('Pods not yet evicted.'),
+    pending: z.number().int().describe('Pods still to evict (not those left on a Skipped node).'),
     failed: z.number().int().describe('Pods that cannot be evicted (blockers that waiting never fixes).'),
     attempts: z.number().int().describe('Eviction API calls sent.'),
     tooManyRequests: z.number().int().describe('Eviction API calls answered 429.'),

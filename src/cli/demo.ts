@@ -12,12 +12,12 @@ import { fileURLToPath } from 'node:url';
 import {
   AppsV1Api,
   CoreV1Api,
-  CustomObjectsApi,
   KubeConfig,
   PolicyV1Api,
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type MaintenancePlanStatus } from '../api/plan.js';
+import { GROUP, PLURAL, type MaintenancePlanStatus } from '../api/plan.js';
+import { PlanApi } from '../k8s/plans.js';
 import { watch } from './plans.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -98,7 +98,7 @@ export async function demo(opts: DemoOptions): Promise<number> {
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const policy = kc.makeApiClient(PolicyV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
+  const plans = new PlanApi(kc);
 
   try {
     execFileSync(
@@ -179,20 +179,10 @@ export async function demo(opts: DemoOptions): Promise<number> {
       return a && b;
     });
 
-    const existing = await custom
-      .getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN })
-      .catch(() => undefined);
-    if (existing) {
+    if (await plans.get(PLAN)) {
       say('removing the plan of an earlier demo');
-      await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN });
-      await until(
-        'the old plan to go',
-        120_000,
-        async () =>
-          !(await custom
-            .getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN })
-            .catch(() => undefined)),
-      );
+      await plans.delete(PLAN);
+      await until('the old plan to go', 120_000, async () => !(await plans.get(PLAN)));
     }
     if (await core.readNamespace({ name: NS }).catch(() => undefined)) {
       await core.deleteNamespace({ name: NS });
@@ -307,22 +297,15 @@ export async function demo(opts: DemoOptions): Promise<number> {
     const targets = names.slice(0, opts.drain);
     say(`applying MaintenancePlan ${PLAN} for ${targets.join(', ')}`);
     const t0 = Date.now();
-    await custom.createClusterCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: PLURAL,
-      body: {
-        apiVersion: API_VERSION,
-        kind: KIND,
-        metadata: { name: PLAN, labels: { [DEMO_LABEL]: 'true' } },
-        spec: {
-          nodeNames: targets,
-          maxUnavailableNodes: 1,
-          drainTimeoutSeconds: opts.timeoutSeconds,
-          uncordon: 'OnDelete',
-        },
+    await plans.create(
+      { name: PLAN, labels: { [DEMO_LABEL]: 'true' } },
+      {
+        nodeNames: targets,
+        maxUnavailableNodes: 1,
+        drainTimeoutSeconds: opts.timeoutSeconds,
+        uncordon: 'OnDelete',
       },
-    });
+    );
     const final = (await watch(
       {
         kubeconfig: env.KUBECONFIG!,
@@ -352,15 +335,8 @@ export async function demo(opts: DemoOptions): Promise<number> {
       await new Promise<void>((resolve) => child.once('exit', () => resolve()));
     } else {
       say('cleaning up: deleting the plan (drainflow uncordons its nodes), the workload and the demo nodes');
-      await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN });
-      await until(
-        'the plan to be deleted',
-        120_000,
-        async () =>
-          !(await custom
-            .getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: PLAN })
-            .catch(() => undefined)),
-      );
+      await plans.delete(PLAN);
+      await until('the plan to be deleted', 120_000, async () => !(await plans.get(PLAN)));
       await core.deleteNamespace({ name: NS });
       for (const name of names) await core.deleteNode({ name }).catch(() => undefined);
       say('done; the local stack keeps running (npm run stack -- down stops it)');

@@ -5,7 +5,7 @@
 import { basename } from 'node:path';
 import { Command, Option } from 'commander';
 import { loadCliConfig, type ConnectionFlags } from '../shared/config.js';
-import { CliError, control, status, watch, type CliContext } from './plans.js';
+import { CliError, control, phaseAfter, status, watch, type CliContext } from './plans.js';
 import { renderPlan } from './render.js';
 
 /**
@@ -95,9 +95,13 @@ withConnection(
     .command('status <plan>')
     .description("show a plan's progress (live from its workflow when running)"),
 ).action(async (name: string, opts) => {
-  const { plan, live, note } = await status(context(opts), name);
+  const { plan, live, note, unreachable } = await status(context(opts), name);
   console.log(renderPlan({ metadata: plan.metadata, status: live ?? plan.status }, Date.now()));
-  if (note) console.log(`  note: ${note}`);
+  if (unreachable) {
+    // The written status is shown, but a Temporal that cannot be reached is a failure to fix.
+    console.error(`drainflow: ${note}`);
+    process.exitCode = 1;
+  } else if (note) console.log(`  note: ${note}`);
 });
 for (const [action, help] of [
   ['pause', 'stop new evictions (in-flight calls finish; timers keep running)'],
@@ -109,7 +113,12 @@ for (const [action, help] of [
     const st = await control(context(opts), name, action);
     const then =
       action === 'release' || action === 'abort' ? '; nodes are handed back per spec.uncordon' : '';
-    console.log(`${action}: accepted by the workflow of plan ${name} (phase ${st.phase})${then}`);
+    const pending = phaseAfter(action, st.phase);
+    console.log(
+      pending
+        ? `${action}: requested and accepted by the workflow of plan ${name}; it is still ${st.phase} while it winds down, and ends ${pending} (drainflow watch ${name})${then}`
+        : `${action}: accepted by the workflow of plan ${name} (phase ${st.phase})${then}`,
+    );
   });
 }
 withConnection(

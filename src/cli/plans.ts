@@ -5,9 +5,14 @@
  * unreachable cluster or Temporal, a finished workflow.
  */
 import { ApiException, KubeConfig } from '@kubernetes/client-node';
-import { Client, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  NamespaceNotFoundError,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import proto from '@temporalio/proto';
-import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
+import type { MaintenancePlan, MaintenancePlanStatus, PlanPhase } from '../api/plan.js';
 import { PlanApi } from '../k8s/plans.js';
 import { controlUpdate, planWorkflowId, progressQuery, type ControlAction } from '../workflows/messages.js';
 import { temporalConnection, type CliConfig } from '../shared/config.js';
@@ -144,18 +149,62 @@ export async function control(
         `no worker is polling task queue "${desc.taskQueue}" of plan "${name}": ${flag} is set, so the ${action} takes effect when a worker runs (drainflow run --worker)`,
       );
     }
-    return await withTimeout(
+    const accepted = await withTimeout(
       handle.executeUpdate(controlUpdate, { args: [{ action }] }),
       UPDATE_TIMEOUT_MS,
       `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue? ${flag} is set, so the ${action} takes effect when a worker runs`,
     );
+    return await settledPhase(handle, action, accepted);
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError)
-      throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
+    const missing = missingWorkflowNote(ctx, plan, handle.workflowId, err);
+    if (missing) throw new CliError(`plan "${name}": ${missing}`);
     throw err;
   } finally {
     await client.connection.close();
   }
+}
+
+/** How long `abort` and `release` wait for the phase they lead to, ms. */
+export const PHASE_WAIT_MS = 10_000;
+
+/**
+ * The phase an action leads to once the workflow has acted on it, or undefined when the Update's
+ * answer already is final: abort ends Aborted after the nodes are handed back; release of a
+ * settled plan (Drained, Blocked) ends Completed. Pause and resume change the phase at once.
+ */
+export function phaseAfter(action: ControlAction, phase: string | undefined): PlanPhase | undefined {
+  if (action === 'abort') return phase === 'Aborted' ? undefined : 'Aborted';
+  if (action === 'release' && (phase === 'Drained' || phase === 'Blocked')) return 'Completed';
+  return undefined;
+}
+
+/**
+ * The Update answers once the workflow has recorded the action, before an abort or release has
+ * handed the nodes back: waits up to {@link PHASE_WAIT_MS} for the phase that follows (progress
+ * query), and returns the last status seen, which may still show the old phase.
+ */
+async function settledPhase(
+  handle: WorkflowHandle,
+  action: ControlAction,
+  accepted: MaintenancePlanStatus,
+): Promise<MaintenancePlanStatus> {
+  const target = phaseAfter(action, accepted.phase);
+  if (!target) return accepted;
+  let last = accepted;
+  const until = Date.now() + PHASE_WAIT_MS;
+  while (Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 250));
+    try {
+      last = await handle.query(progressQuery);
+    } catch {
+      // The workflow ended (Aborted, Completed with uncordon OnRelease/Never): its result is final.
+      const desc = await handle.describe().catch(() => undefined);
+      if (desc && desc.status.name !== 'RUNNING') return { ...last, phase: target };
+      return last;
+    }
+    if (last.phase === target) return last;
+  }
+  return last;
 }
 
 /** What `status` shows: the workflow's live view when it answered, else the plan's written status and why. */
@@ -165,27 +214,50 @@ export interface PlanStatusView {
   live: MaintenancePlanStatus | undefined;
   /** Why the live view is missing, and what to check (no worker polling, …); undefined with `live`. */
   note?: string;
+  /** Temporal could not be reached (the note says why): the command fails after showing the status. */
+  unreachable?: boolean;
 }
 
 /**
  * A poller seen by Temporal within this long may be a running worker. Idle workers hold long
- * polls that the server ends after about 60 s and the SDK renews at once, so a live worker's last
- * poll is never older than that; a stopped worker stays listed with an ever older last poll.
+ * polls that the server ends after about 60 s and the SDK renews at once; Temporal's
+ * DescribeTaskQueue gives each poller's last access time, the start of its last poll. So a live
+ * worker's last poll is never older than this, and a worker that died (kill -9, crash) keeps
+ * looking like a live one for up to this long; a stopped worker stays listed with an ever older
+ * last poll.
  */
 export const POLLER_FRESH_MS = 70_000;
 
-/** What Temporal knows of the workers of one task queue. */
-export interface TaskQueueWorkers {
-  /** Pollers of the workflow task queue (DescribeTaskQueue), newest first, with the age of their last poll. */
-  pollers: { identity: string; ageMs: number }[];
-  /**
-   * Worker heartbeats (ListWorkers: the SDK reports its status every 60 s and when it stops),
-   * by identity; undefined when the server does not offer ListWorkers.
-   */
-  status?: Map<string, string>;
+/** Heartbeat interval assumed when the worker does not report its own (the SDK's default, 60 s). */
+export const HEARTBEAT_INTERVAL_MS = 60_000;
+/** A heartbeat later than its interval by more than this means the worker stopped reporting. */
+export const HEARTBEAT_SLACK_MS = 15_000;
+
+/** What a worker last reported of itself (Temporal's worker heartbeats: ListWorkers, DescribeWorker). */
+export interface WorkerReport {
+  /** `WORKER_STATUS_RUNNING`, `WORKER_STATUS_SHUTTING_DOWN`, `WORKER_STATUS_SHUTDOWN`, … */
+  status: string;
+  /** Age of the last heartbeat, ms; undefined when the server did not say. */
+  heartbeatAgeMs?: number;
+  /** Time between the worker's last two heartbeats, ms (its interval); undefined when unknown. */
+  heartbeatIntervalMs?: number;
 }
 
-/** Pollers and worker statuses of `taskQueue` (two cheap calls, 3 s each at most). */
+/** What Temporal knows of the workers of one task queue. */
+export interface TaskQueueWorkers {
+  /** Pollers of the workflow task queue (DescribeTaskQueue), newest first, with the age of their last poll's start. */
+  pollers: { identity: string; ageMs: number }[];
+  /**
+   * Worker heartbeats by identity (the SDK reports its status every 60 s and when it stops);
+   * undefined when the server does not offer ListWorkers.
+   */
+  workers?: Map<string, WorkerReport>;
+}
+
+const tsMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined =>
+  t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined;
+
+/** Pollers and worker heartbeats of `taskQueue` (a few cheap calls, 3 s each at most). */
 export async function taskQueueWorkers(
   client: Client,
   namespace: string,
@@ -202,35 +274,98 @@ export async function taskQueueWorkers(
   );
   const now = Date.now();
   const pollers = (res.pollers ?? [])
-    .map((p) => {
-      const t = p.lastAccessTime;
-      const ms = t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
-      return { identity: p.identity ?? '?', ageMs: Math.max(0, now - ms) };
-    })
+    .map((p) => ({ identity: p.identity ?? '?', ageMs: Math.max(0, now - (tsMs(p.lastAccessTime) ?? 0)) }))
     .sort((a, b) => a.ageMs - b.ageMs);
   const listed = await bounded(() =>
     client.workflowService.listWorkers({ namespace, query: `TaskQueue="${taskQueue}"` }),
   ).catch(() => undefined);
   if (!listed) return { pollers };
-  const status = new Map<string, string>();
-  for (const w of listed.workers ?? []) {
-    if (w.taskQueue !== taskQueue || !w.workerIdentity) continue;
-    status.set(w.workerIdentity, WorkerStatus[w.status ?? 0] ?? String(w.status));
-  }
-  return { pollers, status };
+  const workers = new Map<string, WorkerReport>();
+  const mine = (listed.workers ?? [])
+    .filter((w) => w.taskQueue === taskQueue && w.workerIdentity)
+    .slice(0, 10);
+  await Promise.all(
+    mine.map(async (w) => {
+      const report: WorkerReport = { status: WorkerStatus[w.status ?? 0] ?? String(w.status) };
+      // The heartbeat's own time is in the full record only (DescribeWorker).
+      const hb = w.workerInstanceKey
+        ? await bounded(() =>
+            client.workflowService.describeWorker({ namespace, workerInstanceKey: w.workerInstanceKey! }),
+          )
+            .then((d) => d.workerInfo?.workerHeartbeat ?? undefined)
+            .catch(() => undefined)
+        : undefined;
+      const at = tsMs(hb?.heartbeatTime);
+      if (at !== undefined) report.heartbeatAgeMs = Math.max(0, now - at);
+      const every = tsMs(hb?.elapsedSinceLastHeartbeat);
+      if (every) report.heartbeatIntervalMs = every;
+      workers.set(w.workerIdentity!, report);
+    }),
+  );
+  return { pollers, workers };
+}
+
+/** Whether a worker's heartbeats stopped: the last is later than its interval plus {@link HEARTBEAT_SLACK_MS}. */
+export function heartbeatStale(r: WorkerReport): boolean {
+  return (
+    r.heartbeatAgeMs !== undefined &&
+    r.heartbeatAgeMs > (r.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS) + HEARTBEAT_SLACK_MS
+  );
 }
 
 /**
  * The workers that may be serving the task queue: a recent poll, and (when the server lists
- * worker heartbeats) not reported as shutting down or stopped.
+ * worker heartbeats) neither reported as shutting down or stopped nor silent past its heartbeat
+ * interval.
  */
 export function liveWorkers(w: TaskQueueWorkers): { identity: string; ageMs: number }[] {
-  return w.pollers.filter(
-    (p) =>
-      p.ageMs <= POLLER_FRESH_MS &&
-      (w.status === undefined ||
-        !w.status.has(p.identity) ||
-        w.status.get(p.identity) === 'WORKER_STATUS_RUNNING'),
+  return w.pollers.filter((p) => {
+    if (p.ageMs > POLLER_FRESH_MS) return false;
+    const r = w.workers?.get(p.identity);
+    return r === undefined || (r.status === 'WORKER_STATUS_RUNNING' && !heartbeatStale(r));
+  });
+}
+
+const secs = (ms: number) => `${Math.round(ms / 1000)} s`;
+
+/** What a worker's heartbeat says, for a note: `; its last heartbeat, 80 s ago, …`. */
+function heartbeatWords(r: WorkerReport | undefined, polling: boolean): string {
+  if (!r) return '';
+  const status = r.status.replace('WORKER_STATUS_', '').toLowerCase().replace('_', ' ');
+  const ago = r.heartbeatAgeMs !== undefined ? `, ${secs(r.heartbeatAgeMs)} ago` : '';
+  const every = secs(r.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS);
+  const last = `; its last heartbeat${ago}`;
+  if (r.status !== 'WORKER_STATUS_RUNNING') return `${last}${ago ? ',' : ''} said ${status}`;
+  if (heartbeatStale(r))
+    return `${last} (one is due every ${every}), still said running, so it stopped without shutting down (killed, crashed or cut off)`;
+  return polling
+    ? `${last}${ago ? ',' : ''} said running (one every ${every})`
+    : `${last}${ago ? ',' : ''} says it runs, yet it has not polled since: it may be stuck`;
+}
+
+/**
+ * Why no worker answered, from what Temporal shows of the task queue (pure): no poller; pollers
+ * whose last poll is too old (with what their last heartbeat said); or a recent poller that did
+ * not answer — a live worker that is overloaded or failing, or one that died less than
+ * {@link POLLER_FRESH_MS} ago, which Temporal cannot tell apart yet.
+ */
+export function workersNote(w: TaskQueueWorkers, taskQueue: string): string {
+  const live = liveWorkers(w);
+  const tq = `task queue "${taskQueue}"`;
+  if (live.length === 0) {
+    const last = w.pollers[0];
+    const was = last
+      ? `; the last poll began ${secs(last.ageMs)} ago, by ${last.identity}${heartbeatWords(w.workers?.get(last.identity), false)}`
+      : '';
+    return `no worker is polling ${tq}${was}: start one (drainflow run --worker) or find out why the workers stopped`;
+  }
+  const p = live[0]!;
+  const others = live.length > 1 ? ` (and ${live.length - 1} more)` : '';
+  return (
+    `the workflow did not answer the progress query within ${QUERY_TIMEOUT_MS / 1000} s, although Temporal lists a poller of ${tq}: ` +
+    `${p.identity}${others} began its last poll ${secs(p.ageMs)} ago${heartbeatWords(w.workers?.get(p.identity), true)}. ` +
+    `An idle worker renews its poll about every 60 s, so a worker that died less than ${secs(POLLER_FRESH_MS)} ago looks the same; ` +
+    `a running one may be overloaded or failing: check that it runs and see its logs`
   );
 }
 
@@ -248,22 +383,9 @@ async function noAnswerNote(
     .catch(() => undefined);
   if (!desc) return `${late} (${(err as Error).message}); ${shown}`;
   const ended = desc.status.name !== 'RUNNING' ? `the workflow has ended (${desc.status.name}); ` : '';
-  const tq = desc.taskQueue;
-  const workers = await taskQueueWorkers(client, namespace, tq).catch(() => undefined);
+  const workers = await taskQueueWorkers(client, namespace, desc.taskQueue).catch(() => undefined);
   if (!workers) return `${ended}${late}; ${shown}`;
-  const live = liveWorkers(workers);
-  if (live.length === 0) {
-    const last = workers.pollers[0];
-    const was = last
-      ? `; the last poll was by ${last.identity} ${Math.round(last.ageMs / 1000)} s ago${
-          workers.status?.get(last.identity)
-            ? ` (${workers.status.get(last.identity)!.replace('WORKER_STATUS_', '').toLowerCase()})`
-            : ''
-        }`
-      : '';
-    return `${ended}no worker is polling task queue "${tq}"${was}: start one (drainflow run --worker) or find out why the workers stopped; ${shown}`;
-  }
-  return `${ended}${late} although ${live.length} worker(s) poll task queue "${tq}" (${live[0]!.identity}, last poll ${Math.round(live[0]!.ageMs / 1000)} s ago): they may be overloaded, failing or just stopped, see their logs; ${shown}`;
+  return `${ended}${workersNote(workers, desc.taskQueue)}; ${shown}`;
 }
 
 /**
@@ -274,7 +396,17 @@ async function noAnswerNote(
  * so the query's gRPC deadline bounds the wait.
  */
 export async function status(ctx: CliContext, name: string): Promise<PlanStatusView> {
-  const { plan, handle, client } = await planHandle(ctx, name);
+  const plan = await readPlan(ctx, name);
+  const shown = 'shown: the status the plan last wrote';
+  let client: Client;
+  try {
+    client = await connect(ctx);
+  } catch (err) {
+    // The plan's own status still answers: show it, and say Temporal is what could not be reached.
+    return { plan, live: undefined, note: `${(err as Error).message}; ${shown}`, unreachable: true };
+  }
+  const id = plan.status?.workflow?.workflowId ?? planWorkflowId({ name, uid: plan.metadata.uid });
+  const handle = client.workflow.getHandle(id);
   try {
     try {
       const live = await client.connection.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () =>
@@ -282,12 +414,8 @@ export async function status(ctx: CliContext, name: string): Promise<PlanStatusV
       );
       return { plan, live };
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError)
-        return {
-          plan,
-          live: undefined,
-          note: 'the plan has no workflow (yet): is the operator running? shown: the status the plan last wrote',
-        };
+      const missing = missingWorkflowNote(ctx, plan, id, err);
+      if (missing) return { plan, live: undefined, note: `${missing}; ${shown}` };
       return { plan, live: undefined, note: await noAnswerNote(client, handle, ctx.temporalNamespace, err) };
     }
   } finally {
@@ -295,12 +423,38 @@ export async function status(ctx: CliContext, name: string): Promise<PlanStatusV
   }
 }
 
+/**
+ * Why Temporal has no such workflow, or undefined when `err` says something else: the namespace
+ * does not exist on this server, or the workflow the operator recorded in the plan's status is not
+ * there (a different Temporal server or namespace than the operator's), or the plan has no workflow
+ * yet (the operator has not started one).
+ */
+export function missingWorkflowNote(
+  ctx: Pick<CliContext, 'temporalAddress' | 'temporalNamespace'>,
+  plan: Pick<MaintenancePlan, 'status'>,
+  workflowId: string,
+  err: unknown,
+): string | undefined {
+  const server = `the Temporal server at ${ctx.temporalAddress}`;
+  const settings = '--temporal-address / TEMPORAL_ADDRESS, --temporal-namespace / TEMPORAL_NAMESPACE';
+  const recorded = plan.status?.workflow;
+  if (err instanceof NamespaceNotFoundError || /namespace not found/i.test((err as Error)?.message ?? ''))
+    return `${server} has no namespace "${ctx.temporalNamespace}"${
+      recorded ? ` (the operator started this plan's workflow in namespace "${recorded.namespace}")` : ''
+    }: is this the Temporal the operator uses? (${settings})`;
+  if (!(err instanceof WorkflowNotFoundError)) return undefined;
+  if (recorded)
+    return `workflow ${workflowId}, which the operator recorded in the plan's status (namespace "${recorded.namespace}"), is not on ${server}, namespace "${ctx.temporalNamespace}": is this the Temporal the operator uses? (${settings})`;
+  return `the plan has no workflow yet (none recorded in its status, and ${server} has none named ${workflowId}): is the operator running?`;
+}
+
 /** Final phases in which `watch` stops. */
 const DONE = new Set(['Drained', 'Completed', 'Aborted', 'Failed', 'Blocked', 'Previewed']);
 
 /**
  * Shows the plan live until it reaches a final phase (or forever with `follow`). Redraws in place
- * on a terminal; prints one block per change otherwise.
+ * on a terminal; otherwise prints one block per change of the plan's status (a countdown that
+ * ticks is not a change).
  * @returns the last status seen.
  */
 export async function watch(
@@ -320,12 +474,15 @@ export async function watch(
     const plan = await readPlan(ctx, name);
     status = plan.status;
     const text = renderPlan(plan, Date.now());
+    // Off a terminal a block is printed only when the status changed: the countdowns in the text
+    // change every second, so the comparison renders at a fixed time.
+    const fixed = renderPlan(plan, 0);
     if (out.isTTY) {
       out.write(`\x1b[H\x1b[2J${text}\n`);
-    } else if (text !== last) {
+    } else if (fixed !== last) {
       out.write(`${text}\n\n`);
     }
-    last = text;
+    last = fixed;
     const done = opts.until ? status && opts.until(status) : status?.phase && DONE.has(status.phase);
     if (done && !opts.follow) return status;
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 1000));

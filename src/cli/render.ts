@@ -3,7 +3,7 @@
  * pods evicted/total with a progress bar, what blocks and why, and the cooldown countdown.
  * Pure: the caller passes the time (ms since epoch).
  */
-import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
+import type { Blocker, MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
 import { renderPreflight } from './render-preflight.js';
 
 /** A text progress bar `[#####-----]` of `width` cells. */
@@ -31,6 +31,28 @@ export function windowLine(s: MaintenancePlanStatus, nowMs: number): string | un
   return `outside the maintenance windows: ${w.nextStart ? `next opens ${at(w.nextStart)}` : 'none opens within a week'}`;
 }
 
+/** Node phases after which nothing more happens to the node (its own deadline no longer matters). */
+const FINAL_NODE_PHASES: ReadonlySet<string> = new Set([
+  'Drained',
+  'Released',
+  'Aborted',
+  'Failed',
+  'Deleted',
+  'Skipped',
+  'Previewed',
+]);
+
+/**
+ * What to look at for a blocker, when the reason alone does not say: a pod stuck terminating has
+ * had its deletion accepted (it has a deletionTimestamp) and waits for its grace period to end,
+ * for its finalizers to be removed, or for its node's kubelet to confirm that it stopped.
+ */
+export function blockerHint(b: Pick<Blocker, 'pod' | 'reason'>): string {
+  if (b.reason !== 'Terminating') return '';
+  const [ns, name] = b.pod.includes('/') ? b.pod.split('/', 2) : ['default', b.pod];
+  return ` (its deletion was accepted; it waits for its grace period, its finalizers or its node's kubelet: kubectl get pod -n ${ns} ${name} -o jsonpath='{.metadata.finalizers}')`;
+}
+
 /** Renders the plan's status as lines of text. */
 export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, nowMs: number): string {
   const s: MaintenancePlanStatus = plan.status ?? {};
@@ -47,8 +69,9 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
   if (blocked && active) lines.push(`  waiting: ${blocked.reason} — ${blocked.message}`);
   if (p) {
     const stuck = p.failed > 0 ? `, ${p.failed} cannot be evicted` : '';
+    const deleted = p.deleted ? `, ${p.deleted} deleted at the deadline (not evicted)` : '';
     lines.push(
-      `  pods ${bar(p.evicted, p.total)} ${p.evicted}/${p.total} evicted${stuck}; ` +
+      `  pods ${bar(p.evicted + (p.deleted ?? 0), p.total)} ${p.evicted}/${p.total} evicted${deleted}${stuck}; ` +
         `${p.attempts} eviction call(s), ${p.tooManyRequests} answered 429`,
     );
     if (p.nextActionAt && s.phase === 'Running') {
@@ -60,14 +83,27 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
   if (s.deadline && active) {
     lines.push(`  deadline in ${secondsUntil(s.deadline, nowMs)} s (${s.deadline})`);
   }
+  const a = s.deadlineAction;
+  if (a && active) {
+    const when = a.at ? `, the first in ${secondsUntil(a.at, nowMs)} s` : '';
+    const warn =
+      a.warningAt && Date.parse(a.warningAt) > nowMs
+        ? `; PodsWillBeDeleted Warning in ${secondsUntil(a.warningAt, nowMs)} s`
+        : '';
+    lines.push(`  at the deadline (onDeadline ${a.policy}${when}${warn}): ${a.message}`);
+  }
   for (const n of s.nodes ?? []) {
     lines.push(
-      `  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted, n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}`,
+      `  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted + (n.podsDeleted ?? 0), n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}` +
+        (n.podsDeleted ? `, ${n.podsDeleted} deleted` : '') +
+        (n.deadline && !FINAL_NODE_PHASES.has(n.phase)
+          ? `  deadline in ${secondsUntil(n.deadline, nowMs)} s (${n.deadline})`
+          : ''),
     );
     for (const b of n.blockedBy ?? []) {
       const tries = b.attempts ? `, ${b.attempts} call(s)` : '';
       lines.push(
-        `      blocked by ${b.pod}${b.pdb ? ` (PodDisruptionBudget ${b.pdb})` : ''}: ${b.reason}${tries} — ${b.message}`,
+        `      blocked by ${b.pod}${b.pdb ? ` (PodDisruptionBudget ${b.pdb})` : ''}: ${b.reason}${tries} — ${b.message}${blockerHint(b)}`,
       );
     }
   }

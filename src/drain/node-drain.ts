@@ -862,7 +862,7 @@ export function decideNode(
     return end({
       phase: 'Skipped',
       reason: DeadlineReason.SkippedAtDeadline,
-      message: `still not drained at its deadline with ${pods.length} pod(s) left: handed back, the plan goes on`,
+      message: `still not drained at its deadline with ${pods.length} pod(s) left: skipped and handed back`,
     });
   if (nowMs >= s.deadlineMs && policy === 'DeletePods' && pods.length > 0) {
     const graces = pods.map((p) => p.graceSeconds ?? 30);

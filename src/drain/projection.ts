@@ -3,7 +3,7 @@
  * Pure and deterministic: the caller passes the time. The same function answers the `progress`
  * query, so the query and the written status always agree.
  */
-import { DEADLINE_ACTION_NODE_CAP } from '../api/deadline.js';
+import { DEADLINE_ACTION_NODE_CAP, DeadlineReason } from '../api/deadline.js';
 import { PreflightReason, type PreflightReport } from '../api/preflight.js';
 import type {
   Blocker,
@@ -124,6 +124,37 @@ export const FINAL_PHASES: ReadonlySet<PlanPhase> = new Set([
   'Previewed',
 ]);
 
+/** Pods deleted without the Eviction API at a deadline (onDeadline DeletePods), over all nodes. */
+export function podsDeleted(state: Pick<PlanState, 'nodes'>): number {
+  return state.nodes.reduce((a, n) => a + (n.podsDeleted ?? 0), 0);
+}
+
+/**
+ * The plan's reason and message as status and conditions show them. A plan the workflow ended
+ * Drained with reason AllNodesDrained after pods were deleted at a deadline (onDeadline
+ * DeletePods) shows reason DrainedWithDeletions and the count, so a forced drain never reads
+ * like a clean one. Done in the projection rather than where the workflow sets the phase, so runs
+ * recorded before it replay unchanged; the workflow's own phase Event keeps AllNodesDrained.
+ */
+export function shownOutcome(state: Pick<PlanState, 'phase' | 'reason' | 'message' | 'nodes'>): {
+  reason: string;
+  message: string;
+} {
+  const deleted = podsDeleted(state);
+  if (state.phase !== 'Drained' || state.reason !== 'AllNodesDrained' || deleted === 0)
+    return { reason: state.reason, message: state.message };
+  return {
+    reason: DeadlineReason.DrainedWithDeletions,
+    message: `${state.message}; ${deleted} pod(s) deleted at the deadline without the Eviction API (onDeadline DeletePods), not evicted`,
+  };
+}
+
+/** `pod (PDB x): Reason; …` of the first `cap` blockers. */
+function blockerSummary(blockers: readonly Blocker[], cap: number): string {
+  const shown = blockers.slice(0, cap).map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`);
+  return `${shown.join('; ')}${blockers.length > cap ? `; and ${blockers.length - cap} more` : ''}`;
+}
+
 const iso = (ms: number | undefined): string | undefined =>
   ms === undefined ? undefined : new Date(ms).toISOString();
 
@@ -141,7 +172,9 @@ const iso = (ms: number | undefined): string | undefined =>
 export function planConditions(state: PlanState, nowMs: number): Condition[] {
   const now = new Date(nowMs).toISOString();
   const gen = state.observedGeneration;
-  const { phase, reason, message } = state;
+  const { phase } = state;
+  const { reason, message } = shownOutcome(state);
+  const deleted = podsDeleted(state);
   const active = phase === 'Pending' || phase === 'Running' || phase === 'Paused';
   const waiting = state.nodes.find((n) => n.phase === 'Waiting' || n.phase === 'Blocked');
   let c = state.conditions;
@@ -160,21 +193,29 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
   );
   c = setCondition(
     c,
-    phase === 'Drained' || phase === 'Completed'
+    (phase === 'Drained' || phase === 'Completed') && deleted > 0
       ? {
           type: 'Drained',
           status: 'True',
-          reason: 'AllPodsEvicted',
-          message: 'every node of the plan is drained',
+          reason: DeadlineReason.PodsDeletedAtDeadline,
+          message: `every node of the plan is drained; ${deleted} pod(s) were deleted at the deadline without the Eviction API`,
           observedGeneration: gen,
         }
-      : {
-          type: 'Drained',
-          status: 'False',
-          reason: phase === 'Aborted' ? 'Aborted' : 'NotDrained',
-          message: 'not every node is drained',
-          observedGeneration: gen,
-        },
+      : phase === 'Drained' || phase === 'Completed'
+        ? {
+            type: 'Drained',
+            status: 'True',
+            reason: 'AllPodsEvicted',
+            message: 'every node of the plan is drained',
+            observedGeneration: gen,
+          }
+        : {
+            type: 'Drained',
+            status: 'False',
+            reason: phase === 'Aborted' ? 'Aborted' : 'NotDrained',
+            message: 'not every node is drained',
+            observedGeneration: gen,
+          },
     now,
   );
   c = setCondition(
@@ -271,8 +312,16 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
   const windowPaused = state.phase === 'Paused' && state.reason === WindowReason.OutsideMaintenanceWindow;
   const nodes: NodeStatus[] = state.nodes.map((n) => {
     const { blockers } = sortAndCapBlockers(n.blockedBy);
-    const reason = windowPaused && n.phase === 'Paused' ? WindowReason.OutsideMaintenanceWindow : n.reason;
-    const message = windowPaused && n.phase === 'Paused' ? state.message : n.message;
+    const windowNode = windowPaused && n.phase === 'Paused';
+    const reason = windowNode ? WindowReason.OutsideMaintenanceWindow : n.reason;
+    // A skipped node was handed back: nothing blocks it any more. What held it at its deadline
+    // goes into its message instead of blockers that would read as if they still applied.
+    const nodeSkipped = n.phase === 'Skipped';
+    const message = windowNode
+      ? state.message
+      : nodeSkipped && blockers.length > 0
+        ? `${n.message ?? 'skipped at its deadline'}; held then by ${blockerSummary(blockers, 5)}`
+        : n.message;
     return {
       name: n.name,
       phase: n.phase,
@@ -284,7 +333,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
       ...(n.deadlineMs !== undefined && (state.deadlineMs === undefined || n.deadlineMs < state.deadlineMs)
         ? { deadline: iso(n.deadlineMs)! }
         : {}),
-      ...(blockers.length ? { blockedBy: blockers } : {}),
+      ...(blockers.length && !nodeSkipped ? { blockedBy: blockers } : {}),
       ...(n.orderGroup !== undefined ? { currentOrder: n.orderGroup } : {}),
       ...(n.skipped?.length ? { skipped: n.skipped } : {}),
     };
@@ -296,10 +345,15 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
   const evicted = sum((n) => n.podsEvicted);
   const failed = sum((n) => n.podsFailed);
   const action = deadlineAction(state);
+  // Pods left on a skipped node are no longer waited for: not pending.
+  const left = (n: NodeState) =>
+    n.phase === 'Skipped'
+      ? 0
+      : Math.max(0, n.podsTotal - n.podsEvicted - (n.podsDeleted ?? 0) - n.podsFailed);
   const progress: EvictionProgress = {
     total,
     evicted,
-    pending: Math.max(0, total - evicted - sum((n) => n.podsDeleted ?? 0) - failed),
+    pending: sum(left),
     failed,
     attempts: sum((n) => n.attempts),
     tooManyRequests: sum((n) => n.tooManyRequests),
@@ -307,10 +361,11 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     ...(nexts.length && !FINAL_PHASES.has(state.phase) ? { nextActionAt: iso(Math.min(...nexts))! } : {}),
     ...(lastError ? { lastError } : {}),
   };
+  const { reason, message } = shownOutcome(state);
   return {
     phase: state.phase,
-    reason: state.reason,
-    message: state.message,
+    reason,
+    message,
     observedGeneration: state.observedGeneration,
     conditions: state.conditions,
     ...(state.workflow ? { workflow: state.workflow } : {}),

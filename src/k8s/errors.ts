@@ -20,6 +20,9 @@
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 
+/** Temporal failure `type` of a {@link TransientKubernetesError} thrown by an activity (its `name`). */
+export const TRANSIENT_KUBERNETES_ERROR_TYPE = 'TransientKubernetesError';
+
 /**
  * A Kubernetes API failure that waiting may fix (network error, 5xx, 408, 429 outside the Eviction API,
  * conflicts that kept recurring): Temporal retries the activity with its retry policy. Its `name` is the
@@ -30,7 +33,7 @@ export class TransientKubernetesError extends Error {
   readonly code: number | undefined;
   constructor(message: string, code?: number) {
     super(message);
-    this.name = 'TransientKubernetesError';
+    this.name = TRANSIENT_KUBERNETES_ERROR_TYPE;
     this.code = code;
   }
 }
@@ -129,6 +132,23 @@ export function describeAnswer(code: number, body: unknown): string {
     return `HTTP ${code}${status.reason ? ` ${status.reason}` : ''}: ${status.message ?? ''}`.trim();
   const text = typeof body === 'string' ? body.trim() : body === undefined ? '' : String(body);
   return `HTTP ${code}${text ? `: ${text.slice(0, 300)}` : ''}`;
+}
+
+/**
+ * HTTP status of what any client-node call threw: an ApiException's `code`, or the `statusCode` that
+ * a failed list or watch of an informer carries; `undefined` when the server did not answer.
+ */
+export function httpStatus(err: unknown): number | undefined {
+  const code = apiCode(err);
+  if (code !== undefined) return code;
+  const e = err as { code?: unknown; statusCode?: unknown } | null;
+  if (typeof e?.statusCode === 'number') return e.statusCode;
+  return typeof e?.code === 'number' ? e.code : undefined;
+}
+
+/** Whether an HTTP code is a refusal that waiting never fixes: a 4xx other than 408 and 429. */
+export function isPermanentCode(code: number): boolean {
+  return code >= 400 && code < 500 && !isTransientCode(code);
 }
 
 /** Whether an HTTP code is worth retrying as is: 408, 429 (outside the Eviction API) and 5xx. */

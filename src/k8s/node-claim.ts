@@ -16,16 +16,15 @@
  * nodes means listing every Node and filtering here.
  */
 import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
-import { GROUP, NODE_CLAIM_ANNOTATION, NODE_WAS_UNSCHEDULABLE_ANNOTATION } from '../api/plan.js';
+import {
+  NODE_CLAIM_ANNOTATION,
+  NODE_CLAIM_UID_ANNOTATION,
+  NODE_WAS_UNSCHEDULABLE_ANNOTATION,
+} from '../api/plan.js';
 import type { PlanRef } from '../activities/types.js';
 
-export { NODE_CLAIM_ANNOTATION, NODE_WAS_UNSCHEDULABLE_ANNOTATION };
-
-/**
- * Annotation on a Node holding the `metadata.uid` of the plan named by {@link NODE_CLAIM_ANNOTATION}, so a
- * plan deleted and re-created under the same name is not mistaken for the one that claimed the node.
- */
-export const NODE_CLAIM_UID_ANNOTATION = `${GROUP}/held-by-uid`;
+// The three annotations are defined once, with the API's other names (src/api/plan.ts).
+export { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, NODE_WAS_UNSCHEDULABLE_ANNOTATION };
 
 /** Page size of the node list of {@link listClaimedNodes}. */
 const LIST_PAGE_SIZE = 500;

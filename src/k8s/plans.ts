@@ -25,6 +25,7 @@ import {
   VERSION,
   type MaintenancePlan,
   type MaintenancePlanSpec,
+  type MaintenancePlanSpecInput,
   type MaintenancePlanStatus,
 } from '../api/plan.js';
 import { apiCode } from './errors.js';
@@ -71,6 +72,33 @@ export class PlanApi {
       })) as MaintenancePlan;
     } catch (err) {
       if (apiCode(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Creates a plan from its metadata and spec. @throws ApiException (409 when it exists, 422 when invalid). */
+  async create(
+    metadata: { name: string; labels?: Record<string, string> },
+    spec: MaintenancePlanSpecInput,
+  ): Promise<MaintenancePlan> {
+    return (await this.custom.createClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      body: { apiVersion: API_VERSION, kind: KIND, metadata, spec },
+    })) as MaintenancePlan;
+  }
+
+  /**
+   * Deletes the plan (its finalizer holds it until the operator has handed the nodes back).
+   * @returns false when there was no such plan (404).
+   */
+  async delete(name: string): Promise<boolean> {
+    try {
+      await this.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name });
+      return true;
+    } catch (err) {
+      if (apiCode(err) === 404) return false;
       throw err;
     }
   }

@@ -9,7 +9,8 @@
  * {@link PermanentKubernetesError} for other 4xx. The exception is {@link KubernetesPort.evictPod},
  * which hands back the raw answer for the eviction activity's own classification.
  *
- * RBAC: nodes get/list/watch/patch; pods get/list/watch; pods/eviction create;
+ * RBAC: nodes get/list/watch/patch; pods get/list/watch (and delete for onDeadline DeletePods,
+ * which the shipped RBAC does not grant); pods/eviction create;
  * poddisruptionbudgets get/list/watch; maintenanceplans get and maintenanceplans/status update;
  * events get/create/patch in `default`.
  */
@@ -64,6 +65,19 @@ export interface KubernetesPort {
    * @throws TransientKubernetesError when no answer came for another reason (transport error).
    */
   evictPod(input: EvictInput, signal?: AbortSignal): Promise<RawAnswer | 'aborted'>;
+  /**
+   * DELETE of the pod, without the Eviction API (PodDisruptionBudgets are bypassed), with the pod's
+   * UID as precondition and the given grace period (at least 1 s: 0 would mean "now, forcefully").
+   * @returns `'deleted'` (the pod is terminating now), `'gone'` on 404 and on 409 (the precondition
+   *   failed: another pod holds the name now).
+   * @throws TransientKubernetesError / PermanentKubernetesError like the other calls.
+   */
+  deletePod(input: {
+    namespace: string;
+    name: string;
+    uid: string;
+    gracePeriodSeconds: number;
+  }): Promise<'deleted' | 'gone'>;
   /** Waits on the Pod `namespace/name` (list, then watch) until `cond` answers. */
   waitForPod<R>(namespace: string, name: string, cond: WaitCondition<R>, control: WaitControl): Promise<R>;
   /** Waits on the PodDisruptionBudget `namespace/name` (list, then watch) until `cond` answers. */
@@ -174,6 +188,20 @@ export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): Kuber
       }
     },
 
+    async deletePod({ namespace, name, uid, gracePeriodSeconds }) {
+      try {
+        await core.deleteNamespacedPod({
+          name,
+          namespace,
+          body: { preconditions: { uid }, gracePeriodSeconds: Math.max(1, gracePeriodSeconds) },
+        });
+        return 'deleted';
+      } catch (err) {
+        const code = apiCode(err);
+        if (code === 404 || code === 409) return 'gone';
+        throw classifyError(err, `delete pod ${namespace}/${name}`);
+      }
+    },
     async evictPod(input, signal) {
       const { namespace, name, uid } = input;
       const deleteOptions: {

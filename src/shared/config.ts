@@ -520,8 +520,11 @@ async function reach<T>(opts: TemporalConnectionOptions, connect: () => Promise<
     return await connect();
   } catch (err) {
     const hint = await diagnoseTls(opts).catch(() => '');
+    const where = `(${settingName('temporalAddress')}, TLS: TEMPORAL_TLS_*): ${(err as Error).message}`;
     throw new Error(
-      `cannot reach Temporal at ${opts.address} (${settingName('temporalAddress')}, TLS: TEMPORAL_TLS_*): ${(err as Error).message}${hint ? `; ${hint}` : ''}`,
+      hint
+        ? `cannot reach Temporal at ${opts.address} ${where}; ${hint}`
+        : `the Temporal server at ${opts.address} is unreachable ${where}`,
       { cause: err },
     );
   }

@@ -7,6 +7,7 @@
 import { pino, type Logger } from 'pino';
 import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import type { LogLevel as SdkLogLevel, LogMetadata, Logger as SdkLogger } from '@temporalio/common';
+import { evictionTaskQueue } from '../workflows/messages.js';
 
 /** Creates the process logger writing JSON lines to stdout. */
 export function createLogger(level: string, component: string): Logger {
@@ -60,10 +61,30 @@ const SDK_TO_PINO: Record<SdkLogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'er
   ERROR: 'error',
 };
 
+/**
+ * The SDK's WARN of a worker that registers no workflows. drainflow's eviction worker
+ * (`<task queue>-evictions`, {@link evictionTaskQueue}) registers only the evictPod activity by
+ * design (the server rate-limits that queue), so for it the line is expected and logged at debug;
+ * on any other task queue it stays a warning (a worker without workflows there would be a bug).
+ */
+export const NO_WORKFLOWS_WARNING = 'No workflows registered, not polling for workflow tasks';
+
+/** The pino level of one SDK line: its own, except {@link NO_WORKFLOWS_WARNING} of the eviction worker. */
+export function sdkLineLevel(
+  level: SdkLogLevel,
+  message: string,
+  meta?: LogMetadata,
+): 'trace' | 'debug' | 'info' | 'warn' | 'error' {
+  const tq = typeof meta?.taskQueue === 'string' ? meta.taskQueue : '';
+  if (level === 'WARN' && message === NO_WORKFLOWS_WARNING && tq.endsWith(evictionTaskQueue('')))
+    return 'debug';
+  return SDK_TO_PINO[level] ?? 'info';
+}
+
 /** The Temporal SDK's {@link SdkLogger} interface over a pino logger. */
 export function sdkLogger(logger: Logger): SdkLogger {
   const log = (level: SdkLogLevel, message: string, meta?: LogMetadata) =>
-    logger[SDK_TO_PINO[level] ?? 'info'](sdkLogFields(meta), message);
+    logger[sdkLineLevel(level, message, meta)](sdkLogFields(meta), message);
   return {
     log,
     trace: (m, meta) => log('TRACE', m, meta),

@@ -303,7 +303,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
           ? {
               phase: 'Skipped',
               reason: DeadlineReason.SkippedAtDeadline,
-              message: 'deadline passed before the node could be claimed: skipped, the plan goes on',
+              message: 'deadline passed before the node could be claimed: skipped',
             }
           : {
               phase: 'Blocked',

@@ -122,6 +122,22 @@ describe('drainflow CLI plan commands', () => {
     assert.match(st.out, new RegExp(`MaintenancePlan ${planName}: Running`));
     assert.match(st.out, /blocked by .*PodDisruptionBudget/);
 
+    // The wrong Temporal namespace, or a Temporal that is not there, is named as such; the status
+    // the plan last wrote is still shown.
+    const wrongNs = drainflow('status', planName, '--temporal-namespace', 'no-such-namespace');
+    assert.equal(wrongNs.code, 0, wrongNs.err);
+    assert.match(wrongNs.out, new RegExp(`MaintenancePlan ${planName}: Running`));
+    assert.match(
+      wrongNs.out,
+      /note: the Temporal server at \S+ has no namespace "no-such-namespace" \(the operator started this plan's workflow in namespace "default"\)/,
+    );
+    const closed = `127.0.0.1:${await freePort()}`;
+    const away = drainflow('status', planName, '--temporal-address', closed);
+    assert.equal(away.code, 1, away.out);
+    assert.match(away.out, new RegExp(`MaintenancePlan ${planName}: Running`), 'the written status');
+    assert.match(away.err, new RegExp(`the Temporal server at ${closed} is unreachable`));
+    assert.doesNotMatch(away.out + away.err, /operator/, 'the operator is not blamed');
+
     const paused = drainflow('pause', planName);
     assert.equal(paused.code, 0, paused.err);
     assert.match(paused.out, /pause: accepted by the workflow/);
@@ -139,6 +155,8 @@ describe('drainflow CLI plan commands', () => {
 
     const aborted = drainflow('abort', planName);
     assert.equal(aborted.code, 0, aborted.err);
+    // The CLI waits for the phase the abort leads to instead of printing the old one.
+    assert.match(aborted.out, /abort: accepted by the workflow of plan \S+ \(phase Aborted\)/, aborted.out);
     await waitFor(async () => (await read()).status?.phase === 'Aborted', 60_000, { what: 'plan Aborted' });
     assert.notEqual((await c.core.readNode({ name: target })).spec?.unschedulable, true, 'node handed back');
 

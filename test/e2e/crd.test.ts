@@ -505,6 +505,36 @@ describe('MaintenancePlan CRD on a real API server', () => {
     };
     assert.equal(live.spec.drainTimeoutSeconds, 3600);
     assert.equal(live.spec.paused, true);
+    // paused goes both ways; abort and release are one-way.
+    kubectlOk(['patch', 'mp', name, '--type', 'merge', '-p', JSON.stringify({ spec: { paused: false } })]);
+    for (const [flag, text] of [
+      ['abort', 'abort cannot be undone: the plan stays aborted'],
+      ['release', 'release cannot be undone: the nodes are handed back per spec.uncordon'],
+    ] as const) {
+      const back = kubectl([
+        'patch',
+        'mp',
+        name,
+        '--type',
+        'merge',
+        '-p',
+        JSON.stringify({ spec: { [flag]: false } }),
+      ]);
+      assert.notEqual(back.code, 0, `spec.${flag} true -> false must be refused`);
+      assert.match(back.stderr, new RegExp(`spec\\.${flag}: Forbidden: ${text}`));
+    }
+    // false -> false (e.g. re-applying the manifest a plan was created from) stays accepted.
+    const fresh = `oneway-${RUN}`;
+    kubectlOk(['apply', '-f', '-'], plan('oneway', { nodeNames: ['a'] }));
+    kubectlOk([
+      'patch',
+      'mp',
+      fresh,
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ spec: { abort: false, release: false } }),
+    ]);
   });
 
   it('defaults a partially written plan like zod too', () => {
@@ -595,7 +625,9 @@ describe('MaintenancePlan CRD on a real API server', () => {
       .trim()
       .split('\n')
       .map((l) => l.trim().split(/\s+/));
-    assert.deepEqual(wide[0], [...header!, 'CORDON', 'WORKFLOW']);
+    // -o wide adds the pods deleted at the deadline beside the pod counts, then cordon and workflow.
+    assert.deepEqual(wide[0], [...header!.slice(0, 7), 'DELETED', 'AGE', 'CORDON', 'WORKFLOW']);
+    assert.equal(wide[1]?.length, wide[0]!.length - 1, 'the Deleted cell is empty: no deletions here');
     assert.deepEqual(wide[1]?.slice(-2), ['PerNode', 'plan-x']);
 
     const dup = kubectl([

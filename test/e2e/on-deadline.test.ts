@@ -198,6 +198,7 @@ describe('onDeadline on the real stack', () => {
       { what: `plan ${planName} finished`, intervalMs: 250 },
     );
     assert.equal(final.phase, 'Drained', showStatus(final));
+    assert.equal(final.reason, 'DrainedWithDeletions', showStatus(final));
     assert.equal(final.nodes?.[0]?.reason, 'PodsDeletedAtDeadline', showStatus(final));
     assert.equal(final.evictionProgress?.deleted, 1);
     assert.equal(final.evictionProgress?.evicted, 0, 'the Eviction API never let it go');

@@ -40,6 +40,8 @@ class FakePort implements KubernetesPort {
   readonly events: PlanEvent[] = [];
   /** Answers of the next evictPod calls, in order (an Error is thrown). */
   evictions: Array<RawAnswer | 'aborted' | Error> = [];
+  /** Answers of the next deletePod calls, in order (an Error is thrown). */
+  deletions: Array<'deleted' | 'gone' | Error> = [];
   /** Answers of the next patchNode calls before the patch is applied ('apply': apply it). */
   patchAnswers: Array<'conflict' | 'gone' | 'apply'> = [];
   /** Answers of the next replacePlanStatus calls ('apply': store the status). */
@@ -98,6 +100,18 @@ class FakePort implements KubernetesPort {
     this.calls.push(['evictPod', input, signal !== undefined]);
     const next = this.evictions.shift();
     if (next === undefined) throw new Error('FakePort: no eviction answer queued');
+    if (next instanceof Error) throw next;
+    return next;
+  }
+  async deletePod(input: {
+    namespace: string;
+    name: string;
+    uid: string;
+    gracePeriodSeconds: number;
+  }): Promise<'deleted' | 'gone'> {
+    this.calls.push(['deletePod', input]);
+    const next = this.deletions.shift();
+    if (next === undefined) throw new Error('FakePort: no deletion answer queued');
     if (next instanceof Error) throw next;
     return next;
   }
@@ -665,4 +679,32 @@ describe('plan activities over a fake port', () => {
     await activities(port).recordEvent(event);
     assert.deepEqual(port.events, [event]);
   });
+});
+
+describe('deletePod over a fake port (onDeadline DeletePods)', () => {
+  const input = { namespace: NS, name: 'web-0', uid: UID, gracePeriodSeconds: 7 };
+  const rows: { what: string; answer: 'deleted' | 'gone' | Error; result?: unknown; throws?: RegExp }[] = [
+    { what: 'deleted: the pod is terminating', answer: 'deleted', result: { outcome: 'Deleted' } },
+    { what: 'gone (404, or 409: another pod holds the name)', answer: 'gone', result: { outcome: 'Gone' } },
+    {
+      what: '403 without RBAC: Failed with the code and message, a blocker',
+      answer: new PermanentKubernetesError('delete pod shop/web-0: HTTP 403 Forbidden: no', 403, 'Forbidden'),
+      result: { outcome: 'Failed', code: 403, message: 'delete pod shop/web-0: HTTP 403 Forbidden: no' },
+    },
+    {
+      what: 'a transient error is thrown for the retry policy',
+      answer: new TransientKubernetesError('delete pod shop/web-0: HTTP 503', 503),
+      throws: /HTTP 503/,
+    },
+  ];
+  for (const r of rows) {
+    it(r.what, async () => {
+      const port = new FakePort();
+      port.deletions.push(r.answer);
+      const run = activities(port).deletePod(input);
+      if (r.throws) await assert.rejects(run, r.throws);
+      else assert.deepEqual(await run, r.result);
+      assert.deepEqual(port.calls, [['deletePod', input]]);
+    });
+  }
 });

@@ -7,8 +7,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { coreLogFilter, planOfWorkflowId, sdkLogFields, sdkLogger } from '../../src/shared/logger.js';
-import { nodeWorkflowId, planWorkflowId } from '../../src/workflows/messages.js';
+import {
+  NO_WORKFLOWS_WARNING,
+  coreLogFilter,
+  planOfWorkflowId,
+  sdkLineLevel,
+  sdkLogFields,
+  sdkLogger,
+} from '../../src/shared/logger.js';
+import { evictionTaskQueue, nodeWorkflowId, planWorkflowId } from '../../src/workflows/messages.js';
 
 const uid = '0f8b4c2e-1d3a-4b5c-9e7f-123456789abc';
 
@@ -73,6 +80,22 @@ describe('sdkLogger', () => {
     assert.match(String((parsed[0]!.err as { stack?: string }).stack), /Error: x/);
     assert.equal(parsed[1]!.level, 50);
     assert.equal(parsed[1]!.sdkComponent, 'core');
+  });
+});
+
+describe('sdkLineLevel', () => {
+  it("logs the eviction worker's 'No workflows registered' at debug, elsewhere at warn", () => {
+    assert.equal(
+      sdkLineLevel('WARN', NO_WORKFLOWS_WARNING, { taskQueue: evictionTaskQueue('drainflow') }),
+      'debug',
+    );
+    assert.equal(sdkLineLevel('WARN', NO_WORKFLOWS_WARNING, { taskQueue: 'drainflow' }), 'warn');
+    assert.equal(sdkLineLevel('WARN', NO_WORKFLOWS_WARNING), 'warn');
+    assert.equal(
+      sdkLineLevel('WARN', 'Activity failed', { taskQueue: evictionTaskQueue('drainflow') }),
+      'warn',
+    );
+    assert.equal(sdkLineLevel('ERROR', 'x'), 'error');
   });
 });
 

@@ -206,6 +206,7 @@ describe('CRD file', () => {
         ['Nodes', 'integer', '.status.nodesTotal'],
         ['Evicted', 'integer', '.status.evictionProgress.evicted'],
         ['Pods', 'integer', '.status.evictionProgress.total'],
+        ['Deleted', 'integer', '.status.evictionProgress.deleted'],
         ['Age', 'date', '.metadata.creationTimestamp'],
         ['Cordon', 'string', '.spec.cordon'],
         ['Workflow', 'string', '.status.workflow.workflowId'],
@@ -213,7 +214,7 @@ describe('CRD file', () => {
     );
     assert.deepEqual(
       version.additionalPrinterColumns.filter((c) => c.priority === 1).map((c) => c.name),
-      ['Cordon', 'Workflow'],
+      ['Deleted', 'Cordon', 'Workflow'],
       'only in -o wide',
     );
     const { crd: declared } = fields();

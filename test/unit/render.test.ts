@@ -50,4 +50,112 @@ describe('renderPlan', () => {
     );
     assert.doesNotMatch(text, /waiting:/);
   });
+  it('shows pods deleted at the deadline apart from the evicted ones', () => {
+    const text = renderPlan(
+      {
+        ...base,
+        status: {
+          phase: 'Drained',
+          reason: 'DrainedWithDeletions',
+          message: '1 node(s) drained; 3 pod(s) deleted at the deadline without the Eviction API',
+          evictionProgress: {
+            total: 4,
+            evicted: 1,
+            deleted: 3,
+            pending: 0,
+            failed: 0,
+            attempts: 1,
+            tooManyRequests: 0,
+          },
+          nodes: [
+            {
+              name: 'n1',
+              phase: 'Drained',
+              reason: 'PodsDeletedAtDeadline',
+              podsTotal: 4,
+              podsEvicted: 1,
+              podsDeleted: 3,
+            },
+          ],
+        },
+      },
+      0,
+    );
+    assert.match(text, /: Drained \(DrainedWithDeletions\)/);
+    assert.match(text, /pods \[#{20}\] 1\/4 evicted, 3 deleted at the deadline \(not evicted\);/);
+    assert.match(text, /node n1 +Drained +\[#{12}\] 1\/4, 3 deleted/);
+  });
+  it('shows the deadline policy with its countdowns and a node deadline earlier than the plan', () => {
+    const now = Date.parse('2026-12-01T12:00:00Z');
+    const text = renderPlan(
+      {
+        ...base,
+        status: {
+          phase: 'Running',
+          reason: 'Draining',
+          deadline: '2026-12-01T13:00:00.000Z',
+          deadlineAction: {
+            policy: 'DeletePods',
+            at: '2026-12-01T12:10:00.000Z',
+            nodes: ['n1'],
+            warningAt: '2026-12-01T12:05:00.000Z',
+            message: 'at its deadline the pods still on a node are deleted (n1)',
+          },
+          nodes: [
+            {
+              name: 'n1',
+              phase: 'Draining',
+              podsTotal: 2,
+              podsEvicted: 0,
+              deadline: '2026-12-01T12:10:00.000Z',
+            },
+            {
+              name: 'n2',
+              phase: 'Drained',
+              podsTotal: 1,
+              podsEvicted: 1,
+              deadline: '2026-12-01T11:59:00.000Z',
+            },
+          ],
+        },
+      },
+      now,
+    );
+    assert.match(text, /deadline in 3600 s \(2026-12-01T13:00:00.000Z\)/);
+    assert.match(
+      text,
+      /at the deadline \(onDeadline DeletePods, the first in 600 s; PodsWillBeDeleted Warning in 300 s\): at its deadline the pods still on a node are deleted \(n1\)/,
+    );
+    assert.match(text, /node n1 +Draining .* 0\/2 +deadline in 600 s \(2026-12-01T12:10:00.000Z\)/);
+    assert.doesNotMatch(
+      text.split('\n').find((l) => l.includes('node n2'))!,
+      /deadline/,
+      'a drained node has no deadline left',
+    );
+  });
+  it('says what a pod stuck terminating waits for', () => {
+    const text = renderPlan(
+      {
+        ...base,
+        status: {
+          phase: 'Blocked',
+          reason: 'DeadlineExceeded',
+          nodes: [
+            {
+              name: 'n1',
+              phase: 'Blocked',
+              podsTotal: 1,
+              podsEvicted: 0,
+              blockedBy: [{ pod: 'app/db-0', reason: 'Terminating', message: 'pod is still terminating' }],
+            },
+          ],
+        },
+      },
+      0,
+    );
+    assert.match(
+      text,
+      /blocked by app\/db-0: Terminating — pod is still terminating \(its deletion was accepted; it waits for its grace period, its finalizers or its node's kubelet: kubectl get pod -n app db-0 -o jsonpath='\{\.metadata\.finalizers\}'\)/,
+    );
+  });
 });

@@ -127,10 +127,13 @@ describe('onDeadline (time-skipping)', () => {
     const n2 = byName.get('n2')!;
     assert.equal(n2.phase, 'Skipped');
     assert.equal(n2.reason, 'SkippedAtDeadline');
-    assert.ok(
-      n2.blockedBy?.some((b) => b.pod === 'app/db-0' && b.pdb === 'app/db'),
-      'blockers kept in status',
+    // Handed back: nothing blocks it any more; its message names what held it at the deadline.
+    assert.equal(n2.blockedBy, undefined, 'no blockers that read as if they still applied');
+    assert.match(
+      n2.message ?? '',
+      /skipped and handed back \(uncordoned\); held then by app\/db-0 \(PDB app\/db\)/,
     );
+    assert.equal(final.evictionProgress?.pending, 0, 'pods left on the skipped node are not pending');
     assert.equal(sim.nodes.get('n2')!.unschedulable, false, 'n2 uncordoned at its deadline');
     assert.equal(sim.nodes.get('n2')!.heldBy, undefined, 'claim removed');
     // n3 started only after n2 gave its slot back, at n2's deadline.
@@ -220,6 +223,8 @@ describe('onDeadline (time-skipping)', () => {
     assert.equal(final.evictionProgress?.evicted, 6);
     assert.equal(final.evictionProgress?.total, 7);
     assert.equal(final.evictionProgress?.pending, 0);
+    assert.equal(final.phase, 'Drained');
+    assert.equal(final.reason, 'DrainedWithDeletions', 'a forced drain does not read AllNodesDrained');
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, NODES));
   });
 });

@@ -1,0 +1,157 @@
+/**
+ * The status projection's view of how a drain ended: a DeletePods drain reads
+ * DrainedWithDeletions (not AllNodesDrained), and a node skipped at its deadline shows no blockers
+ * that read as if they still applied (what held it goes into its message) and no pending pods.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  planConditions,
+  projectStatus,
+  shownOutcome,
+  type NodeState,
+  type PlanState,
+} from '../../src/drain/projection.js';
+
+const NOW = Date.parse('2026-12-01T12:00:00Z');
+
+function node(name: string, over: Partial<NodeState> = {}): NodeState {
+  return {
+    name,
+    phase: 'Drained',
+    podsTotal: 3,
+    podsEvicted: 3,
+    podsFailed: 0,
+    blockedBy: [],
+    attempts: 3,
+    tooManyRequests: 0,
+    ...over,
+  };
+}
+
+function plan(nodes: NodeState[], over: Partial<PlanState> = {}): PlanState {
+  return {
+    phase: 'Drained',
+    reason: 'AllNodesDrained',
+    message: `${nodes.length} node(s) drained`,
+    observedGeneration: 1,
+    nodes,
+    conditions: [],
+    ...over,
+  };
+}
+
+/** The status as the workflow writes it: conditions first, then the projection. */
+function status(state: PlanState) {
+  return projectStatus({ ...state, conditions: planConditions(state, NOW) });
+}
+
+describe('shownOutcome', () => {
+  const rows: { what: string; state: PlanState; reason: string; message: RegExp }[] = [
+    {
+      what: 'a clean drain keeps AllNodesDrained',
+      state: plan([node('n1'), node('n2')]),
+      reason: 'AllNodesDrained',
+      message: /^2 node\(s\) drained$/,
+    },
+    {
+      what: 'pods deleted at the deadline: DrainedWithDeletions with the count',
+      state: plan([node('n1'), node('n2', { podsEvicted: 1, podsDeleted: 2 })]),
+      reason: 'DrainedWithDeletions',
+      message: /^2 node\(s\) drained; 2 pod\(s\) deleted at the deadline without the Eviction API/,
+    },
+    {
+      what: 'a Running plan with deletions under way keeps its reason',
+      state: plan([node('n1', { phase: 'Draining', podsDeleted: 1 })], {
+        phase: 'Running',
+        reason: 'Draining',
+        message: 'draining 1 node(s)',
+      }),
+      reason: 'Draining',
+      message: /^draining 1 node\(s\)$/,
+    },
+    {
+      what: 'a released plan keeps Released (the Drained condition still tells)',
+      state: plan([node('n1', { phase: 'Released', podsDeleted: 1 })], {
+        phase: 'Completed',
+        reason: 'Released',
+        message: 'released; nodes uncordoned',
+      }),
+      reason: 'Released',
+      message: /^released; nodes uncordoned$/,
+    },
+  ];
+  for (const r of rows) {
+    it(r.what, () => {
+      const shown = shownOutcome(r.state);
+      assert.equal(shown.reason, r.reason);
+      assert.match(shown.message, r.message);
+      const st = status(r.state);
+      assert.equal(st.reason, r.reason, 'status.reason');
+      assert.match(st.message ?? '', r.message, 'status.message');
+    });
+  }
+
+  it('the Drained and Progressing conditions tell a forced drain from a clean one', () => {
+    const clean = status(plan([node('n1')])).conditions!;
+    const forced = status(plan([node('n1', { podsEvicted: 0, podsDeleted: 3 })])).conditions!;
+    const by = (cs: typeof clean, t: string) => cs.find((c) => c.type === t)!;
+    assert.equal(by(clean, 'Drained').reason, 'AllPodsEvicted');
+    assert.equal(by(forced, 'Drained').status, 'True');
+    assert.equal(by(forced, 'Drained').reason, 'PodsDeletedAtDeadline');
+    assert.match(by(forced, 'Drained').message, /3 pod\(s\) were deleted at the deadline/);
+    assert.equal(by(forced, 'Progressing').reason, 'DrainedWithDeletions');
+    const progress = status(plan([node('n1', { podsEvicted: 0, podsDeleted: 3 })])).evictionProgress!;
+    assert.equal(progress.deleted, 3);
+    assert.equal(progress.pending, 0);
+  });
+});
+
+describe('a node skipped at its deadline', () => {
+  const blocker = {
+    pod: 'app/db-0',
+    pdb: 'app/db',
+    reason: 'DisruptionBudget',
+    message: 'waiting for PodDisruptionBudget app/db to allow a disruption',
+  };
+  const skipped = node('n2', {
+    phase: 'Skipped',
+    reason: 'SkippedAtDeadline',
+    message: 'still not drained at its deadline with 1 pod(s) left: skipped and handed back',
+    podsTotal: 2,
+    podsEvicted: 1,
+    blockedBy: [blocker],
+  });
+
+  it('shows no blockers; its message names what held it', () => {
+    const st = status(
+      plan([node('n1'), skipped], { phase: 'Blocked', reason: 'NodesSkipped', message: 'skipped: n2' }),
+    );
+    const n2 = st.nodes!.find((n) => n.name === 'n2')!;
+    assert.equal(n2.blockedBy, undefined);
+    assert.equal(
+      n2.message,
+      'still not drained at its deadline with 1 pod(s) left: skipped and handed back; held then by app/db-0 (PDB app/db): DisruptionBudget',
+    );
+    assert.equal(st.evictionProgress!.pending, 0, 'the pod left on the skipped node is not pending');
+    assert.equal(st.evictionProgress!.total, 5);
+    assert.equal(st.evictionProgress!.evicted, 4);
+  });
+
+  it('a node still draining keeps its blockers and its pods stay pending', () => {
+    const draining = {
+      ...skipped,
+      phase: 'Draining' as const,
+      reason: 'Draining',
+      message: '1 pod(s) to go',
+    };
+    const st = status(plan([node('n1'), draining], { phase: 'Running', reason: 'Draining', message: 'x' }));
+    const n2 = st.nodes!.find((n) => n.name === 'n2')!;
+    assert.deepEqual(
+      n2.blockedBy?.map((b) => b.pod),
+      ['app/db-0'],
+    );
+    assert.equal(n2.message, '1 pod(s) to go');
+    assert.equal(st.evictionProgress!.pending, 1);
+  });
+});
