@@ -28,6 +28,7 @@ import {
   MaintenancePlanStatusSchema,
   OPERATORS_WITH_VALUES,
   PLURAL,
+  ROLLING_MESSAGES,
   SHORT_NAMES,
   SINGULAR,
   STRING_FORMATS,
@@ -257,6 +258,39 @@ export const DEADLINE_POLICY_RULES: ValidationRule[] = [
   },
 ];
 
+/** CEL rule of one hook (spec.hooks.beforeDrain / afterDrain): exactly one of job and workflow. */
+const HOOK_RULES: ValidationRule[] = [
+  {
+    rule: 'has(self.job) != has(self.workflow)',
+    message: 'exactly one of job and workflow must be set',
+    reason: 'FieldValueForbidden',
+  },
+];
+
+/** Schema extensions of one hook path: its rule, and the Job template kept as written (a Job spec). */
+function hookExtensions(path: string): Record<string, Partial<JSONSchemaProps>> {
+  return {
+    [path]: { 'x-kubernetes-validations': HOOK_RULES },
+    [`${path}.job.template`]: { 'x-kubernetes-preserve-unknown-fields': true },
+  };
+}
+
+/** CEL rules of uncordon AfterEachNode (rollingSpecIssues in src/api/plan.ts says the same). */
+export const ROLLING_RULES: ValidationRule[] = [
+  {
+    rule: "!has(self.uncordon) || self.uncordon != 'AfterEachNode' || !has(self.cordon) || self.cordon != 'AllAtStart'",
+    message: ROLLING_MESSAGES.allAtStart,
+    fieldPath: '.cordon',
+    reason: 'FieldValueForbidden',
+  },
+  {
+    rule: "!has(self.uncordon) || self.uncordon != 'AfterEachNode' || !has(self.onDeadline) || self.onDeadline != 'DeletePods' || has(self.nodeDrainTimeoutSeconds)",
+    message: ROLLING_MESSAGES.deletePods,
+    fieldPath: '.onDeadline',
+    reason: 'FieldValueForbidden',
+  },
+];
+
 /** The deadline-policy fields are fixed at creation like the other settings. */
 const DEADLINE_POLICY_IMMUTABLE = ['onDeadline', 'nodeDrainTimeoutSeconds', 'deadlineWarningSeconds'];
 
@@ -287,8 +321,11 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
         reason: 'FieldValueForbidden',
       },
       ...DEADLINE_POLICY_RULES,
+      ...ROLLING_RULES,
     ],
   },
+  ...hookExtensions('spec.hooks.beforeDrain'),
+  ...hookExtensions('spec.hooks.afterDrain'),
   // Only the flags (paused, abort, release) change a running plan; every other field is fixed at
   // creation, so an edit the workflow would silently ignore is refused instead.
   ...Object.fromEntries(
@@ -301,6 +338,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       'podSelection',
       'uncordon',
       'cordon',
+      'hooks',
       ...DEADLINE_POLICY_IMMUTABLE,
     ].map((f) => [
       `spec.${f}`,
@@ -557,6 +595,8 @@ export function toStructural(js: JsonSchema, path: string, used: Set<string> = n
     } else if (isPlainObject(additional) && Object.keys(additional).length > 0) {
       // z.record(z.string(), V) → a map.
       out.additionalProperties = toStructural(additional, `${path}{}`, used);
+    } else if (EXTENSIONS[path]?.['x-kubernetes-preserve-unknown-fields'] === true) {
+      // A free-form object kept as written (a Job template): EXTENSIONS says so explicitly.
     } else if (additional !== false || props === undefined) {
       fail(path, 'free-form objects are not supported (declare the fields, or use a record)');
     }

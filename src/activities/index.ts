@@ -11,6 +11,7 @@
  * | `eviction.ts`     | evictPod, with the rule for every Eviction API answer              |
  * | `plan-status.ts`  | publishStatus, recordEvent                                         |
  * | `observe.ts`      | observeNode (from the worker's watch cache)                        |
+ * | `jobs.ts`         | createHookJob, waitHookJob (Job hooks, spec.hooks)                 |
  *
  * Errors of the other calls (src/k8s/errors.ts): network error, timeout, 408, 429 and 5xx throw
  * {@link TransientKubernetesError} (retryable); other 4xx throw a non-retryable
@@ -27,6 +28,7 @@ import { createKubernetesPort, type KubernetesPort } from '../k8s/port.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
 import { deletePodActivity } from './delete-pod.js';
 import { createEvictionActivities } from './eviction.js';
+import { createJobActivities, type JobActivities } from './jobs.js';
 import { createNodeActivities } from './nodes.js';
 import { createObserveNode } from './observe.js';
 import { createPlanStatusActivities } from './plan-status.js';
@@ -67,12 +69,12 @@ export interface ActivityDeps {
  *
  * RBAC the activities need: nodes get/list/watch/patch; pods get/list/watch; pods/eviction create;
  * poddisruptionbudgets get/list/watch; maintenanceplans get and maintenanceplans/status update;
- * events get/create/patch in `default`.
+ * events get/create/patch in `default`; with Job hooks, jobs create/get and pods list in the hooks' namespaces.
  *
  * @param deps the KubeConfig to use, an optional pino logger, watch cache and port.
  * @returns an object implementing {@link DrainActivities}, one method per activity.
  */
-export function createActivities(deps: ActivityDeps): DrainActivities {
+export function createActivities(deps: ActivityDeps): DrainActivities & JobActivities {
   const log = deps.logger ?? pino({ name: 'drainflow.activities', level: 'info' });
   const port = deps.port ?? createKubernetesPort(deps.kubeConfig, log);
   const pods = createPodActivities(port);
@@ -81,6 +83,8 @@ export function createActivities(deps: ActivityDeps): DrainActivities {
     ...pods,
     ...createEvictionActivities(port, log, pods.checkPod),
     ...createPlanStatusActivities(port),
+    /** Job hooks (spec.hooks.*.job): create the node's Job, wait for it (see ./jobs.ts). */
+    ...createJobActivities(deps.kubeConfig),
     /** onDeadline DeletePods: one DELETE of a pod, no Eviction API (see ./delete-pod.ts). */
     deletePod: deletePodActivity(deps.kubeConfig.makeApiClient(CoreV1Api), log),
     /** See {@link createObserveNode}: answered from a watch cache shared by this object's calls. */

@@ -12,6 +12,7 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
+import { NODE_RELEASE_ANNOTATION } from '../api/plan.js';
 import { WatchCache } from '../k8s/watch-cache.js';
 import {
   buildNodePods,
@@ -105,7 +106,11 @@ function snapshot(
   if (node === undefined) return { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
   const { pods: items, pdbs } = buildNodePods(pods, pdbsIn, selection);
   return {
-    node: { exists: true, unschedulable: node.spec?.unschedulable === true },
+    node: {
+      exists: true,
+      unschedulable: node.spec?.unschedulable === true,
+      ...(node.metadata?.annotations?.[NODE_RELEASE_ANNOTATION] === 'true' ? { released: true } : {}),
+    },
     pods: items,
     pdbs: withRequestedPdbs(pdbs, requested, pdbsIn),
   };

@@ -5,6 +5,7 @@
  */
 import { DEADLINE_ACTION_NODE_CAP } from '../api/deadline.js';
 import type {
+  HookStatus,
   Blocker,
   Condition,
   DeadlineAction,
@@ -40,6 +41,8 @@ export interface NodeState {
   podsDeleted?: number;
   /** Deadline of this node's drain, ms since epoch, when spec.nodeDrainTimeoutSeconds makes it earlier than the plan's. */
   deadlineMs?: number;
+  /** The node's last hook run (spec.hooks). */
+  hook?: HookStatus;
 }
 
 /** What the plan workflow knows, as input to {@link projectStatus}. */
@@ -226,6 +229,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
         ? { deadline: iso(n.deadlineMs)! }
         : {}),
       ...(blockers.length ? { blockedBy: blockers } : {}),
+      ...(n.hook ? { hook: n.hook } : {}),
     };
   });
   const sum = (f: (n: NodeState) => number) => state.nodes.reduce((a, n) => a + f(n), 0);

@@ -70,7 +70,9 @@ import {
   type NodeDrainState,
   type NodeOutcome,
 } from '../drain/node-drain.js';
+import { drained, initialRollState, lastHook, hookStatus } from '../drain/hooks.js';
 import { drainNodeV1 } from './legacy/node-v1.js';
+import { runRoll } from './node-roll.js';
 import {
   evictionTaskQueue,
   nodeControlSignal,
@@ -134,6 +136,14 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   };
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
+  // patched: spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts). Only specs that set
+  // them reach the markers, and no history recorded before them can have such a spec.
+  const roll = spec.roll;
+  const rolling =
+    roll !== undefined &&
+    (!roll.uncordonAfterEachNode || patched('per-node-release')) &&
+    (!(roll.beforeDrain || roll.afterDrain) || patched('hooks'));
+  if (rolling) s.roll ??= initialRollState(input.released === true);
   // patched: node runs recorded before the plan handed out PDB budgets replay without them.
   if (spec.coordinatePdbs && !s.budget && patched('pdb-budget')) s.budget = { grantSeq: 0, grants: {} };
 
@@ -195,6 +205,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       ...(s.lastError ? { lastError: s.lastError } : {}),
       cordonedByPlan: s.cordonedByPlan,
       claimed: s.claimed,
+      ...(lastHook(s.roll) ? { hook: hookStatus(lastHook(s.roll)!) } : {}),
       ...(final ? { final: true } : {}),
     };
   };
@@ -487,6 +498,23 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     return continueAsNew<typeof drainNodeWorkflow>(next);
   }
 
+  // ---- spec.hooks / uncordon AfterEachNode: the beforeDrain hook, or where a continued run is ----
+  const rollContext = () => ({
+    plan,
+    node,
+    s: s as NodeDrainState & { roll: NonNullable<NodeDrainState['roll']> },
+    spec: roll!,
+    selection: spec.podSelection,
+    deadlineMs: () => spec.planDeadlineMs ?? s.deadlineMs,
+    report,
+    continueAsNewDue,
+    continueAsNewNow,
+  });
+  if (rolling) {
+    const early = await runRoll(rollContext());
+    if (early) return finish(early);
+  }
+
   for (;;) {
     // Apply what settled.
     for (const item of inbox.splice(0)) {
@@ -560,6 +588,11 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   if (observing) {
     observing.scope.cancel();
     await observing.done;
+  }
+  // Drained: the afterDrain hook and the per-node hand-back.
+  if (rolling && outcome.phase === 'Drained') {
+    drained(s.roll!);
+    outcome = (await runRoll(rollContext())) ?? outcome;
   }
   return finish(outcome);
 }

@@ -19,6 +19,7 @@ import {
   buildCrd,
   CRD_PATHS,
   DEADLINE_POLICY_RULES,
+  ROLLING_RULES,
   enumOfRule,
   formatRule,
   renderCrdYaml,
@@ -226,7 +227,7 @@ describe('CRD file', () => {
   it('carries the CEL rules and list types', () => {
     assert.deepEqual(
       specSchema['x-kubernetes-validations']
-        ?.filter((v) => !DEADLINE_POLICY_RULES.some((d) => d.rule === v.rule))
+        ?.filter((v) => ![...DEADLINE_POLICY_RULES, ...ROLLING_RULES].some((d) => d.rule === v.rule))
         .map((v) => v.message),
       [
         'spec.nodeNames or spec.nodeSelector is required: a non-empty list of node names, or a label selector of nodes',
