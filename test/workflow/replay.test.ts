@@ -8,7 +8,10 @@
  * must be kept); `*-v2` and the long-drains keys are runs of the level-triggered loop. A file named
  * `<workflow ID>~run<N>.bin` is the N-th run of a continue-as-new chain (key `can-boundary`).
  * `on-deadline-v1` (DeletePods) and `deadline-skip` (SkipNode with a per-node deadline) are runs past
- * `patched('on-deadline')`, written by test/workflow/on-deadline.test.ts. Refresh an existing fixture only when the change
+ * `patched('on-deadline')`, written by test/workflow/on-deadline.test.ts. `rolling-hooks` (uncordon
+ * AfterEachNode with a workflow afterDrain hook) and `rolling-release` (per-node releases by the
+ * node annotation and the whole-plan release) are runs past `patched('per-node-release')` and
+ * `patched('hooks')`, written by test/workflow/rolling.test.ts. Refresh an existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
