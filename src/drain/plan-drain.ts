@@ -297,12 +297,17 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
       message: `${nodes.length - deleted.length} node(s) drained${back ? ` (${back} handed back already)` : ''}${deleted.length ? `; deleted during the drain: ${deleted.join(', ')}` : ''}`,
     };
   }
-  const skipped = nodes.filter((n) => n.phase === 'Skipped');
-  if (skipped.length > 0 && nodes.every((n) => ['Drained', 'Deleted', 'Skipped'].includes(n.phase)))
+  // Skipped: at the deadline (onDeadline SkipNode), or released by hand after a failed beforeDrain hook.
+  const skipped = nodes.filter((n) => n.phase === 'Skipped' && n.reason !== 'ReleasedUndrained');
+  const undrained = nodes.filter((n) => n.phase === 'Skipped' && n.reason === 'ReleasedUndrained');
+  if (
+    skipped.length + undrained.length > 0 &&
+    nodes.every((n) => ['Drained', 'Released', 'Deleted', 'Skipped'].includes(n.phase))
+  )
     return {
       phase: 'Blocked',
       reason: DeadlineReason.NodesSkipped,
-      message: `${nodes.filter((n) => n.phase === 'Drained').length} node(s) drained; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}; still blocking: ${describeBlockers() || 'nothing recorded'}`,
+      message: `${nodes.filter((n) => n.phase === 'Drained' || n.phase === 'Released').length} node(s) drained${skipped.length ? `; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}` : ''}${undrained.length ? `; released undrained after a failed beforeDrain hook: ${undrained.map((n) => n.name).join(', ')}` : ''}; still blocking: ${describeBlockers() || 'nothing recorded'}`,
     };
   const hookFailed = nodes.find((n) => n.reason === 'HookFailed');
   if (hookFailed)

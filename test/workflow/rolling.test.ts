@@ -290,6 +290,67 @@ describe('rolling maintenance (time-skipping)', () => {
     }
   });
 
+  it('beforeDrain: evictions start only after it succeeded; a failed one blocks its node undrained', async () => {
+    const sim = threeNodes();
+    const w = await workers(sim, {
+      holdSeconds: 60,
+      fail: { n2: 'pre-check failed: node n2 is the last etcd member' },
+    });
+    try {
+      const inp = input(
+        'rolling-before',
+        rollingSpec(w.hookTq, {
+          nodeNames: ['n1', 'n2'],
+          hooks: {
+            beforeDrain: { workflow: { type: 'testHook', taskQueue: w.hookTq, timeoutSeconds: 600 } },
+          },
+        }),
+      );
+      const h = await startPlan(w.tq, inp);
+      const node = (name: string) => sim.lastStatus()?.nodes?.find((n) => n.name === name);
+      // No afterDrain hook: n1 waits for a per-node release once drained.
+      await waitUntil(() => node('n1')?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+      await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n1' }] });
+      await waitUntil(() => node('n2')?.reason === 'HookFailed', 'n2 blocked by its beforeDrain hook');
+      const hook1 = w.hookRuns.find((r) => r.node === 'n1')!;
+      const firstEviction = sim.calls.find(
+        (c) => c.name === 'evictPod' && (c.arg as { name: string }).name.startsWith('n1-'),
+      )!;
+      assert.ok(firstEviction.atMs >= hook1.atMs + 60_000, 'n1 evicted only after its 60 s hook');
+      assert.ok(
+        callIndex(sim, 'cordonNode', 'n1') < callIndex(sim, 'hook', 'n1'),
+        'the hook runs on the cordoned node',
+      );
+      assert.equal(
+        sim.calls.filter((c) => c.name === 'evictPod' && (c.arg as { name: string }).name.startsWith('n2-'))
+          .length,
+        0,
+        'no eviction on n2',
+      );
+      assert.equal(node('n2')!.phase, 'Blocked');
+      assert.match(
+        node('n2')!.message ?? '',
+        /beforeDrain hook failed: pre-check failed: node n2 is the last etcd member/,
+      );
+      await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n2' }] });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Blocked', 'the plan settled');
+      const settled = sim.lastStatus()!;
+      assert.equal(node('n2')!.phase, 'Skipped', 'handed back undrained');
+      assert.equal(node('n2')!.reason, 'ReleasedUndrained');
+      assert.equal(sim.nodes.get('n2')!.unschedulable, false);
+      assert.equal(settled.reason, 'NodesSkipped');
+      assert.match(settled.message ?? '', /released undrained after a failed beforeDrain hook: n2/);
+      // Blocked stays open for the whole-plan release, as without AfterEachNode.
+      await h.signal(releaseSignal);
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Completed', final.message);
+      assert.equal(node('n1')!.phase, 'Released');
+      assert.equal(maxCordoned(sim), 1);
+    } finally {
+      await w.stop();
+    }
+  });
+
   it('without a hook: the node annotation and the whole-plan release hand the nodes back', async () => {
     const sim = threeNodes();
     const w = await workers(sim, { holdSeconds: 0 });
