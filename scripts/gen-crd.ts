@@ -29,6 +29,7 @@ import {
   MaintenancePlanStatusSchema,
   OPERATORS_WITH_VALUES,
   PLURAL,
+  ROLLING_MESSAGES,
   SHORT_NAMES,
   SINGULAR,
   STRING_FORMATS,
@@ -271,6 +272,15 @@ export const POD_ORDER_SPEC_RULES: ValidationRule[] = [
   },
 ];
 
+/** CEL rule of one hook (spec.hooks.beforeDrain / afterDrain): exactly one of job and workflow. */
+const HOOK_RULES: ValidationRule[] = [
+  {
+    rule: 'has(self.job) != has(self.workflow)',
+    message: 'exactly one of job and workflow must be set',
+    reason: 'FieldValueForbidden',
+  },
+];
+
 /**
  * spec.podOrder: each entry names at least one selector (zod's refine), and both selectors get the
  * label-key checks of every selector.
@@ -288,6 +298,30 @@ export const POD_ORDER_EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
   ...selectorExtensions('spec.podOrder[].podSelector', POD_ORDER_SELECTOR_BOUNDS.labels),
   ...selectorExtensions('spec.podOrder[].namespaceSelector', POD_ORDER_SELECTOR_BOUNDS.labels),
 };
+
+/** Schema extensions of one hook path: its rule, and the Job template kept as written (a Job spec). */
+function hookExtensions(path: string): Record<string, Partial<JSONSchemaProps>> {
+  return {
+    [path]: { 'x-kubernetes-validations': HOOK_RULES },
+    [`${path}.job.template`]: { 'x-kubernetes-preserve-unknown-fields': true },
+  };
+}
+
+/** CEL rules of uncordon AfterEachNode (rollingSpecIssues in src/api/plan.ts says the same). */
+export const ROLLING_RULES: ValidationRule[] = [
+  {
+    rule: "!has(self.uncordon) || self.uncordon != 'AfterEachNode' || !has(self.cordon) || self.cordon != 'AllAtStart'",
+    message: ROLLING_MESSAGES.allAtStart,
+    fieldPath: '.cordon',
+    reason: 'FieldValueForbidden',
+  },
+  {
+    rule: "!has(self.uncordon) || self.uncordon != 'AfterEachNode' || !has(self.onDeadline) || self.onDeadline != 'DeletePods' || has(self.nodeDrainTimeoutSeconds)",
+    message: ROLLING_MESSAGES.deletePods,
+    fieldPath: '.onDeadline',
+    reason: 'FieldValueForbidden',
+  },
+];
 
 /** The deadline-policy fields are fixed at creation like the other settings. */
 const DEADLINE_POLICY_IMMUTABLE = ['onDeadline', 'nodeDrainTimeoutSeconds', 'deadlineWarningSeconds'];
@@ -352,8 +386,11 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       ...DEADLINE_POLICY_RULES,
       ...WINDOW_RULES,
       ...POD_ORDER_SPEC_RULES,
+      ...ROLLING_RULES,
     ],
   },
+  ...hookExtensions('spec.hooks.beforeDrain'),
+  ...hookExtensions('spec.hooks.afterDrain'),
   // Only the flags (paused, abort, release) change a running plan; every other field is fixed at
   // creation, so an edit the workflow would silently ignore is refused instead.
   ...Object.fromEntries(
@@ -366,6 +403,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       'podSelection',
       'uncordon',
       'cordon',
+      'hooks',
       ...DEADLINE_POLICY_IMMUTABLE,
       'windows',
       'deadlineCountsOutsideWindows',
@@ -656,6 +694,8 @@ export function toStructural(js: JsonSchema, path: string, used: Set<string> = n
     } else if (isPlainObject(additional) && Object.keys(additional).length > 0) {
       // z.record(z.string(), V) → a map.
       out.additionalProperties = toStructural(additional, `${path}{}`, used);
+    } else if (EXTENSIONS[path]?.['x-kubernetes-preserve-unknown-fields'] === true) {
+      // A free-form object kept as written (a Job template): EXTENSIONS says so explicitly.
     } else if (additional !== false || props === undefined) {
       fail(path, 'free-form objects are not supported (declare the fields, or use a record)');
     }

@@ -12,6 +12,7 @@
  * | `plan-status.ts`  | publishStatus, recordEvent                                         |
  * | `observe.ts`      | observeNode (from the worker's watch cache)                        |
  * | `preflight.ts`    | preflightNode (spec.mode Preflight; dry-run evictions only)        |
+ * | `jobs.ts`         | createHookJob, waitHookJob (Job hooks, spec.hooks)                 |
  *
  * Errors of the other calls (src/k8s/errors.ts): network error, timeout, 408, 429 and 5xx throw
  * {@link TransientKubernetesError} (retryable); other 4xx throw a non-retryable
@@ -28,6 +29,7 @@ import { createKubernetesPort, type KubernetesPort } from '../k8s/port.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
 import { deletePodActivity } from './delete-pod.js';
 import { createEvictionActivities } from './eviction.js';
+import { createJobActivities, type JobActivities } from './jobs.js';
 import { createNodeActivities } from './nodes.js';
 import { createObserveNode } from './observe.js';
 import { createPlanStatusActivities } from './plan-status.js';
@@ -70,12 +72,12 @@ export interface ActivityDeps {
  * RBAC the activities need: nodes get/list/watch/patch; pods get/list/watch; pods/eviction create
  * (preflight's dry-run evictions too);
  * poddisruptionbudgets get/list/watch; maintenanceplans get and maintenanceplans/status update;
- * events get/create/patch in `default`.
+ * events get/create/patch in `default`; with Job hooks, jobs create/get and pods list in the hooks' namespaces.
  *
  * @param deps the KubeConfig to use, an optional pino logger, watch cache and port.
- * @returns an object implementing {@link DrainActivities} and {@link PreflightActivities}, one method per activity.
+ * @returns an object implementing {@link DrainActivities}, {@link PreflightActivities} and {@link JobActivities}, one method per activity.
  */
-export function createActivities(deps: ActivityDeps): DrainActivities & PreflightActivities {
+export function createActivities(deps: ActivityDeps): DrainActivities & PreflightActivities & JobActivities {
   const log = deps.logger ?? pino({ name: 'drainflow.activities', level: 'info' });
   const port = deps.port ?? createKubernetesPort(deps.kubeConfig, log);
   const pods = createPodActivities(port);
@@ -85,6 +87,8 @@ export function createActivities(deps: ActivityDeps): DrainActivities & Prefligh
     ...createEvictionActivities(port, log, pods.checkPod),
     ...createPlanStatusActivities(port),
     ...createPreflightActivities(port, log),
+    /** Job hooks (spec.hooks.*.job): create the node's Job, wait for it (see ./jobs.ts). */
+    ...createJobActivities(deps.kubeConfig),
     /** onDeadline DeletePods: one DELETE of a pod, no Eviction API (see ./delete-pod.ts). */
     deletePod: deletePodActivity(port, log),
     /** See {@link createObserveNode}: answered from a watch cache shared by this object's calls. */

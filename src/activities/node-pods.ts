@@ -176,7 +176,10 @@ const FINGERPRINT_HEX_DIGITS = 16;
  */
 export function observationFingerprint(content: ObservationContent, pdbVersions = false): string {
   const canonical = JSON.stringify([
-    [content.node.exists, content.node.unschedulable],
+    // `released` only when set, so the fingerprints of nodes without the annotation stay as they were.
+    content.node.released
+      ? [content.node.exists, content.node.unschedulable, true]
+      : [content.node.exists, content.node.unschedulable],
     content.pods.map((p) => {
       const base = [p.key, p.uid, p.action, p.reason, p.pdbs, p.deletionTimestampMs ?? null];
       return p.order !== undefined ? [...base, p.order] : base;

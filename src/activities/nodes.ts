@@ -5,7 +5,7 @@
  * hand-back without a workflow, by the operator.
  */
 import type { Logger } from 'pino';
-import type { LabelSelector } from '../api/plan.js';
+import { NODE_RELEASE_ANNOTATION, type LabelSelector } from '../api/plan.js';
 import { matchesLabelSelector } from '../drain/selector.js';
 import {
   NODE_CLAIM_ANNOTATION,
@@ -143,6 +143,8 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
               [NODE_CLAIM_ANNOTATION]: null,
               [NODE_CLAIM_UID_ANNOTATION]: null,
               [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: null,
+              // A per-node release (uncordon AfterEachNode) is used up by the hand-back.
+              [NODE_RELEASE_ANNOTATION]: null,
             },
           },
         };

@@ -20,6 +20,7 @@ import {
   isPermanentCode,
   parseStatus,
 } from '../k8s/errors.js';
+import { NODE_RELEASE_ANNOTATION } from '../api/plan.js';
 import { WatchCache } from '../k8s/watch-cache.js';
 import {
   buildNodePods,
@@ -101,7 +102,11 @@ function snapshot(
   if (node === undefined) return { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
   const { pods: items, pdbs } = buildNodePods(pods, pdbsIn, selection, order);
   return {
-    node: { exists: true, unschedulable: node.spec?.unschedulable === true },
+    node: {
+      exists: true,
+      unschedulable: node.spec?.unschedulable === true,
+      ...(node.metadata?.annotations?.[NODE_RELEASE_ANNOTATION] === 'true' ? { released: true } : {}),
+    },
     pods: items,
     pdbs: withRequestedPdbs(pdbs, requested, pdbsIn),
   };

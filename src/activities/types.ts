@@ -117,8 +117,11 @@ export type NodeObservation =
       changed: true;
       /** Hash of the material content below (pods with their decisions and PDBs, node existence and schedulability). */
       fingerprint: string;
-      /** The node itself: whether it exists and whether `spec.unschedulable` is true. */
-      node: { exists: boolean; unschedulable: boolean };
+      /**
+       * The node itself: whether it exists and whether `spec.unschedulable` is true; `released` when
+       * it carries the annotation drainflow.dev/release=true (a per-node release, uncordon AfterEachNode).
+       */
+      node: { exists: boolean; unschedulable: boolean; released?: boolean };
       /** Every pod bound to the node (`spec.nodeName`), classified, sorted by key. Empty when the node does not exist. */
       pods: PodItem[];
       /** Every PDB matching at least one of `pods`, sorted by key. */

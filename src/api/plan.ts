@@ -202,9 +202,9 @@ export const LabelSelectorSchema = labelSelectorSchema({
 export type LabelSelector = z.infer<typeof LabelSelectorSchema>;
 
 export const UncordonPolicySchema = z
-  .enum(['OnRelease', 'OnDelete', 'Never'])
+  .enum(['OnRelease', 'OnDelete', 'Never', 'AfterEachNode'])
   .describe(
-    'When drained nodes are handed back (uncordoned): OnRelease when spec.release becomes true, OnDelete when the plan is deleted, Never. A node that was unschedulable before the plan is never uncordoned by it.',
+    'When drained nodes are handed back (uncordoned): OnRelease when spec.release becomes true, OnDelete when the plan is deleted, Never, AfterEachNode each node on its own once its hooks.afterDrain hook succeeded or, without one, on a per-node release (`drainflow release PLAN --node NODE`, or the node annotation drainflow.dev/release=true); the node holds its slot of maxUnavailableNodes until then, so maxUnavailableNodes bounds the nodes out of service at once. A node that was unschedulable before the plan is never uncordoned by it.',
   );
 export type UncordonPolicy = z.infer<typeof UncordonPolicySchema>;
 
@@ -380,6 +380,90 @@ export const PodOrderFields = {
     ),
 };
 
+// ---- per-node hooks (spec.hooks) ----
+
+/** Longest timeout of one hook, seconds (one day). */
+export const MAX_HOOK_TIMEOUT_SECONDS = 86400;
+
+export const WorkflowHookSchema = z
+  .object({
+    type: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe('Workflow type of your own Temporal workflow; it is started with one argument {plan, node}.'),
+    taskQueue: z.string().min(1).max(200).describe('Task queue your workers serve that workflow type on.'),
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_HOOK_TIMEOUT_SECONDS)
+      .default(600)
+      .describe(
+        `Workflow execution timeout, in seconds (at most ${MAX_HOOK_TIMEOUT_SECONDS}); a hook that runs longer fails.`,
+      ),
+  })
+  .strict();
+/** A hook that is a Temporal workflow of the user's (started as a child workflow of the node's drain). */
+export type WorkflowHook = z.infer<typeof WorkflowHookSchema>;
+
+export const JobHookSchema = z
+  .object({
+    namespace: z
+      .string()
+      .min(1)
+      .max(63)
+      .describe('Namespace the Job is created in (the worker needs Jobs create/get/delete there).'),
+    template: z
+      .looseObject({})
+      .describe(
+        'A Job template ({metadata, spec} as in a CronJob jobTemplate). drainflow names the Job, pins its pod to the node (spec.template.spec.nodeName), adds a toleration of the cordon taint node.kubernetes.io/unschedulable, labels it with the plan, node and hook, and makes the plan its owner (deleted with it).',
+      ),
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_HOOK_TIMEOUT_SECONDS)
+      .default(600)
+      .describe(
+        `How long, in seconds, to wait for the Job to complete (at most ${MAX_HOOK_TIMEOUT_SECONDS}); also its activeDeadlineSeconds.`,
+      ),
+  })
+  .strict();
+/** A hook that is a Kubernetes Job run on the node. */
+export type JobHook = z.infer<typeof JobHookSchema>;
+
+export const HookSchema = z
+  .object({
+    job: JobHookSchema.optional().describe('Run a Kubernetes Job on the node and wait for it to complete.'),
+    workflow: WorkflowHookSchema.optional().describe(
+      'Run a Temporal workflow of yours as a child workflow and wait for it.',
+    ),
+  })
+  .strict()
+  .superRefine((h, ctx) => {
+    if ((h.job === undefined) === (h.workflow === undefined))
+      ctx.addIssue({ code: 'custom', message: 'exactly one of job and workflow must be set' });
+  });
+/** One per-node hook: exactly one of `job` and `workflow`. */
+export type Hook = z.infer<typeof HookSchema>;
+
+export const HooksSchema = z
+  .object({
+    beforeDrain: HookSchema.optional().describe(
+      "Runs once per node after it is cordoned, before its first eviction. A failure blocks the node with the hook's message (a per-node release hands it back undrained).",
+    ),
+    afterDrain: HookSchema.optional().describe(
+      "Runs once per node after it is drained, before it is handed back; with uncordon AfterEachNode its success uncordons the node. A failure blocks the node with the hook's message.",
+    ),
+  })
+  .strict();
+/** spec.hooks. */
+export type Hooks = z.infer<typeof HooksSchema>;
+
+/** Annotation on a Node that releases it (uncordon AfterEachNode) when set to `true`; removed at hand-back. */
+export const NODE_RELEASE_ANNOTATION = 'drainflow.dev/release';
+
 // ---- deadline policy (spec.onDeadline, spec.nodeDrainTimeoutSeconds, spec.deadlineWarningSeconds) ----
 
 /** Longest advance notice of a DeletePods deadline, seconds (one day). */
@@ -469,16 +553,50 @@ export const MaintenancePlanSpecSchema = z
       .describe('Maintenance is over: with uncordon OnRelease the drained nodes are uncordoned.'),
     uncordon: UncordonPolicySchema.default('OnDelete'),
     cordon: CordonPolicySchema.default('PerNode'),
+    hooks: HooksSchema.optional().describe(
+      'Per-node hooks: work done on each node before its drain and after it (patch, reboot, health check), each once per node.',
+    ),
     ...DeadlinePolicyFields,
     ...WindowFields,
     mode: PlanModeSchema.default('Drain'),
     ...PodOrderFields,
   })
   .strict()
+  .superRefine((spec, ctx) => {
+    for (const issue of rollingSpecIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
+  })
   .describe(
     'What to drain and how: the nodes, the deadline, eviction pacing and the pause/abort/release signals.',
   );
 export type MaintenancePlanSpec = z.infer<typeof MaintenancePlanSpecSchema>;
+
+/**
+ * The combinations uncordon AfterEachNode refuses (the CRD's CEL rules say the same):
+ * - cordon AllAtStart: every node would be cordoned from the start, against handing back one at a time;
+ * - onDeadline DeletePods without nodeDrainTimeoutSeconds: the pods would be deleted at the plan's
+ *   deadline, after which no hook runs and no node is handed back one at a time any more.
+ */
+export function rollingSpecIssues(spec: {
+  uncordon?: string;
+  cordon?: string;
+  onDeadline?: string;
+  nodeDrainTimeoutSeconds?: number;
+}): { path: string[]; message: string }[] {
+  if (spec.uncordon !== 'AfterEachNode') return [];
+  const out: { path: string[]; message: string }[] = [];
+  if (spec.cordon === 'AllAtStart') out.push({ path: ['cordon'], message: ROLLING_MESSAGES.allAtStart });
+  if (spec.onDeadline === 'DeletePods' && spec.nodeDrainTimeoutSeconds === undefined)
+    out.push({ path: ['onDeadline'], message: ROLLING_MESSAGES.deletePods });
+  return out;
+}
+
+/** Messages of {@link rollingSpecIssues} (shared with the CRD's CEL rules). */
+export const ROLLING_MESSAGES = {
+  allAtStart:
+    'must not be AllAtStart with uncordon AfterEachNode: AllAtStart keeps every node cordoned from the start, AfterEachNode hands them back one at a time',
+  deletePods:
+    'DeletePods with uncordon AfterEachNode needs nodeDrainTimeoutSeconds: at the plan deadline alone the pods would be deleted when no hook or per-node hand-back can follow',
+};
 /** The spec as a user writes it (defaults not yet applied). */
 export type MaintenancePlanSpecInput = z.input<typeof MaintenancePlanSpecSchema>;
 
@@ -549,6 +667,18 @@ export const SkippedPodSchema = z
 /** A pod listed in status.nodes[].skipped. */
 export type SkippedPod = z.infer<typeof SkippedPodSchema>;
 
+export const HookStatusSchema = z
+  .object({
+    name: z.enum(['beforeDrain', 'afterDrain']).describe('Which hook: beforeDrain or afterDrain.'),
+    phase: z.enum(['Running', 'Succeeded', 'Failed']).describe('Running, Succeeded or Failed.'),
+    started: z.string().optional().describe('RFC 3339 time the hook started.'),
+    ref: z.string().optional().describe('The Job (namespace/name) or the child workflow ID running it.'),
+    message: z.string().optional().describe("The hook's failure message, or what it waits for."),
+  })
+  .strict();
+/** status.nodes[].hook. */
+export type HookStatus = z.infer<typeof HookStatusSchema>;
+
 export const NodeStatusSchema = z
   .object({
     name: z.string().describe('Node name.'),
@@ -588,6 +718,7 @@ export const NodeStatusSchema = z
       .describe(
         'Pods the drain left alone by choice: label drainflow.dev/drain or cluster.x-k8s.io/drain "skip" (reason DrainLabelSkip), or still terminating past eviction.skipWaitForDeleteTimeoutSeconds (reason DeleteTimeoutPassed). Sorted by pod, capped.',
       ),
+    hook: HookStatusSchema.optional().describe("The node's last hook run (spec.hooks)."),
   })
   .strict();
 export type NodeStatus = z.infer<typeof NodeStatusSchema>;

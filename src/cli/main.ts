@@ -5,7 +5,7 @@
 import { basename } from 'node:path';
 import { Command, Option } from 'commander';
 import { loadCliConfig, type ConnectionFlags } from '../shared/config.js';
-import { CliError, control, phaseAfter, status, watch, type CliContext } from './plans.js';
+import { CliError, control, phaseAfter, releaseNode, status, watch, type CliContext } from './plans.js';
 import { renderPlan } from './render.js';
 
 /**
@@ -109,7 +109,18 @@ for (const [action, help] of [
   ['abort', 'stop evicting and hand back the nodes this plan cordoned (per spec.uncordon)'],
   ['release', 'maintenance is over: with uncordon OnRelease the nodes are uncordoned'],
 ] as const) {
-  withConnection(program.command(`${action} <plan>`).description(help)).action(async (name: string, opts) => {
+  const cmd = withConnection(program.command(`${action} <plan>`).description(help));
+  if (action === 'release')
+    cmd.option('--node <node>', 'uncordon AfterEachNode: release this one node (uncordoned once drained)');
+  cmd.action(async (name: string, opts) => {
+    if (action === 'release' && typeof opts.node === 'string') {
+      const st = await releaseNode(context(opts), name, opts.node);
+      const n = st.nodes?.find((x) => x.name === opts.node);
+      console.log(
+        `release: node ${opts.node} of plan ${name} accepted by the workflow (node phase ${n?.phase ?? 'unknown'}); it is uncordoned once drained`,
+      );
+      return;
+    }
     const st = await control(context(opts), name, action);
     const then =
       action === 'release' || action === 'abort' ? '; nodes are handed back per spec.uncordon' : '';

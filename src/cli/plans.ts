@@ -14,7 +14,13 @@ import {
 import proto from '@temporalio/proto';
 import type { MaintenancePlan, MaintenancePlanStatus, PlanPhase } from '../api/plan.js';
 import { PlanApi } from '../k8s/plans.js';
-import { controlUpdate, planWorkflowId, progressQuery, type ControlAction } from '../workflows/messages.js';
+import {
+  controlUpdate,
+  planWorkflowId,
+  progressQuery,
+  releaseNodeUpdate,
+  type ControlAction,
+} from '../workflows/messages.js';
 import { temporalConnection, type CliConfig } from '../shared/config.js';
 import { renderPlan } from './render.js';
 
@@ -106,6 +112,48 @@ async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promi
     return await Promise.race([p, timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * `drainflow release PLAN --node NODE` (spec.uncordon AfterEachNode): sends the `releaseNode`
+ * Update, so the node is uncordoned once drained (at once when it is drained and waits).
+ * @returns the plan's status after the workflow took the release in.
+ * @throws CliError when the plan's uncordon is not AfterEachNode, the node is not in the plan, the
+ *   workflow has ended or no worker answers in time.
+ */
+export async function releaseNode(
+  ctx: CliContext,
+  name: string,
+  node: string,
+): Promise<MaintenancePlanStatus> {
+  const { plan, handle, client } = await planHandle(ctx, name);
+  try {
+    if (plan.spec.uncordon !== 'AfterEachNode')
+      throw new CliError(
+        `plan "${name}" has spec.uncordon ${plan.spec.uncordon}: a per-node release (--node) needs uncordon AfterEachNode; release the whole plan without --node`,
+      );
+    const names = plan.status?.nodes?.map((n) => n.name) ?? plan.spec.nodeNames ?? [];
+    if (!names.includes(node))
+      throw new CliError(
+        `node "${node}" is not a node of plan "${name}" (its nodes: ${names.join(', ') || 'none yet'})`,
+      );
+    const desc = await handle.describe();
+    if (desc.status.name !== 'RUNNING')
+      throw new CliError(
+        `the workflow of plan "${name}" has ended (plan phase ${plan.status?.phase ?? 'unknown'}); nothing to release`,
+      );
+    return await withTimeout(
+      handle.executeUpdate(releaseNodeUpdate, { args: [{ node }] }),
+      UPDATE_TIMEOUT_MS,
+      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue? (the node annotation drainflow.dev/release=true releases the node too)`,
+    );
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError)
+      throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
+    throw err;
+  } finally {
+    await client.connection.close();
   }
 }
 

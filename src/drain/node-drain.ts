@@ -44,6 +44,7 @@ import { PodPolicyReason, SKIPPED_POD_CAP, currentOrderGroup, deleteTimeoutAt } 
 import { backoffSeconds } from './backoff.js';
 import { sortAndCapBlockers } from './conditions.js';
 import type { PdbBudgetRequest, PdbGrant, PdbReport } from './pdb-budget.js';
+import type { RollState } from './hooks.js';
 
 /** Where one pod is in the drain. */
 export type PodDrainState =
@@ -177,6 +178,8 @@ export interface NodeDrainState {
    * ignored by later observations, kept while observations still show them.
    */
   timedOut?: Record<string, SkippedPod>;
+  /** spec.hooks / uncordon AfterEachNode: the node's rolling part (src/drain/hooks.ts). */
+  roll?: RollState;
 }
 
 /** The plan's grants as one node holds them. */
@@ -214,7 +217,10 @@ export const DELETE_WAIT_SLACK_MS = 120_000;
 
 /** Final outcome of a node drain. */
 export interface NodeOutcome {
-  phase: Extract<NodePhase, 'Drained' | 'Blocked' | 'Aborted' | 'Failed' | 'Deleted' | 'Skipped'>;
+  phase: Extract<
+    NodePhase,
+    'Drained' | 'Released' | 'Blocked' | 'Aborted' | 'Failed' | 'Deleted' | 'Skipped'
+  >;
   reason: string;
   message: string;
 }
@@ -310,11 +316,16 @@ export function initialNodeState(node: string, deadlineMs: number, paused: boole
   };
 }
 
-/** Applies pause, resume or abort (signals from the plan). Abort wins over everything. */
-export function applyControl(s: NodeDrainState, action: 'pause' | 'resume' | 'abort'): NodeDrainState {
+/** Applies pause, resume, abort or release (signals from the plan). Abort wins over everything; release only concerns a rolling node. */
+export function applyControl(
+  s: NodeDrainState,
+  action: 'pause' | 'resume' | 'abort' | 'release',
+): NodeDrainState {
   if (action === 'pause') s.paused = true;
   else if (action === 'resume') s.paused = false;
-  else s.aborted = true;
+  else if (action === 'release') {
+    if (s.roll) s.roll.released = true;
+  } else s.aborted = true;
   return s;
 }
 

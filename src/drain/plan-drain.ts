@@ -63,6 +63,8 @@ export interface PlanRunState {
   settledAtMs?: number;
   /** No maintenance window is open (spec.windows): a pause apart from the user's {@link paused}. */
   outsideWindow?: boolean;
+  /** uncordon AfterEachNode: nodes released one by one before their drain started. */
+  releasedNodes?: string[];
 }
 
 /** An Event the plan workflow should record on the plan. */
@@ -174,9 +176,11 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
   else delete n.orderGroup;
   if (p.skipped?.length) n.skipped = p.skipped;
   else delete n.skipped;
+  if (p.hook) n.hook = p.hook;
   if (p.claimed) s.claimed[p.node] = { cordonedByPlan: p.cordonedByPlan ?? false };
-  // A node skipped at its deadline handed itself back: the plan holds it no more.
-  else if (p.final && p.phase === 'Skipped') delete s.claimed[p.node];
+  // A node skipped at its deadline, or handed back on its own (uncordon AfterEachNode), handed
+  // itself back: the plan holds it no more.
+  else if (p.final && (p.phase === 'Skipped' || p.phase === 'Released')) delete s.claimed[p.node];
   if (p.final) markFinished(s, p.node);
   const events: PlanEvent[] = [];
   if (p.final && p.phase === 'Skipped' && announce(s, `${p.node}|${DeadlineReason.NodeSkipped}`))
@@ -282,20 +286,42 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
       reason: failed[0]!.reason ?? 'NodeFailed',
       message: failed.map((n) => `${n.name}: ${n.message ?? ''}`).join('; '),
     };
-  if (nodes.every((n) => n.phase === 'Drained' || n.phase === 'Deleted')) {
+  if (
+    nodes.every((n) => n.phase === 'Released' || n.phase === 'Deleted') &&
+    nodes.some((n) => n.phase === 'Released')
+  )
+    return {
+      phase: 'Completed',
+      reason: 'AllNodesHandedBack',
+      message: `${nodes.filter((n) => n.phase === 'Released').length} node(s) drained and handed back one by one (uncordon AfterEachNode)`,
+    };
+  if (nodes.every((n) => n.phase === 'Drained' || n.phase === 'Released' || n.phase === 'Deleted')) {
     const deleted = nodes.filter((n) => n.phase === 'Deleted').map((n) => n.name);
+    const back = nodes.filter((n) => n.phase === 'Released').length;
     return {
       phase: 'Drained',
       reason: 'AllNodesDrained',
-      message: `${nodes.length - deleted.length} node(s) drained${deleted.length ? `; deleted during the drain: ${deleted.join(', ')}` : ''}`,
+      message: `${nodes.length - deleted.length} node(s) drained${back ? ` (${back} handed back already)` : ''}${deleted.length ? `; deleted during the drain: ${deleted.join(', ')}` : ''}`,
     };
   }
-  const skipped = nodes.filter((n) => n.phase === 'Skipped');
-  if (skipped.length > 0 && nodes.every((n) => ['Drained', 'Deleted', 'Skipped'].includes(n.phase)))
+  // Skipped: at the deadline (onDeadline SkipNode), or released by hand after a failed beforeDrain hook.
+  const skipped = nodes.filter((n) => n.phase === 'Skipped' && n.reason !== 'ReleasedUndrained');
+  const undrained = nodes.filter((n) => n.phase === 'Skipped' && n.reason === 'ReleasedUndrained');
+  if (
+    skipped.length + undrained.length > 0 &&
+    nodes.every((n) => ['Drained', 'Released', 'Deleted', 'Skipped'].includes(n.phase))
+  )
     return {
       phase: 'Blocked',
       reason: DeadlineReason.NodesSkipped,
-      message: `${nodes.filter((n) => n.phase === 'Drained').length} node(s) drained; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}; still blocking: ${describeBlockers() || 'nothing recorded'}`,
+      message: `${nodes.filter((n) => n.phase === 'Drained' || n.phase === 'Released').length} node(s) drained${skipped.length ? `; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}` : ''}${undrained.length ? `; released undrained after a failed beforeDrain hook: ${undrained.map((n) => n.name).join(', ')}` : ''}; still blocking: ${describeBlockers() || 'nothing recorded'}`,
+    };
+  const hookFailed = nodes.find((n) => n.reason === 'HookFailed');
+  if (hookFailed)
+    return {
+      phase: 'Blocked',
+      reason: 'HookFailed',
+      message: `node ${hookFailed.name}: ${hookFailed.message ?? 'a hook failed'}`,
     };
   if (nodes.some((n) => n.reason === 'DeadlineExceeded' || n.reason === 'NotStarted'))
     return {
@@ -321,6 +347,12 @@ export function runningSummary(s: PlanRunState): { reason: string; message: stri
     .map((name) => s.plan.nodes.find((n) => n.name === name))
     .filter((n): n is NodeState => n !== undefined);
   const held = running.filter((n) => n.phase === 'Blocked' || n.phase === 'Waiting');
+  const awaiting = running.filter((n) => n.reason === 'AwaitingRelease');
+  if (running.length > 0 && awaiting.length === running.length)
+    return {
+      reason: 'AwaitingRelease',
+      message: `node(s) ${awaiting.map((n) => n.name).join(', ')} drained, waiting for a per-node release`,
+    };
   if (running.length === 0 || held.length < running.length)
     return { reason: 'Draining', message: `draining ${s.plan.nodes.length} node(s)` };
   const first = held[0]!;

@@ -6,6 +6,7 @@
 import { DEADLINE_ACTION_NODE_CAP, DeadlineReason } from '../api/deadline.js';
 import { PreflightReason, type PreflightReport } from '../api/preflight.js';
 import type {
+  HookStatus,
   Blocker,
   Condition,
   DeadlineAction,
@@ -47,6 +48,8 @@ export interface NodeState {
   orderGroup?: number;
   /** Pods left alone by choice (opt-out label, skip-wait-for-delete timeout), sorted, capped. */
   skipped?: SkippedPod[];
+  /** The node's last hook run (spec.hooks). */
+  hook?: HookStatus;
 }
 
 /** What the plan workflow knows, as input to {@link projectStatus}. */
@@ -336,6 +339,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
       ...(blockers.length && !nodeSkipped ? { blockedBy: blockers } : {}),
       ...(n.orderGroup !== undefined ? { currentOrder: n.orderGroup } : {}),
       ...(n.skipped?.length ? { skipped: n.skipped } : {}),
+      ...(n.hook ? { hook: n.hook } : {}),
     };
   });
   const sum = (f: (n: NodeState) => number) => state.nodes.reduce((a, n) => a + f(n), 0);

@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type {
+  Hook,
   MaintenancePlanStatus,
   MaintenancePlanSpec,
   OnDeadline,
@@ -137,6 +138,28 @@ export interface NodeDrainSpec {
   podOrder?: PodOrderRule[];
   /** eviction.skipWaitForDeleteTimeoutSeconds. */
   skipWaitForDeleteTimeoutSeconds?: number;
+  /** spec.hooks and spec.uncordon AfterEachNode (absent when neither is set: no rolling part). */
+  roll?: NodeRollSpec;
+}
+
+/** What a node drain reads of spec.hooks and spec.uncordon (src/drain/hooks.ts). */
+export interface NodeRollSpec {
+  /** spec.uncordon is AfterEachNode: the node hands itself back after its afterDrain hook or a per-node release. */
+  uncordonAfterEachNode: boolean;
+  beforeDrain?: Hook;
+  afterDrain?: Hook;
+}
+
+/** The {@link NodeRollSpec} of a plan spec; undefined when it sets neither hooks nor AfterEachNode. */
+export function nodeRollSpec(spec: MaintenancePlanSpec): NodeRollSpec | undefined {
+  const after = spec.uncordon === 'AfterEachNode';
+  const { beforeDrain, afterDrain } = spec.hooks ?? {};
+  if (!after && !beforeDrain && !afterDrain) return undefined;
+  return {
+    uncordonAfterEachNode: after,
+    ...(beforeDrain ? { beforeDrain } : {}),
+    ...(afterDrain ? { afterDrain } : {}),
+  };
 }
 
 /** The {@link NodeDrainSpec} of a plan spec. */
@@ -153,6 +176,7 @@ export function nodeDrainSpec(spec: MaintenancePlanSpec): NodeDrainSpec {
     ...(spec.eviction.skipWaitForDeleteTimeoutSeconds !== undefined
       ? { skipWaitForDeleteTimeoutSeconds: spec.eviction.skipWaitForDeleteTimeoutSeconds }
       : {}),
+    ...(nodeRollSpec(spec) ? { roll: nodeRollSpec(spec)! } : {}),
   };
 }
 
@@ -175,6 +199,8 @@ export interface DrainNodeInput {
   parentWorkflowId: string;
   /** Whether the plan is paused when the child starts. */
   paused: boolean;
+  /** uncordon AfterEachNode: the plan was released before this node started (it hands itself back once drained). */
+  released?: boolean;
 }
 
 /**
@@ -197,5 +223,13 @@ export const nodeProgressSignal = defineSignal<[NodeProgress]>('nodeProgress');
 export const pdbBudgetSignal = defineSignal<[PdbBudgetRequest]>('pdbBudget');
 /** Parent → child: disruptions the node may spend, per PDB. */
 export const pdbGrantSignal = defineSignal<[PdbGrant]>('pdbGrant');
-/** Parent → child: pause, resume or abort the node's drain. */
-export const nodeControlSignal = defineSignal<[{ action: 'pause' | 'resume' | 'abort' }]>('nodeControl');
+/** Parent → child: pause, resume or abort the node's drain, or release the node (uncordon AfterEachNode). */
+export const nodeControlSignal =
+  defineSignal<[{ action: 'pause' | 'resume' | 'abort' | 'release' }]>('nodeControl');
+
+/**
+ * uncordon AfterEachNode: hand back one node of the plan (uncordon it once drained, or at once when
+ * it is drained already and waits). Returns the status once the workflow took it in. Rejected
+ * (validator) when the plan's uncordon is not AfterEachNode or the node is not in the plan.
+ */
+export const releaseNodeUpdate = defineUpdate<MaintenancePlanStatus, [{ node: string }]>('releaseNode');

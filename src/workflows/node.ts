@@ -75,7 +75,9 @@ import {
   type NodeOutcome,
 } from '../drain/node-drain.js';
 import { PodPolicyReason } from '../drain/pod-policy.js';
+import { drained, initialRollState, lastHook, hookStatus } from '../drain/hooks.js';
 import { drainNodeV1 } from './legacy/node-v1.js';
+import { runRoll } from './node-roll.js';
 import {
   evictionTaskQueue,
   nodeControlSignal,
@@ -145,6 +147,14 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   if (podPolicy) settings.orderGroups = true;
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
+  // patched: spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts). Only specs that set
+  // them reach the markers, and no history recorded before them can have such a spec.
+  const roll = spec.roll;
+  const rolling =
+    roll !== undefined &&
+    (!roll.uncordonAfterEachNode || patched('per-node-release')) &&
+    (!(roll.beforeDrain || roll.afterDrain) || patched('hooks'));
+  if (rolling) s.roll ??= initialRollState(input.released === true);
   // patched: node runs recorded before the plan handed out PDB budgets replay without them.
   if (spec.coordinatePdbs && !s.budget && patched('pdb-budget')) s.budget = { grantSeq: 0, grants: {} };
 
@@ -207,6 +217,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       ...(s.lastError ? { lastError: s.lastError } : {}),
       cordonedByPlan: s.cordonedByPlan,
       claimed: s.claimed,
+      ...(lastHook(s.roll) ? { hook: hookStatus(lastHook(s.roll)!) } : {}),
       ...(final ? { final: true } : {}),
     };
   };
@@ -500,6 +511,23 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     return continueAsNew<typeof drainNodeWorkflow>(next);
   }
 
+  // ---- spec.hooks / uncordon AfterEachNode: the beforeDrain hook, or where a continued run is ----
+  const rollContext = () => ({
+    plan,
+    node,
+    s: s as NodeDrainState & { roll: NonNullable<NodeDrainState['roll']> },
+    spec: roll!,
+    selection: spec.podSelection,
+    deadlineMs: () => spec.planDeadlineMs ?? s.deadlineMs,
+    report,
+    continueAsNewDue,
+    continueAsNewNow,
+  });
+  if (rolling) {
+    const early = await runRoll(rollContext());
+    if (early) return finish(early);
+  }
+
   for (;;) {
     // Apply what settled.
     for (const item of inbox.splice(0)) {
@@ -581,6 +609,11 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   if (observing) {
     observing.scope.cancel();
     await observing.done;
+  }
+  // Drained: the afterDrain hook and the per-node hand-back.
+  if (rolling && outcome.phase === 'Drained') {
+    drained(s.roll!);
+    outcome = (await runRoll(rollContext())) ?? outcome;
   }
   return finish(outcome);
 }

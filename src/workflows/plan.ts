@@ -98,6 +98,7 @@ import {
   pdbGrantSignal,
   pauseSignal,
   progressQuery,
+  releaseNodeUpdate,
   releaseSignal,
   resumeSignal,
   temporalUiUrl,
@@ -165,6 +166,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   // patched: plans recorded before spec.windows existed have none (the schema refused the field).
   const windows = spec.windows?.length && patched('windows') ? spec.windows : undefined;
   const windowedDeadlines = windows !== undefined && spec.deadlineCountsOutsideWindows === false;
+  // patched: plans recorded before per-node releases existed have no releaseNode Update (and no AfterEachNode).
+  const afterEachNode = spec.uncordon === 'AfterEachNode' && patched('per-node-release');
   const info = workflowInfo();
   const runStartMs = Date.now();
   const s: PlanRunState = input.carried ?? {
@@ -210,7 +213,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   let publishedSeq = 0;
   let urgent = false;
   const events: PlanEvent[] = [];
-  const forwards: { node: string; action: 'pause' | 'resume' | 'abort' }[] = [];
+  const forwards: { node: string; action: 'pause' | 'resume' | 'abort' | 'release' }[] = [];
   const background = new Set<Promise<void>>();
   let pendingStarts = 0;
   /** What the windows said at the last look (spec.windows). */
@@ -264,7 +267,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   };
 
   // ---- messages: one line each over the state ----
-  const forwardAll = (action: 'pause' | 'resume' | 'abort') => {
+  const forwardAll = (action: 'pause' | 'resume' | 'abort' | 'release') => {
     for (const node of runningNodes(s)) forwards.push({ node, action });
   };
   const control = (action: ControlAction, args?: ControlArgs) => {
@@ -293,8 +296,17 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       s.aborted = true;
       forwardAll('abort');
     } else if (action === 'release') {
+      // uncordon AfterEachNode: the whole-plan release hands back every node as it is drained.
+      if (afterEachNode && !s.released) forwardAll('release');
       s.released = true;
     }
+    wake();
+  };
+  /** uncordon AfterEachNode: a per-node release (a node not started yet hands itself back once drained). */
+  const releaseOne = (node: string) => {
+    if (runningNodes(s).includes(node)) forwards.push({ node, action: 'release' });
+    else if (!s.started.includes(node) && !(s.releasedNodes ??= []).includes(node))
+      s.releasedNodes.push(node);
     wake();
   };
   const project = (): MaintenancePlanStatus =>
@@ -320,6 +332,23 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       },
     },
   );
+  if (afterEachNode)
+    setHandler(
+      releaseNodeUpdate,
+      async ({ node }) => {
+        releaseOne(node);
+        const mine = changeSeq;
+        urgent = true;
+        await condition(() => publishedSeq >= mine || planGone);
+        return project();
+      },
+      {
+        validator: ({ node }) => {
+          if (!s.plan.nodes.some((n) => n.name === node))
+            throw new Error(`node ${String(node)} is not a node of plan ${plan.name}`);
+        },
+      },
+    );
   setHandler(nodeProgressSignal, (p: NodeProgress) => {
     events.push(...mergeNodeProgress(s, p));
     wake();
@@ -436,6 +465,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
           deadlineMs,
           parentWorkflowId: info.workflowId,
           paused: startedPaused,
+          ...(afterEachNode && (s.released || s.releasedNodes?.includes(node)) ? { released: true } : {}),
         },
       ],
       parentClosePolicy: ParentClosePolicy.ABANDON,
@@ -720,8 +750,13 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       }
     } else {
       // Settled: wait for release or abort (the operator aborts when the plan is deleted).
+      // uncordon AfterEachNode: a plan whose nodes all handed themselves back is complete.
+      if (afterEachNode && !s.aborted && s.plan.phase === 'Completed' && Object.keys(s.claimed).length === 0)
+        return close({ phase: 'Completed', reason: s.plan.reason, message: s.plan.message });
       if (s.aborted || s.released) {
-        const uncordon = s.aborted ? spec.uncordon !== 'Never' : spec.uncordon === 'OnRelease';
+        const uncordon = s.aborted
+          ? spec.uncordon !== 'Never'
+          : spec.uncordon === 'OnRelease' || spec.uncordon === 'AfterEachNode';
         if (s.aborted || spec.uncordon !== 'OnDelete') {
           const nodes = Object.keys(s.claimed).sort();
           for (let i = 0; i < nodes.length; i += NODE_CALL_CONCURRENCY) {
@@ -761,7 +796,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
           setPhase(
             'Completed',
             'Released',
-            spec.uncordon === 'OnRelease'
+            spec.uncordon === 'OnRelease' || spec.uncordon === 'AfterEachNode'
               ? 'released; nodes uncordoned'
               : 'released; nodes left cordoned (uncordon: Never)',
           );

@@ -247,7 +247,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
     [
       'unknown uncordon policy',
       { nodeNames: ['a'], uncordon: 'Sometimes' },
-      [/spec\.uncordon: Forbidden: must be OnRelease, OnDelete or Never \(got "Sometimes"\)/],
+      [/spec\.uncordon: Forbidden: must be OnRelease, OnDelete, Never or AfterEachNode \(got "Sometimes"\)/],
     ],
     [
       'every mistake at once',
@@ -255,7 +255,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       [
         /spec\.nodeNames\[0\]: Forbidden: must be a node name/,
         /spec\.nodeNames\[2\]: Duplicate value: "n1"/,
-        /spec\.uncordon: Forbidden: must be OnRelease, OnDelete or Never \(got "Sometimes"\)/,
+        /spec\.uncordon: Forbidden: must be OnRelease, OnDelete, Never or AfterEachNode \(got "Sometimes"\)/,
         /spec\.cordon: Forbidden: must be PerNode or AllAtStart \(got "Later"\)/,
       ],
     ],

@@ -56,6 +56,7 @@ import {
   parseSpec,
   type MaintenancePlan,
 } from '../../src/api/plan.js';
+import { hookJobName } from '../../src/drain/hooks.js';
 import { listClaimedNodes } from '../../src/k8s/node-claim.js';
 import { LEASE_NAME, leaseName } from '../../src/operator/index.js';
 import { LeaderElector } from '../../src/operator/lease.js';
@@ -588,6 +589,12 @@ describe('deploy/default on the API server', () => {
     deny(WORKER_SA, '*', '*');
     deny(WORKER_SA, '*', 'nodes');
     deny(WORKER_SA, 'create', 'clusterrolebindings');
+    // Job hooks: create and get Jobs in drainflow-system only; no delete, list, watch or update.
+    for (const v of ['create', 'get']) checks.push([WORKER_SA, true, [v, 'jobs.batch', '-n', NS]]);
+    for (const v of ['create', 'get']) deny(WORKER_SA, v, 'jobs.batch', '-n', ns);
+    for (const v of ['delete', 'list', 'watch', 'update', 'patch'])
+      deny(WORKER_SA, v, 'jobs.batch', '-n', NS);
+    deny(WORKER_SA, 'create', 'cronjobs.batch', '-n', NS);
 
     // operator: Leases only in its own namespace, and only get/create/update.
     for (const v of ['delete', 'list', 'watch', 'patch', 'deletecollection'])
@@ -723,6 +730,50 @@ describe('deploy/default on the API server', () => {
     const evs = await planEvents(ref.name, reason);
     assert.equal(evs.length, 1, 'one aggregated Event');
     assert.equal(evs[0]!.count, 2, 'the repeat patched the count');
+
+    // createHookJob (POST job in drainflow-system), waitHookJob (GET job; kwok completes its pod).
+    const jobName = hookJobName(ref.uid, node, 'afterDrain');
+    const hookJob = {
+      namespace: NS,
+      timeoutSeconds: 60,
+      // drainflow-system enforces the restricted Pod Security Standard.
+      template: {
+        spec: {
+          template: {
+            spec: {
+              securityContext: {
+                runAsNonRoot: true,
+                runAsUser: 1000,
+                seccompProfile: { type: 'RuntimeDefault' },
+              },
+              containers: [
+                {
+                  name: 'check',
+                  image: 'busybox',
+                  securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+                },
+              ],
+            },
+          },
+        },
+      },
+    };
+    assert.deepEqual(
+      await acts.createHookJob({ plan: ref, node, hook: 'afterDrain', name: jobName, job: hookJob }),
+      {
+        created: true,
+      },
+    );
+    assert.deepEqual(
+      await acts.createHookJob({ plan: ref, node, hook: 'afterDrain', name: jobName, job: hookJob }),
+      {
+        created: false,
+      },
+    );
+    assert.deepEqual(await acts.waitHookJob({ namespace: NS, name: jobName, timeoutSeconds: 60 }), {
+      succeeded: true,
+      message: 'completed',
+    });
 
     // Outside the grant: a plain pod delete is refused.
     const bare = await c.core.createNamespacedPod({

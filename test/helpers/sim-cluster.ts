@@ -70,6 +70,8 @@ export interface SimNode {
   unschedulable: boolean;
   heldBy?: string;
   wasUnschedulable?: boolean;
+  /** The annotation drainflow.dev/release=true (removed by releaseNode, as the real activity does). */
+  releaseAnnotation?: boolean;
 }
 
 export interface CallRecord {
@@ -206,6 +208,12 @@ export class SimCluster {
     return this;
   }
 
+  /** An admin sets the node annotation drainflow.dev/release=true (a per-node release). */
+  annotateRelease(node: string): this {
+    this.nodes.get(node)!.releaseAnnotation = true;
+    return this;
+  }
+
   /** An admin cordons the node. */
   cordonExternally(node: string): this {
     this.nodes.get(node)!.unschedulable = true;
@@ -335,7 +343,14 @@ export class SimCluster {
   private observe(node: string, requested?: readonly string[], pdbVersions = false) {
     const n = this.nodes.get(node);
     const content = n
-      ? { node: { exists: true, unschedulable: n.unschedulable }, ...this.nodePods(node, requested) }
+      ? {
+          node: {
+            exists: true,
+            unschedulable: n.unschedulable,
+            ...(n.releaseAnnotation ? { released: true } : {}),
+          },
+          ...this.nodePods(node, requested),
+        }
       : { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
     return { content, fingerprint: observationFingerprint(content, pdbVersions) };
   }
@@ -490,6 +505,7 @@ export class SimCluster {
             }
             delete n.heldBy;
             delete n.wasUnschedulable;
+            delete n.releaseAnnotation;
           }
           this.record('releaseNode', { node, uncordon }, { uncordoned });
           return { uncordoned };

@@ -21,6 +21,7 @@ import {
   DEADLINE_POLICY_RULES,
   POD_ORDER_SPEC_RULES,
   WINDOW_RULES,
+  ROLLING_RULES,
   enumOfRule,
   formatRule,
   renderCrdYaml,
@@ -231,7 +232,7 @@ describe('CRD file', () => {
       specSchema['x-kubernetes-validations']
         ?.filter(
           (v) =>
-            ![...DEADLINE_POLICY_RULES, ...POD_ORDER_SPEC_RULES, ...WINDOW_RULES].some(
+            ![...DEADLINE_POLICY_RULES, ...POD_ORDER_SPEC_RULES, ...WINDOW_RULES, ...ROLLING_RULES].some(
               (d) => d.rule === v.rule,
             ),
         )

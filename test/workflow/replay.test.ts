@@ -11,7 +11,10 @@
  * `patched('on-deadline')`, written by test/workflow/on-deadline.test.ts. `pod-policy-v0` is a run
  * recorded before `patched('pod-policy')` existed, `pod-order-v1` one past it (order groups), both
  * written by test/workflow/pod-policy.test.ts. `preflight-v1` (a Preflight plan of 12 nodes, past
- * `patched('preflight')`) is written by test/workflow/preflight.test.ts. Refresh an existing fixture only when the change
+ * `patched('preflight')`) is written by test/workflow/preflight.test.ts. `rolling-hooks` (uncordon
+ * AfterEachNode with a workflow afterDrain hook) and `rolling-release` (per-node releases by the
+ * node annotation and the whole-plan release) are runs past `patched('per-node-release')` and
+ * `patched('hooks')`, written by test/workflow/rolling.test.ts. Refresh an existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';

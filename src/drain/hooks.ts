@@ -1,0 +1,207 @@
+/**
+ * Rolling maintenance of one node, the pure half: the per-node hooks (spec.hooks.beforeDrain /
+ * afterDrain) and the per-node hand-back (spec.uncordon AfterEachNode) as a small state machine
+ * ({@link RollState}, carried in the node drain's state across continue-as-new) and the step it
+ * asks for next ({@link nextRollStep}).
+ *
+ * Stages: BeforeDrain → Drain → AfterDrain → Done.
+ * - BeforeDrain: the beforeDrain hook runs once; success → Drain; failure blocks the node (reason
+ *   HookFailed, the hook's message) until a per-node release (AfterEachNode: handed back undrained),
+ *   an abort or the deadline.
+ * - Drain: the eviction loop of src/drain/node-drain.ts.
+ * - AfterDrain: the afterDrain hook runs once; with AfterEachNode its success hands the node back
+ *   (uncordon), without a hook a per-node release does. A failure blocks the node as above.
+ *
+ * PURE and DETERMINISTIC: imported by workflow code. No I/O, no clock (times are parameters).
+ */
+import type { HookStatus } from '../api/plan.js';
+
+/** Which hook. */
+export type HookName = 'beforeDrain' | 'afterDrain';
+
+/** One run of a hook, as the node drain keeps it (projected into status.nodes[].hook). */
+export interface HookRun {
+  name: HookName;
+  phase: 'Running' | 'Succeeded' | 'Failed';
+  /** ms since epoch. */
+  startedAtMs: number;
+  /** The Job (`namespace/name`) or the child workflow ID. */
+  ref: string;
+  message?: string;
+}
+
+/** Where a node's rolling maintenance is. */
+export type RollStage = 'BeforeDrain' | 'Drain' | 'AfterDrain' | 'Done';
+
+/** The rolling state of one node (JSON-plain). */
+export interface RollState {
+  stage: RollStage;
+  /** Hooks run so far in this node's drain (at most one per name: a hook runs once per node). */
+  hooks: HookRun[];
+  /** A per-node release arrived (signal, Update or the node annotation). */
+  released: boolean;
+}
+
+/** What the rolling part of a node drain is configured with. */
+export interface RollSettings {
+  beforeDrain: boolean;
+  afterDrain: boolean;
+  /** spec.uncordon AfterEachNode. */
+  uncordonAfterEachNode: boolean;
+}
+
+/** Reasons of the rolling steps (CamelCase, node phase reasons). */
+export const RollReason = {
+  HookRunning: 'HookRunning',
+  HookFailed: 'HookFailed',
+  AwaitingRelease: 'AwaitingRelease',
+  HandedBack: 'HandedBack',
+  ReleasedUndrained: 'ReleasedUndrained',
+} as const;
+
+/** What the node drain does next. */
+export type RollStep =
+  /** Start hook `name` (it has not run in this node's drain). */
+  | { kind: 'runHook'; name: HookName }
+  /** Hook `name` runs: wait for its end. */
+  | { kind: 'waitHook'; name: HookName }
+  /** Run the eviction loop. */
+  | { kind: 'drain' }
+  /** Wait for a per-node release (or abort, or the deadline); the node shows `phase`/`reason`/`message`. */
+  | { kind: 'await'; phase: 'Drained' | 'Blocked'; reason: string; message: string }
+  /** Hand the node back now (uncordon unless it was unschedulable before the plan); `drained` says how it ends. */
+  | { kind: 'handBack'; drained: boolean; message: string }
+  /** The node's rolling part is over; it ends Drained (still cordoned, handed back with the plan). */
+  | { kind: 'end' };
+
+/** A fresh rolling state. */
+export function initialRollState(released = false): RollState {
+  return { stage: 'BeforeDrain', hooks: [], released };
+}
+
+/** The run of hook `name`, if it started. */
+export function hookRun(r: RollState, name: HookName): HookRun | undefined {
+  return r.hooks.find((h) => h.name === name);
+}
+
+/** The hook run to show in status: the last one started. */
+export function lastHook(r: RollState | undefined): HookRun | undefined {
+  return r?.hooks.at(-1);
+}
+
+/**
+ * The next step of a node's rolling maintenance (see the module comment). Does not change `r`;
+ * the caller applies what happened with {@link hookStarted}, {@link hookEnded}, {@link drained},
+ * {@link release}.
+ */
+export function nextRollStep(r: RollState, cfg: RollSettings): RollStep {
+  if (r.stage === 'Done') return { kind: 'end' };
+  if (r.stage === 'Drain') return { kind: 'drain' };
+  const name: HookName = r.stage === 'BeforeDrain' ? 'beforeDrain' : 'afterDrain';
+  const configured = r.stage === 'BeforeDrain' ? cfg.beforeDrain : cfg.afterDrain;
+  const run = hookRun(r, name);
+  if (configured) {
+    if (!run) return { kind: 'runHook', name };
+    if (run.phase === 'Running') return { kind: 'waitHook', name };
+    if (run.phase === 'Failed') {
+      const message = `${name} hook failed: ${run.message ?? 'no message'}`;
+      if (cfg.uncordonAfterEachNode && r.released)
+        return {
+          kind: 'handBack',
+          drained: r.stage === 'AfterDrain',
+          message: `${message}; released by hand`,
+        };
+      return { kind: 'await', phase: 'Blocked', reason: RollReason.HookFailed, message };
+    }
+  }
+  // The hook succeeded, or there is none.
+  if (r.stage === 'BeforeDrain') return { kind: 'drain' };
+  if (!cfg.uncordonAfterEachNode) return { kind: 'end' };
+  if (configured) return { kind: 'handBack', drained: true, message: 'drained; afterDrain hook succeeded' };
+  if (r.released) return { kind: 'handBack', drained: true, message: 'drained; released' };
+  return {
+    kind: 'await',
+    phase: 'Drained',
+    reason: RollReason.AwaitingRelease,
+    message:
+      'drained; waiting for a per-node release (drainflow release PLAN --node NODE, or the node annotation drainflow.dev/release=true)',
+  };
+}
+
+/** Records that hook `name` started at `nowMs` as `ref` (a hook starts once: a second call is ignored). */
+export function hookStarted(r: RollState, name: HookName, ref: string, nowMs: number): void {
+  if (hookRun(r, name)) return;
+  r.hooks.push({ name, phase: 'Running', startedAtMs: nowMs, ref });
+}
+
+/** Records the end of hook `name`: succeeded, or failed with `message`. */
+export function hookEnded(r: RollState, name: HookName, ok: boolean, message?: string): void {
+  const run = hookRun(r, name);
+  if (!run || run.phase !== 'Running') return;
+  run.phase = ok ? 'Succeeded' : 'Failed';
+  if (message !== undefined) run.message = message;
+  else delete run.message;
+}
+
+/** Moves from BeforeDrain to Drain (when {@link nextRollStep} said `drain`). */
+export function drainStarts(r: RollState): void {
+  if (r.stage === 'BeforeDrain') r.stage = 'Drain';
+}
+
+/** The node is drained: on to AfterDrain. */
+export function drained(r: RollState): void {
+  if (r.stage === 'BeforeDrain' || r.stage === 'Drain') r.stage = 'AfterDrain';
+}
+
+/** A per-node release arrived (idempotent). */
+export function release(r: RollState): void {
+  r.released = true;
+}
+
+/** The node was handed back, or its rolling part ended. */
+export function rollDone(r: RollState): void {
+  r.stage = 'Done';
+}
+
+/** status.nodes[].hook of a hook run. */
+export function hookStatus(h: HookRun): HookStatus {
+  return {
+    name: h.name,
+    phase: h.phase,
+    started: new Date(h.startedAtMs).toISOString(),
+    ref: h.ref,
+    ...(h.message ? { message: h.message } : {}),
+  };
+}
+
+/** 32-bit FNV-1a of `s`, as 8 hex digits (a deterministic, workflow-safe name suffix). */
+function fnv1a(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/**
+ * The name of the Job of hook `hook` on `node` for the plan with UID `planUid`:
+ * `drainflow-<before|after>-<node, cut>-<hash of plan uid, node and hook>`, at most 63 characters
+ * (a Job's name becomes its pods' `job-name` label value, which Kubernetes bounds to 63). The same
+ * inputs always give the same name, so a retried or replayed creation finds the Job it made.
+ */
+export function hookJobName(planUid: string, node: string, hook: HookName): string {
+  const kind = hook === 'beforeDrain' ? 'before' : 'after';
+  const hash = fnv1a(`${planUid}/${node}/${hook}`);
+  const room = 63 - `drainflow-${kind}--${hash}`.length;
+  const cut = node
+    .slice(0, room)
+    .replace(/[^a-z0-9-]/g, '-')
+    .replace(/-+$/, '');
+  return `drainflow-${kind}-${cut}-${hash}`;
+}
+
+/** Workflow ID of the child workflow of hook `hook`, under the node drain's workflow ID. */
+export function hookWorkflowId(nodeWorkflowId: string, hook: HookName): string {
+  return `${nodeWorkflowId}-${hook}`;
+}

@@ -1,0 +1,296 @@
+/**
+ * The rolling part of `drainNodeWorkflow` (spec.hooks, spec.uncordon AfterEachNode): runs the
+ * steps of {@link nextRollStep} (src/drain/hooks.ts) — a hook, the wait for a per-node release,
+ * the hand-back — until the node must be drained (returns undefined) or its drain is over (returns
+ * the outcome).
+ *
+ * - A `workflow` hook is a child workflow of the node drain (ID {@link hookWorkflowId}, one
+ *   argument `{plan, node}`, the hook's task queue, execution timeout `timeoutSeconds`), so it
+ *   shows under the node's drain in the Temporal UI. Started from workflow code, it runs once per
+ *   node: a worker restart replays the start, it does not repeat it.
+ * - A `job` hook is two activities over the Kubernetes API (src/activities/jobs.ts): create the
+ *   Job of the deterministic name {@link hookJobName} (an existing one is kept, so a retried call
+ *   does not run it twice), then wait for it, heartbeating, at most `timeoutSeconds`.
+ * - The release wait observes the node (`observeNode`, so the annotation drainflow.dev/release=true
+ *   is noticed) and wakes on the plan's `release` signal; it ends at the plan's deadline with the
+ *   node still cordoned (the plan hands it back on release or deletion, as without AfterEachNode).
+ *
+ * No continue-as-new while a hook runs (its child or activity belongs to this run); during the
+ * release wait the caller's `continueAsNewDue` is honoured.
+ *
+ * Deterministic: only pure modules, activity types and `@temporalio/workflow` are imported.
+ */
+import {
+  ActivityFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  ApplicationFailure,
+  TimeoutFailure,
+  condition,
+  isCancellation,
+  proxyActivities,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { JobActivities } from '../activities/jobs.js';
+import type { DrainActivities, PlanRef } from '../activities/types.js';
+import type { Hook, PodSelection } from '../api/plan.js';
+import {
+  RollReason,
+  drainStarts,
+  hookEnded,
+  hookJobName,
+  hookStarted,
+  hookWorkflowId,
+  nextRollStep,
+  release,
+  rollDone,
+  type HookName,
+  type RollSettings,
+  type RollState,
+} from '../drain/hooks.js';
+import type { NodeDrainState, NodeOutcome } from '../drain/node-drain.js';
+import type { NodeRollSpec } from './messages.js';
+
+const k8s = proxyActivities<DrainActivities>({
+  startToCloseTimeout: '60s',
+  retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+});
+const jobs = proxyActivities<JobActivities>({
+  startToCloseTimeout: '60s',
+  retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+});
+
+/** Longest wait of one release observation, seconds (the annotation is noticed sooner: it answers on change). */
+const RELEASE_OBSERVE_SECONDS = 300;
+
+/** What {@link runRoll} needs of the node drain. */
+export interface RollContext {
+  plan: PlanRef;
+  node: string;
+  s: NodeDrainState & { roll: RollState };
+  spec: NodeRollSpec;
+  /** spec.podSelection (the release wait observes the node as the drain does). */
+  selection: PodSelection;
+  /** The deadline the rolling waits end at: the plan's, ms since epoch. */
+  deadlineMs: () => number;
+  /** Sends the node's progress when it changed (debounced); @returns when to try again. */
+  report: () => number | undefined;
+  /** Whether the run should continue as new now, and doing it (never returns). */
+  continueAsNewDue: () => boolean;
+  continueAsNewNow: () => Promise<never>;
+}
+
+function errorMessage(err: unknown): string {
+  let e: unknown = err;
+  // Unwrap ChildWorkflowFailure / ActivityFailure to the user's own failure.
+  while ((e instanceof ChildWorkflowFailure || e instanceof ActivityFailure) && e.cause) e = e.cause;
+  if (e instanceof TimeoutFailure) return 'timed out';
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The rolling settings of a node's spec. */
+export function rollSettings(spec: NodeRollSpec): RollSettings {
+  return {
+    beforeDrain: spec.beforeDrain !== undefined,
+    afterDrain: spec.afterDrain !== undefined,
+    uncordonAfterEachNode: spec.uncordonAfterEachNode,
+  };
+}
+
+/**
+ * Runs the rolling steps from where `ctx.s.roll` is. @returns undefined when the node is to be
+ * drained now (stage Drain), else the node's outcome (the caller finishes with it).
+ */
+export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined> {
+  const { s, node, plan } = ctx;
+  const r = s.roll;
+  const cfg = rollSettings(ctx.spec);
+  const nodeWfId = workflowInfo().workflowId;
+  for (;;) {
+    const step = nextRollStep(r, cfg);
+    if (step.kind === 'drain') {
+      drainStarts(r);
+      return undefined;
+    }
+    if (step.kind === 'end') {
+      rollDone(r);
+      return { phase: 'Drained', reason: 'Drained', message: s.message ?? 'drained' };
+    }
+    if (step.kind === 'runHook' || step.kind === 'waitHook') {
+      const hook = (step.name === 'beforeDrain' ? ctx.spec.beforeDrain : ctx.spec.afterDrain)!;
+      if (s.aborted)
+        return { phase: 'Aborted', reason: 'Aborted', message: `aborted before the ${step.name} hook` };
+      const outcome = await runHook(ctx, step.name, hook, nodeWfId);
+      if (outcome) return outcome;
+      continue;
+    }
+    if (step.kind === 'handBack') {
+      let uncordoned: boolean;
+      try {
+        ({ uncordoned } = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
+          { plan, node, uncordon: true },
+        ]));
+      } catch (err) {
+        return {
+          phase: 'Blocked',
+          reason: 'HandBackFailed',
+          message: `handing ${node} back failed: ${errorMessage(err)}`,
+        };
+      }
+      s.claimed = false;
+      rollDone(r);
+      const how = uncordoned ? 'uncordoned' : 'left unschedulable: it was before the plan';
+      return step.drained
+        ? { phase: 'Released', reason: RollReason.HandedBack, message: `${step.message}; ${how}` }
+        : { phase: 'Skipped', reason: RollReason.ReleasedUndrained, message: `${step.message}; ${how}` };
+    }
+    // await: a per-node release, an abort, or the deadline.
+    s.phase = step.phase;
+    s.reason = step.reason;
+    s.message = step.message;
+    const outcome = await awaitRelease(ctx, step);
+    if (outcome) return outcome;
+  }
+}
+
+/** Runs (or goes on waiting for) one hook. @returns an outcome only when the node ends (abort). */
+async function runHook(
+  ctx: RollContext,
+  name: HookName,
+  hook: Hook,
+  nodeWfId: string,
+): Promise<NodeOutcome | undefined> {
+  const { s, node, plan } = ctx;
+  const r = s.roll;
+  s.phase = name === 'beforeDrain' ? 'Cordoned' : 'Drained';
+  s.reason = RollReason.HookRunning;
+  s.message = `${name} hook running`;
+  let result: Promise<void>;
+  if (hook.workflow) {
+    const wid = hookWorkflowId(nodeWfId, name);
+    hookStarted(r, name, wid, Date.now());
+    ctx.report();
+    result = startChild(hook.workflow.type, {
+      workflowId: wid,
+      taskQueue: hook.workflow.taskQueue,
+      args: [{ plan: plan.name, node }],
+      workflowExecutionTimeout: `${hook.workflow.timeoutSeconds}s`,
+      staticSummary: `${name} hook of node ${node}`,
+    })
+      .then((h) => h.result() as Promise<unknown>)
+      .then(() => undefined);
+  } else {
+    const job = hook.job!;
+    const jobName = hookJobName(plan.uid, node, name);
+    hookStarted(r, name, `${job.namespace}/${jobName}`, Date.now());
+    ctx.report();
+    const waiter = proxyActivities<JobActivities>({
+      startToCloseTimeout: `${job.timeoutSeconds + 60}s`,
+      heartbeatTimeout: '30s',
+      retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+    });
+    result = (async () => {
+      await jobs.createHookJob.executeWithOptions({ summary: `${name} job on ${node}` }, [
+        { plan, node, hook: name, name: jobName, job },
+      ]);
+      const end = await waiter.waitHookJob.executeWithOptions({ summary: `wait ${name} job on ${node}` }, [
+        { namespace: job.namespace, name: jobName, timeoutSeconds: job.timeoutSeconds },
+      ]);
+      if (!end.succeeded) throw ApplicationFailure.nonRetryable(end.message, 'HookJobFailed');
+    })();
+  }
+  let settled: { ok: boolean; message?: string } | undefined;
+  result.then(
+    () => (settled = { ok: true }),
+    (err: unknown) => (settled = { ok: false, message: errorMessage(err) }),
+  );
+  for (;;) {
+    const again = ctx.report();
+    await condition(
+      () => settled !== undefined || s.aborted,
+      again !== undefined ? Math.max(1, again - Date.now()) : undefined,
+    );
+    if (settled) break;
+    if (s.aborted) return { phase: 'Aborted', reason: 'Aborted', message: `aborted during the ${name} hook` };
+  }
+  hookEnded(r, name, settled.ok, settled.message);
+  s.reason = undefined;
+  s.message = undefined;
+  ctx.report();
+  return undefined;
+}
+
+/** Waits for a per-node release (signal or annotation), an abort, or the deadline. */
+async function awaitRelease(
+  ctx: RollContext,
+  step: { phase: 'Drained' | 'Blocked'; reason: string; message: string },
+): Promise<NodeOutcome | undefined> {
+  const { s, node } = ctx;
+  const r = s.roll;
+  const observer = proxyActivities<DrainActivities>({
+    startToCloseTimeout: `${RELEASE_OBSERVE_SECONDS + 60}s`,
+    heartbeatTimeout: '20s',
+    retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+  });
+  let since = s.view?.fingerprint;
+  // An unchanged answer means the activity waited its bound: never look again sooner (as the drain loop).
+  let nextObserveAtMs = 0;
+  for (;;) {
+    if (r.released && ctx.spec.uncordonAfterEachNode) return undefined;
+    if (s.aborted) return { phase: 'Aborted', reason: 'Aborted', message: `aborted: ${step.message}` };
+    if (Date.now() >= ctx.deadlineMs())
+      return step.phase === 'Blocked'
+        ? { phase: 'Blocked', reason: step.reason, message: `${step.message}; deadline passed` }
+        : {
+            phase: 'Drained',
+            reason: 'Drained',
+            message: 'drained; deadline passed before a per-node release',
+          };
+    if (ctx.continueAsNewDue()) await ctx.continueAsNewNow();
+    const scope = new CancellationScope();
+    let answered = false;
+    const startedAtMs = Date.now();
+    const obs =
+      ctx.spec.uncordonAfterEachNode && startedAtMs >= nextObserveAtMs
+        ? scope
+            .run(() =>
+              observer.observeNode.executeWithOptions({ summary: `await release of ${node}` }, [
+                {
+                  node,
+                  selection: ctx.selection,
+                  ...(since !== undefined ? { since } : {}),
+                  maxWaitSeconds: RELEASE_OBSERVE_SECONDS,
+                },
+              ]),
+            )
+            .then(
+              (o) => {
+                if (o.changed) {
+                  since = o.fingerprint;
+                  if (o.node.released) release(r);
+                } else nextObserveAtMs = startedAtMs + RELEASE_OBSERVE_SECONDS * 1000;
+              },
+              (err: unknown) => {
+                // A failed observation (its retries used up) is tried again after a while, from scratch.
+                if (!isCancellation(err)) {
+                  since = undefined;
+                  nextObserveAtMs = startedAtMs + 30_000;
+                }
+              },
+            )
+            .finally(() => (answered = true))
+        : undefined;
+    const again = ctx.report();
+    const until = Math.min(
+      ctx.deadlineMs(),
+      again ?? Infinity,
+      obs || !ctx.spec.uncordonAfterEachNode ? Infinity : nextObserveAtMs,
+    );
+    await condition(() => answered || s.aborted || r.released, Math.max(1, until - Date.now()));
+    if (obs && !answered) {
+      scope.cancel();
+      await obs;
+    }
+  }
+}

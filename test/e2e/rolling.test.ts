@@ -1,0 +1,316 @@
+/**
+ * Rolling maintenance on the real stack (kube-apiserver, kube-controller-manager with its Job
+ * controller, kwok completing Job pods — scripts/stack/kwok-stages.yaml `drainflow-pod-complete` —,
+ * the Temporal dev server, a `drainflow run --worker` process; the plan workflows started directly):
+ *
+ * - the CRD refuses a hook with both or neither of job and workflow, and uncordon AfterEachNode
+ *   with cordon AllAtStart or with onDeadline DeletePods but no nodeDrainTimeoutSeconds;
+ * - a Job afterDrain hook per node (two nodes, maxUnavailableNodes 1, uncordon AfterEachNode):
+ *   each node's Job runs on that node (pod spec.nodeName), after its drain and before its uncordon,
+ *   and at no moment are both nodes cordoned;
+ * - a per-node release through the CLI (`drainflow release P --node N`) and through the node
+ *   annotation drainflow.dev/release=true (removed again by the hand-back).
+ *
+ * Setup: `bash scripts/stack/stack.sh up` and `eval "$(bash scripts/stack/stack.sh env)"`.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { BatchV1Api, type V1Job } from '@kubernetes/client-node';
+import { HOOK_LABELS } from '../../src/activities/jobs.js';
+import {
+  NODE_RELEASE_ANNOTATION,
+  type MaintenancePlanSpecInput,
+  type MaintenancePlanStatus,
+} from '../../src/api/plan.js';
+import { abortSignal } from '../../src/workflows/messages.js';
+import { createDirectPlan, createPlanObject, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
+import {
+  createNamespace,
+  createNode,
+  deleteNamespace,
+  deleteNode,
+  makeDeployment,
+  uniqueName,
+  waitFor,
+  waitPodsReady,
+  type Clients,
+} from '../helpers/k8s.js';
+import { MERGE_PATCH, directHarness, drainflowEnv } from '../helpers/operator-harness.js';
+import { startWorkerProcess } from '../helpers/processes.js';
+import { runCommand } from './cli-fixtures.js';
+
+describe('rolling maintenance on the real stack', () => {
+  const h = directHarness('rolling-e2e', 'rolling-run');
+  let c: Clients;
+  let batch: BatchV1Api;
+  let ns = '';
+  const nodes: string[] = [];
+  const workflows: string[] = [];
+  const plans: string[] = [];
+
+  before(async () => {
+    await h.connect();
+    c = h.c;
+    batch = c.kc.makeApiClient(BatchV1Api);
+    const worker = startWorkerProcess(h.opts.taskQueue, drainflowEnv()).then((p) => (h.worker = p));
+    const fixture = (async () => {
+      ns = await createNamespace(c, 'rolling');
+      for (let i = 0; i < 2; i++) nodes.push(await createNode(c, `rolling-node-${i}`));
+    })();
+    const results = await Promise.allSettled([worker, fixture]);
+    for (const r of results) if (r.status === 'rejected') throw r.reason;
+  });
+
+  after(async () => {
+    for (const id of workflows) {
+      const handle = h.client.workflow.getHandle(id);
+      await handle.signal(abortSignal).catch(() => undefined);
+      const giveUp = new Promise((resolve) => setTimeout(resolve, 20_000).unref());
+      await Promise.race([handle.result().catch(() => undefined), giveUp]);
+    }
+    await h.stop();
+    if (c) {
+      for (const p of plans) await h.deletePlanObject(p).catch(() => undefined);
+      if (ns) await deleteNamespace(c, ns).catch(() => undefined);
+      for (const n of nodes) await deleteNode(c, n).catch(() => undefined);
+    }
+  });
+
+  /** One Deployment pod on each node (nodeSelector hostname), Ready. */
+  async function workload(app: string): Promise<void> {
+    for (const [i, node] of nodes.entries())
+      await c.apps.createNamespacedDeployment({
+        namespace: ns,
+        body: makeDeployment(ns, `${app}-${i}`, 1, { hostname: node }),
+      });
+    for (let i = 0; i < nodes.length; i++) await waitPodsReady(c, ns, { app: `${app}-${i}` }, 1);
+  }
+
+  /** Creates the plan and starts its workflow. */
+  async function startPlan(prefix: string, spec: MaintenancePlanSpecInput): Promise<string> {
+    const name = uniqueName(prefix);
+    const plan = await createDirectPlan(c, name, spec);
+    plans.push(name);
+    h.allPlans.add(name);
+    workflows.push(plan.workflowId);
+    await h.client.workflow.start('drainPlanWorkflow', {
+      taskQueue: h.opts.taskQueue,
+      workflowId: plan.workflowId,
+      args: [plan.input],
+    });
+    return name;
+  }
+
+  const finished = (name: string, timeoutMs = 90_000): Promise<MaintenancePlanStatus> =>
+    waitFor(
+      async () => {
+        const st = await readPlanStatus(c, name);
+        return st?.phase && !['Pending', 'Running', 'Paused'].includes(st.phase) ? st : undefined;
+      },
+      timeoutMs,
+      { what: `plan ${name} finished`, intervalMs: 250 },
+    );
+
+  const invalid: Array<[string, Record<string, unknown>, RegExp]> = [
+    [
+      'a hook with both job and workflow',
+      {
+        hooks: {
+          afterDrain: {
+            job: { namespace: 'x', template: { spec: {} } },
+            workflow: { type: 'patch', taskQueue: 'ops' },
+          },
+        },
+      },
+      /spec\.hooks\.afterDrain: .*exactly one of job and workflow must be set/,
+    ],
+    [
+      'a hook with neither',
+      { hooks: { beforeDrain: {} } },
+      /spec\.hooks\.beforeDrain: .*exactly one of job and workflow must be set/,
+    ],
+    [
+      'uncordon AfterEachNode with cordon AllAtStart',
+      { uncordon: 'AfterEachNode', cordon: 'AllAtStart' },
+      /spec\.cordon: .*must not be AllAtStart with uncordon AfterEachNode/,
+    ],
+    [
+      'uncordon AfterEachNode with onDeadline DeletePods and no per-node deadline',
+      { uncordon: 'AfterEachNode', onDeadline: 'DeletePods' },
+      /spec\.onDeadline: .*DeletePods with uncordon AfterEachNode needs nodeDrainTimeoutSeconds/,
+    ],
+  ];
+  for (const [name, fields, message] of invalid)
+    it(`the API server refuses a plan with ${name}, readably`, async () => {
+      const bad = uniqueName('rolling-bad');
+      let refused: unknown;
+      try {
+        await createPlanObject(c, bad, { nodeNames: ['a'], ...fields });
+        await h.deletePlanObject(bad);
+      } catch (err) {
+        refused = err;
+      }
+      assert.ok(refused, 'accepted');
+      const body = (refused as { body?: unknown }).body;
+      const status = (typeof body === 'string' ? JSON.parse(body) : body) as {
+        code?: number;
+        message?: string;
+      };
+      assert.equal(status.code, 422);
+      assert.match(status.message ?? '', message);
+    });
+
+  it('a Job afterDrain hook per node runs on that node after its drain and before its uncordon, one node at a time', async () => {
+    await workload('hooked');
+    const name = await startPlan('rolling-jobs', {
+      nodeNames: nodes,
+      maxUnavailableNodes: 1,
+      uncordon: 'AfterEachNode',
+      drainTimeoutSeconds: 300,
+      hooks: {
+        afterDrain: {
+          job: {
+            namespace: ns,
+            timeoutSeconds: 60,
+            template: {
+              spec: { template: { spec: { containers: [{ name: 'reboot', image: 'busybox' }] } } },
+            },
+          },
+        },
+      },
+    });
+    // Sample the cluster while the plan runs: cordons, the workload's pods, the hook Jobs.
+    type Sample = { atMs: number; cordoned: string[]; workload: string[]; jobs: V1Job[] };
+    const samples: Sample[] = [];
+    let done = false;
+    const sampling = (async () => {
+      while (!done) {
+        const [nodeList, pods, jobs] = await Promise.all([
+          c.core.listNode(),
+          c.core.listNamespacedPod({ namespace: ns }),
+          batch.listNamespacedJob({ namespace: ns, labelSelector: `${HOOK_LABELS.plan}=${name}` }),
+        ]);
+        samples.push({
+          atMs: Date.now(),
+          cordoned: nodeList.items
+            .filter((n) => nodes.includes(n.metadata!.name!) && n.spec?.unschedulable)
+            .map((n) => n.metadata!.name!),
+          workload: pods.items
+            .filter(
+              (p) =>
+                !p.metadata?.labels?.[HOOK_LABELS.node] && !p.metadata?.deletionTimestamp && p.spec?.nodeName,
+            )
+            .map((p) => p.spec!.nodeName!),
+          jobs: jobs.items,
+        });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    let final: MaintenancePlanStatus;
+    try {
+      final = await finished(name);
+    } finally {
+      done = true;
+      await sampling;
+    }
+    assert.equal(final.phase, 'Completed', showStatus(final));
+    assert.equal(final.reason, 'AllNodesHandedBack', showStatus(final));
+    assert.ok(
+      samples.every((s) => s.cordoned.length <= 1),
+      `at most one node cordoned at a time: ${JSON.stringify(samples.filter((s) => s.cordoned.length > 1).slice(0, 3))}`,
+    );
+    const jobs = (
+      await batch.listNamespacedJob({ namespace: ns, labelSelector: `${HOOK_LABELS.plan}=${name}` })
+    ).items;
+    assert.equal(jobs.length, nodes.length, 'one Job per node');
+    for (const node of nodes) {
+      const job = jobs.find((j) => j.metadata?.labels?.[HOOK_LABELS.node] === node);
+      assert.ok(job, `a Job for ${node}`);
+      assert.equal(job.metadata?.labels?.[HOOK_LABELS.hook], 'afterDrain');
+      assert.equal(job.metadata?.ownerReferences?.[0]?.name, name, 'owned by the plan');
+      assert.ok((job.status?.succeeded ?? 0) >= 1, `the Job of ${node} completed`);
+      const pods = (
+        await c.core.listNamespacedPod({
+          namespace: ns,
+          labelSelector: `batch.kubernetes.io/job-name=${job.metadata!.name}`,
+        })
+      ).items;
+      assert.ok(
+        pods.length >= 1 && pods.every((p) => p.spec?.nodeName === node),
+        `the Job's pod ran on ${node}`,
+      );
+      assert.ok(
+        pods[0]!.spec?.tolerations?.some((t) => t.key === 'node.kubernetes.io/unschedulable'),
+        'tolerates the cordon taint',
+      );
+      // In the samples: the Job appears only once the node is cordoned and its workload pod gone,
+      // and the node is uncordoned only once the Job completed.
+      const first = samples.findIndex((s) =>
+        s.jobs.some((j) => j.metadata?.labels?.[HOOK_LABELS.node] === node),
+      );
+      assert.ok(first >= 0, `the Job of ${node} was seen while the plan ran`);
+      assert.ok(samples[first]!.cordoned.includes(node), `${node} cordoned when its Job appeared`);
+      assert.ok(!samples[first]!.workload.includes(node), `${node} drained when its Job appeared`);
+      const uncordoned = samples.findIndex((s, i) => i > first && !s.cordoned.includes(node));
+      assert.ok(uncordoned > first, `${node} uncordoned after its Job appeared`);
+      const jobThen = samples[uncordoned]!.jobs.find((j) => j.metadata?.labels?.[HOOK_LABELS.node] === node);
+      assert.ok(
+        (jobThen?.status?.succeeded ?? 0) >= 1,
+        `the Job of ${node} had completed when ${node} was uncordoned`,
+      );
+      const st = final.nodes!.find((n) => n.name === node)!;
+      assert.equal(st.phase, 'Released');
+      assert.equal(st.hook?.phase, 'Succeeded');
+      assert.equal(st.hook?.ref, `${ns}/${job.metadata!.name}`);
+    }
+    for (const node of nodes)
+      assert.notEqual((await c.core.readNode({ name: node })).spec?.unschedulable, true);
+  });
+
+  it('a per-node release through the CLI and through the node annotation', async () => {
+    await workload('released');
+    const name = await startPlan('rolling-release', {
+      nodeNames: nodes,
+      maxUnavailableNodes: 1,
+      uncordon: 'AfterEachNode',
+      drainTimeoutSeconds: 300,
+    });
+    const node = async (n: string) => (await readPlanStatus(c, name))?.nodes?.find((x) => x.name === n);
+    await waitFor(async () => (await node(nodes[0]!))?.reason === 'AwaitingRelease', 60_000, {
+      what: `${nodes[0]} awaiting release`,
+      intervalMs: 250,
+    });
+    assert.equal((await node(nodes[1]!))?.phase, 'Pending', 'the second node waits for the first');
+    assert.equal((await c.core.readNode({ name: nodes[0]! })).spec?.unschedulable, true);
+
+    const cli = await runCommand(['release', name, '--node', nodes[0]!]);
+    assert.equal(cli.code, 0, cli.err);
+    assert.match(cli.out, new RegExp(`release: node ${nodes[0]} of plan ${name} accepted`));
+    await waitFor(async () => (await node(nodes[0]!))?.phase === 'Released', 30_000, {
+      what: `${nodes[0]} released`,
+      intervalMs: 250,
+    });
+    assert.notEqual((await c.core.readNode({ name: nodes[0]! })).spec?.unschedulable, true);
+    const refused = await runCommand(['release', name, '--node', 'not-in-the-plan']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.err, /node "not-in-the-plan" is not a node of plan/);
+
+    await waitFor(async () => (await node(nodes[1]!))?.reason === 'AwaitingRelease', 60_000, {
+      what: `${nodes[1]} awaiting release`,
+      intervalMs: 250,
+    });
+    await c.core.patchNode(
+      { name: nodes[1]!, body: { metadata: { annotations: { [NODE_RELEASE_ANNOTATION]: 'true' } } } },
+      MERGE_PATCH,
+    );
+    const final = await finished(name, 60_000);
+    assert.equal(final.phase, 'Completed', showStatus(final));
+    assert.deepEqual(
+      final.nodes?.map((n) => n.phase),
+      ['Released', 'Released'],
+    );
+    const n2 = await c.core.readNode({ name: nodes[1]! });
+    assert.notEqual(n2.spec?.unschedulable, true);
+    assert.equal(n2.metadata?.annotations?.[NODE_RELEASE_ANNOTATION], undefined, 'the annotation is used up');
+  });
+});

@@ -1,0 +1,391 @@
+/**
+ * Rolling maintenance in the time-skipping environment, against the sim cluster: spec.uncordon
+ * AfterEachNode with maxUnavailableNodes 1, an afterDrain hook that is a Temporal workflow of the
+ * user's (test/fixtures/workflows/hooks.ts, served by a worker of its own task queue), per-node
+ * releases (the releaseNode Update, the node annotation) and a worker restart in the middle of a
+ * hook. Replay fixtures of the new shape: `UPDATE_HISTORIES=rolling-hooks,rolling-release`.
+ */
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
+import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
+import { hookWorkflowId } from '../../src/drain/hooks.js';
+import {
+  evictionTaskQueue,
+  nodeWorkflowId,
+  planWorkflowId,
+  releaseNodeUpdate,
+  releaseSignal,
+} from '../../src/workflows/messages.js';
+import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
+import { SimCluster } from '../helpers/sim-cluster.js';
+import { quietBundlerLogger } from '../helpers/temporal.js';
+import { EventType, WorkflowHarness, input } from '../helpers/workflow-harness.js';
+
+const wf = new WorkflowHarness();
+const { waitUntil, startPlan, resultOf, saveHistories } = wf;
+let hookBundle: WorkflowBundle;
+
+before(async () => {
+  await wf.setup();
+  hookBundle = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('../fixtures/workflows/hooks.ts', import.meta.url)),
+    logger: quietBundlerLogger,
+  });
+});
+beforeEach(wf.freshServer);
+after(wf.teardown);
+
+const NODES = ['n1', 'n2', 'n3'];
+let seq = 0;
+
+/** Three nodes with two evictable pods each. */
+function threeNodes(): SimCluster {
+  const sim = new SimCluster();
+  for (const n of NODES) {
+    sim.addNode(n);
+    sim.addPod({ namespace: 'app', name: `${n}-a`, node: n, terminationGracePeriodSeconds: 30 });
+    sim.addPod({ namespace: 'app', name: `${n}-b`, node: n, terminationGracePeriodSeconds: 30 });
+  }
+  return sim;
+}
+
+/** The hook's answers: how long it runs (workflow time) and, per node, a failure message. */
+interface HookScript {
+  holdSeconds: number;
+  fail?: Record<string, string>;
+}
+
+/**
+ * Workers for one test: drainflow's (workflows + sim activities, and the eviction queue) on `tq`,
+ * and the user's hook worker on `${tq}-hooks`. `restartMain` stops drainflow's worker and starts a
+ * new one on the same queue (a worker restart: the new one replays the workflows' histories).
+ */
+async function workers(sim: SimCluster, script: HookScript, restartable = false) {
+  const tq = `rolling-${++seq}`;
+  const hookTq = `${tq}-hooks`;
+  const activities = sim.activities();
+  const hookRuns: { node: string; atMs: number; cordoned: string[] }[] = [];
+  const start = async () => {
+    const main = await Worker.create({
+      connection: wf.env.nativeConnection,
+      taskQueue: tq,
+      workflowBundle: wf.bundle,
+      activities,
+      // No sticky cache: the time-skipping server never times out a task on a stopped worker's
+      // sticky queue, so after a restart the new worker would not see it.
+      ...(restartable ? { maxCachedWorkflows: 0 } : {}),
+    });
+    const evictions = await Worker.create({
+      connection: wf.env.nativeConnection,
+      taskQueue: evictionTaskQueue(tq),
+      activities: { evictPod: activities.evictPod },
+    });
+    const done = Promise.all([main.run(), evictions.run()]);
+    return { stop: async () => (main.shutdown(), evictions.shutdown(), await done) };
+  };
+  const hooks = await Worker.create({
+    connection: wf.env.nativeConnection,
+    taskQueue: hookTq,
+    workflowBundle: hookBundle,
+    activities: {
+      hookRan: async ({ node }: { plan: string; node: string }) => {
+        const atMs = Date.now();
+        const cordoned = [...sim.nodes].filter(([, n]) => n.unschedulable).map(([name]) => name);
+        hookRuns.push({ node, atMs, cordoned });
+        sim.calls.push({ name: 'hook', atMs, arg: { node } });
+        return {
+          holdSeconds: script.holdSeconds,
+          ...(script.fail?.[node] ? { fail: script.fail[node] } : {}),
+        };
+      },
+    },
+  });
+  const hooksDone = hooks.run();
+  let main = await start();
+  return {
+    tq,
+    hookTq,
+    hookRuns,
+    restartMain: async () => {
+      await main.stop();
+      main = await start();
+    },
+    stop: async () => {
+      await main.stop();
+      hooks.shutdown();
+      await hooksDone;
+    },
+  };
+}
+
+/** Most nodes cordoned at once, from the sim's cordon and release calls in call order. */
+function maxCordoned(sim: SimCluster): number {
+  const out = new Set<string>();
+  let max = 0;
+  for (const c of sim.calls) {
+    const node = (c.arg as { node?: string }).node;
+    if (c.name === 'cordonNode' && (c.result as { outcome?: string })?.outcome === 'Cordoned') out.add(node!);
+    if (c.name === 'releaseNode' && (c.result as { uncordoned?: boolean })?.uncordoned) out.delete(node!);
+    max = Math.max(max, out.size);
+  }
+  return max;
+}
+
+/** Index of the first call named `name` on `node` in the sim's call order (-1: none). */
+const callIndex = (sim: SimCluster, name: string, node: string) =>
+  sim.calls.findIndex((c) => c.name === name && (c.arg as { node?: string }).node === node);
+
+const rollingSpec = (
+  hookTq: string,
+  extra: Partial<MaintenancePlanSpecInput> = {},
+): MaintenancePlanSpecInput => ({
+  nodeNames: NODES,
+  maxUnavailableNodes: 1,
+  uncordon: 'AfterEachNode',
+  drainTimeoutSeconds: 7200,
+  hooks: { afterDrain: { workflow: { type: 'testHook', taskQueue: hookTq, timeoutSeconds: 600 } } },
+  ...extra,
+});
+
+describe('rolling maintenance (time-skipping)', () => {
+  it('one node out of service at a time: drain, afterDrain hook, uncordon, then the next node', async () => {
+    const sim = threeNodes();
+    const w = await workers(sim, { holdSeconds: 120 });
+    try {
+      const inp = input('rolling-hooks', rollingSpec(w.hookTq));
+      const h = await startPlan(w.tq, inp);
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Completed', final.message);
+      assert.equal(final.reason, 'AllNodesHandedBack');
+      assert.equal(maxCordoned(sim), 1, 'at no moment more than one node cordoned');
+      assert.deepEqual(
+        w.hookRuns.map((r) => r.node),
+        NODES,
+        'the hook ran once per node, in plan order',
+      );
+      for (const r of w.hookRuns)
+        assert.deepEqual(r.cordoned, [r.node], `only ${r.node} cordoned during its hook`);
+      for (const [prev, next] of [
+        ['n1', 'n2'],
+        ['n2', 'n3'],
+      ] as const) {
+        const evicted = sim.calls.filter(
+          (c) => c.name === 'evictPod' && (c.arg as { name: string }).name.startsWith(`${prev}-`),
+        );
+        const hookAt = callIndex(sim, 'hook', prev);
+        const releasedAt = callIndex(sim, 'releaseNode', prev);
+        assert.ok(
+          evicted.length >= 2 && sim.calls.indexOf(evicted.at(-1)!) < hookAt,
+          `${prev}: hook after its drain`,
+        );
+        assert.ok(hookAt < releasedAt, `${prev}: uncordoned after its hook`);
+        assert.ok(
+          releasedAt < callIndex(sim, 'cordonNode', next),
+          `${next} starts after ${prev} is uncordoned`,
+        );
+        // The hook runs 120 s of workflow time: the next node cannot start before it succeeded.
+        const hookRun = w.hookRuns.find((r) => r.node === prev)!;
+        const nextCordon = sim.calls[callIndex(sim, 'cordonNode', next)]!;
+        assert.ok(nextCordon.atMs >= hookRun.atMs + 120_000, `${next} cordoned after ${prev}'s hook ended`);
+      }
+      for (const n of NODES) assert.equal(sim.nodes.get(n)!.unschedulable, false, `${n} uncordoned`);
+      const st = sim.lastStatus()!;
+      for (const n of st.nodes ?? []) {
+        assert.equal(n.phase, 'Released', `${n.name}: ${n.message}`);
+        assert.equal(n.hook?.name, 'afterDrain');
+        assert.equal(n.hook?.phase, 'Succeeded');
+        assert.equal(
+          n.hook?.ref,
+          hookWorkflowId(nodeWorkflowId(planWorkflowId(inp.plan), n.name), 'afterDrain'),
+        );
+        assert.ok(n.hook?.started);
+      }
+      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, NODES));
+      await saveHistories('rolling-hooks', planWorkflowId(inp.plan), NODES);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it("a failing hook blocks its node with the hook's message; a per-node release (Update) hands it back", async () => {
+    const sim = threeNodes();
+    const w = await workers(sim, {
+      holdSeconds: 10,
+      fail: { n2: 'health check failed on n2: kubelet not ready' },
+    });
+    try {
+      const inp = input('rolling-fail', rollingSpec(w.hookTq));
+      const h = await startPlan(w.tq, inp);
+      const n2 = () => sim.lastStatus()?.nodes?.find((n) => n.name === 'n2');
+      await waitUntil(() => n2()?.reason === 'HookFailed', 'n2 blocked by its hook');
+      assert.equal(n2()!.phase, 'Blocked');
+      assert.match(n2()!.message ?? '', /health check failed on n2: kubelet not ready/);
+      assert.equal(n2()!.hook?.phase, 'Failed');
+      assert.match(n2()!.hook?.message ?? '', /health check failed on n2/);
+      // The blocked node keeps its slot: n3 does not start, n2 stays cordoned.
+      await wf.skip('10m');
+      const st = sim.lastStatus()!;
+      assert.equal(st.phase, 'Running');
+      assert.equal(st.reason, 'HookFailed');
+      assert.equal(st.nodes?.find((n) => n.name === 'n3')?.phase, 'Pending');
+      assert.equal(sim.nodes.get('n2')!.unschedulable, true);
+      assert.equal(callIndex(sim, 'cordonNode', 'n3'), -1);
+      // A node not in the plan is refused by the Update's validator.
+      await assert.rejects(h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n9' }] }), (err: Error) =>
+        /node n9 is not a node of plan rolling-fail/.test(String((err.cause as Error)?.message)),
+      );
+      await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n2' }] });
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Completed', final.message);
+      const nodes = sim.lastStatus()!.nodes!;
+      assert.deepEqual(
+        nodes.map((n) => n.phase),
+        ['Released', 'Released', 'Released'],
+      );
+      assert.match(nodes[1]!.message ?? '', /released by hand/);
+      assert.equal(maxCordoned(sim), 1);
+      assert.deepEqual(
+        w.hookRuns.map((r) => r.node),
+        NODES,
+      );
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('a worker restart in the middle of a hook does not run the hook twice', async () => {
+    const sim = threeNodes();
+    const w = await workers(sim, { holdSeconds: 300 }, true);
+    try {
+      const inp = input('rolling-restart', rollingSpec(w.hookTq, { nodeNames: ['n1'] }));
+      const h = await startPlan(w.tq, inp);
+      await waitUntil(() => w.hookRuns.length === 1, 'the hook of n1 started');
+      await waitUntil(
+        () => sim.lastStatus()?.nodes?.[0]?.hook?.phase === 'Running',
+        'the hook shows Running',
+      );
+      await w.restartMain();
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Completed', final.message);
+      assert.equal(w.hookRuns.length, 1, 'the hook ran once');
+      const hookId = hookWorkflowId(nodeWorkflowId(planWorkflowId(inp.plan), 'n1'), 'afterDrain');
+      const desc = await wf.env.client.workflow.getHandle(hookId).describe();
+      assert.equal(desc.status.name, 'COMPLETED');
+      assert.equal(sim.calls.filter((c) => c.name === 'releaseNode').length, 1, 'handed back once');
+      // A task in flight at the restart may time out (the stopped worker never completes it); no
+      // task may fail, which is what a replay that went another way (nondeterminism) does.
+      for (const id of workflowIds(inp, ['n1']))
+        for (const run of await wf.runs(id))
+          assert.deepEqual(
+            (run.history.events ?? [])
+              .filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)
+              .map((e) => e.workflowTaskFailedEventAttributes?.failure?.message),
+            [],
+            `${id}: no failed workflow task`,
+          );
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('beforeDrain: evictions start only after it succeeded; a failed one blocks its node undrained', async () => {
+    const sim = threeNodes();
+    const w = await workers(sim, {
+      holdSeconds: 60,
+      fail: { n2: 'pre-check failed: node n2 is the last etcd member' },
+    });
+    try {
+      const inp = input(
+        'rolling-before',
+        rollingSpec(w.hookTq, {
+          nodeNames: ['n1', 'n2'],
+          hooks: {
+            beforeDrain: { workflow: { type: 'testHook', taskQueue: w.hookTq, timeoutSeconds: 600 } },
+          },
+        }),
+      );
+      const h = await startPlan(w.tq, inp);
+      const node = (name: string) => sim.lastStatus()?.nodes?.find((n) => n.name === name);
+      // No afterDrain hook: n1 waits for a per-node release once drained.
+      await waitUntil(() => node('n1')?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+      await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n1' }] });
+      await waitUntil(() => node('n2')?.reason === 'HookFailed', 'n2 blocked by its beforeDrain hook');
+      const hook1 = w.hookRuns.find((r) => r.node === 'n1')!;
+      const firstEviction = sim.calls.find(
+        (c) => c.name === 'evictPod' && (c.arg as { name: string }).name.startsWith('n1-'),
+      )!;
+      assert.ok(firstEviction.atMs >= hook1.atMs + 60_000, 'n1 evicted only after its 60 s hook');
+      assert.ok(
+        callIndex(sim, 'cordonNode', 'n1') < callIndex(sim, 'hook', 'n1'),
+        'the hook runs on the cordoned node',
+      );
+      assert.equal(
+        sim.calls.filter((c) => c.name === 'evictPod' && (c.arg as { name: string }).name.startsWith('n2-'))
+          .length,
+        0,
+        'no eviction on n2',
+      );
+      assert.equal(node('n2')!.phase, 'Blocked');
+      assert.match(
+        node('n2')!.message ?? '',
+        /beforeDrain hook failed: pre-check failed: node n2 is the last etcd member/,
+      );
+      await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n2' }] });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Blocked', 'the plan settled');
+      const settled = sim.lastStatus()!;
+      assert.equal(node('n2')!.phase, 'Skipped', 'handed back undrained');
+      assert.equal(node('n2')!.reason, 'ReleasedUndrained');
+      assert.equal(sim.nodes.get('n2')!.unschedulable, false);
+      assert.equal(settled.reason, 'NodesSkipped');
+      assert.match(settled.message ?? '', /released undrained after a failed beforeDrain hook: n2/);
+      // Blocked stays open for the whole-plan release, as without AfterEachNode.
+      await h.signal(releaseSignal);
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Completed', final.message);
+      assert.equal(node('n1')!.phase, 'Released');
+      assert.equal(maxCordoned(sim), 1);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('without a hook: the node annotation and the whole-plan release hand the nodes back', async () => {
+    const sim = threeNodes();
+    const w = await workers(sim, { holdSeconds: 0 });
+    try {
+      const inp = input('rolling-release', {
+        nodeNames: ['n1', 'n2'],
+        maxUnavailableNodes: 1,
+        uncordon: 'AfterEachNode',
+        drainTimeoutSeconds: 7200,
+      });
+      const h = await startPlan(w.tq, inp);
+      const node = (name: string) => sim.lastStatus()?.nodes?.find((n) => n.name === name);
+      await waitUntil(() => node('n1')?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+      assert.equal(node('n1')!.phase, 'Drained');
+      assert.equal(sim.lastStatus()!.reason, 'AwaitingRelease');
+      await wf.skip('30m');
+      assert.equal(node('n2')?.phase, 'Pending', 'n2 waits for n1 to be released');
+      sim.annotateRelease('n1');
+      // The sim answers an observation at once (a real one answers on the change): the next look is
+      // within the release wait's observation bound (300 s).
+      await waitUntil(() => node('n1')?.phase === 'Released', 'n1 released by the annotation', 60_000, '30s');
+      assert.equal(sim.nodes.get('n1')!.unschedulable, false);
+      assert.equal(sim.nodes.get('n1')!.releaseAnnotation, undefined, 'the annotation is used up');
+      await waitUntil(() => node('n2')?.reason === 'AwaitingRelease', 'n2 drained, awaiting release');
+      await h.signal(releaseSignal);
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Completed', final.message);
+      assert.equal(node('n2')!.phase, 'Released');
+      assert.equal(sim.nodes.get('n2')!.unschedulable, false);
+      assert.equal(maxCordoned(sim), 1);
+      assert.equal(w.hookRuns.length, 0);
+      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
+      await saveHistories('rolling-release', planWorkflowId(inp.plan), ['n1', 'n2']);
+    } finally {
+      await w.stop();
+    }
+  });
+});
