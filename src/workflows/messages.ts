@@ -126,6 +126,11 @@ export interface NodeDrainSpec {
    * behind a PDB wait for the plan's grant. Set by plans of more than one node.
    */
   coordinatePdbs?: boolean;
+  /**
+   * With `coordinatePdbs`: the plan names one reporting node per PDB in its grants, so the node
+   * sends a PDB-only change only for the PDBs it reports (src/drain/pdb-budget.ts).
+   */
+  pdbReporters?: boolean;
   /** spec.onDeadline (absent in inputs written before it existed: Stop). */
   onDeadline?: OnDeadline;
   /** spec.deadlineWarningSeconds (DeletePods advance notice). */

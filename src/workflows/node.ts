@@ -12,8 +12,9 @@
  * - Report: a `nodeProgress` signal when the report changed, at most one per
  *   {@link PROGRESS_INTERVAL_MS}.
  * - PDB budget (plans of more than one node, `coordinatePdbs`): a `pdbBudget` signal to the plan
- *   whenever what the node holds or wants of a PDB changed (one in flight at a time); evictions
- *   behind a PDB also need the plan's `pdbGrant` (rules in src/drain/pdb-budget.ts).
+ *   whenever what the node holds or wants of a PDB changed, or a PDB it reports for the plan rose
+ *   (one in flight at a time); evictions behind a PDB also need the plan's `pdbGrant` (rules in
+ *   src/drain/pdb-budget.ts).
  *
  * The plan deadline and every cooldown are durable timers (the wake time of each decision). The
  * whole state is one JSON-plain object; it continues as new at a quiet point (no eviction in
@@ -53,7 +54,8 @@ import {
   applyEvictionAnswer,
   applyGrant,
   beliefAfterGrant,
-  budgetRequestIsNews,
+  beliefAfterRequest,
+  budgetRequestToSend,
   nodeBudgetRequest,
   type BudgetBelief,
   applyObservation,
@@ -136,6 +138,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   const runStartMs = Date.now();
   // patched: node runs recorded before the plan handed out PDB budgets replay without them.
   if (spec.coordinatePdbs && !s.budget && patched('pdb-budget')) s.budget = { grantSeq: 0, grants: {} };
+  // patched: node runs recorded before the plan named one reporter per PDB ignore the reporting
+  // sets of grants, so they send what they sent then (every PDB change they see while wanting).
+  const pdbReporters = patched('pdb-reporters');
+  // A plan that names reporters tells each node its set with its first answer; until then the
+  // node reports none (the plan names a reporter for each PDB as soon as it knows who tracks it).
+  if (pdbReporters && spec.pdbReporters && s.budget && s.budget.reports === undefined) s.budget.reports = [];
 
   // patched: runs recorded before evictions had their own (rate-limited) queue keep the workflow's.
   const evictionQueue = patched('eviction-task-queue')
@@ -169,7 +177,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   let belief: BudgetBelief | undefined;
   setHandler(pdbGrantSignal, (g) => {
     if (belief && s.budget && g.seq > s.budget.grantSeq) beliefAfterGrant(belief, g);
-    applyGrant(s, g);
+    applyGrant(s, pdbReporters ? g : { seq: g.seq, grants: g.grants });
     woken = true;
   });
 
@@ -228,9 +236,11 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   let budgetSending: Promise<void> | undefined;
   const requestBudget = (quiesce: boolean) => {
     const req = nodeBudgetRequest(s, Date.now(), settings, quiesce);
-    if (!req || budgetSending || parentGone || !budgetRequestIsNews(belief, req)) return;
-    belief = { holding: { ...req.holding }, wants: { ...req.wants }, room: req.room ?? 0, pdbs: req.pdbs };
-    budgetSending = signalParent(parent.signal(pdbBudgetSignal, req), () => (budgetSending = undefined));
+    if (!req || budgetSending || parentGone) return;
+    const out = budgetRequestToSend(belief, req, s.budget?.reports);
+    if (!out) return;
+    belief = beliefAfterRequest(req, s.budget?.reports);
+    budgetSending = signalParent(parent.signal(pdbBudgetSignal, out), () => (budgetSending = undefined));
   };
   // ---- Events of the deadline policy (best effort; followed so the end and continue-as-new wait) ----
   const eventsInFlight = new Set<Promise<void>>();

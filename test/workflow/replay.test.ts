@@ -8,7 +8,9 @@
  * must be kept); `*-v2` and the long-drains keys are runs of the level-triggered loop. A file named
  * `<workflow ID>~run<N>.bin` is the N-th run of a continue-as-new chain (key `can-boundary`).
  * `on-deadline-v1` (DeletePods) and `deadline-skip` (SkipNode with a per-node deadline) are runs past
- * `patched('on-deadline')`, written by test/workflow/on-deadline.test.ts. Refresh an existing fixture only when the change
+ * `patched('on-deadline')`, written by test/workflow/on-deadline.test.ts. `pdb-budget-v1` (10 nodes
+ * sharing 5 PDBs; the plan and nodes n1, n2) is a run from before `patched('pdb-reporters')`: grants
+ * sent from each budget handler, no reporting nodes. Refresh an existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
