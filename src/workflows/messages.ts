@@ -189,8 +189,14 @@ export interface NodeProgress extends Omit<NodeState, 'name'> {
 
 /** Child → parent: a node's progress changed. */
 export const nodeProgressSignal = defineSignal<[NodeProgress]>('nodeProgress');
+/**
+ * Payload of {@link pdbBudgetSignal}: the budget request, and — from nodes of plans that name PDB
+ * reporters ({@link NodeDrainSpec.pdbReporters}) — the node's progress when it changed since its
+ * last report, so the request and the progress take one signal instead of two.
+ */
+export type PdbBudgetMessage = PdbBudgetRequest & { progress?: NodeProgress };
 /** Child → parent: what the node holds and wants of each PDB's budget (src/drain/pdb-budget.ts). */
-export const pdbBudgetSignal = defineSignal<[PdbBudgetRequest]>('pdbBudget');
+export const pdbBudgetSignal = defineSignal<[PdbBudgetMessage]>('pdbBudget');
 /** Parent → child: disruptions the node may spend, per PDB. */
 export const pdbGrantSignal = defineSignal<[PdbGrant]>('pdbGrant');
 /** Parent → child: pause, resume or abort the node's drain. */

@@ -10,7 +10,8 @@
  * - Act: `evictPod` activities, one Eviction API call each, start-to-close
  *   `eviction.callTimeoutSeconds`, no automatic retry, cancelled on abort.
  * - Report: a `nodeProgress` signal when the report changed, at most one per
- *   {@link PROGRESS_INTERVAL_MS}.
+ *   {@link PROGRESS_INTERVAL_MS}; in plans that name PDB reporters a changed report also rides
+ *   along with each budget request (then no separate signal is needed for it).
  * - PDB budget (plans of more than one node, `coordinatePdbs`): a `pdbBudget` signal to the plan
  *   whenever what the node holds or wants of a PDB changed, or a PDB it reports for the plan rose
  *   (one in flight at a time); evictions behind a PDB also need the plan's `pdbGrant` (rules in
@@ -83,6 +84,7 @@ import {
   type DrainNodeInput,
   type NodeDrainSpec,
   type NodeProgress,
+  type PdbBudgetMessage,
 } from './messages.js';
 import { WakeTimer } from './wake-timer.js';
 
@@ -240,7 +242,19 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     const out = budgetRequestToSend(belief, req, s.budget?.reports);
     if (!out) return;
     belief = beliefAfterRequest(req, s.budget?.reports);
-    budgetSending = signalParent(parent.signal(pdbBudgetSignal, out), () => (budgetSending = undefined));
+    // The progress rides along when it changed (no separate nodeProgress signal for it), unless a
+    // nodeProgress signal is in flight (two reports of one node must not cross).
+    let msg: PdbBudgetMessage = out;
+    if (spec.pdbReporters && pdbReporters && !sending) {
+      const p = progress(false);
+      const key = JSON.stringify(p);
+      if (key !== lastSent) {
+        lastSent = key;
+        lastSentAtMs = Date.now();
+        msg = { ...out, progress: p };
+      }
+    }
+    budgetSending = signalParent(parent.signal(pdbBudgetSignal, msg), () => (budgetSending = undefined));
   };
   // ---- Events of the deadline policy (best effort; followed so the end and continue-as-new wait) ----
   const eventsInFlight = new Set<Promise<void>>();

@@ -292,6 +292,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   let grantsDue = false;
   setHandler(pdbBudgetSignal, (req) => {
     applyNodeBudgetRequest(s, req);
+    // Nodes of plans that name reporters send their changed progress along (never a final one).
+    if (req.progress) {
+      events.push(...mergeNodeProgress(s, req.progress));
+      wake();
+    }
     if (pdbReporters) grantsDue = true;
     else sendGrants();
   });

@@ -208,6 +208,11 @@ describe('plan workflow traffic in a 10-node plan with shared PDBs (time-skippin
     );
     // Bounds, with room for the timing of a loaded host (measured figures in bench/notes.md).
     assert.ok(figures.pdbBudget / pods <= 2, `pdbBudget signals per evicted pod: ${JSON.stringify(figures)}`);
+    // Progress rides along with budget requests: before, 2.4-2.7 signals per evicted pod reached the plan.
+    assert.ok(
+      figures.signalsInPerPod <= 2.3,
+      `signals to the plan per evicted pod: ${JSON.stringify(figures)}`,
+    );
   });
 });
 
