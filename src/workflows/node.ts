@@ -90,6 +90,8 @@ import { WakeTimer } from './wake-timer.js';
 
 /** Longest wait of an observation while an answered eviction is not yet confirmed by one, seconds. */
 export const CONFIRM_WAIT_SECONDS = 2;
+/** Longest wait of an ending drain (plans with PDB reporters) for its last evictions to be observed, ms. */
+export const CONFIRM_HOLD_MS = 10_000;
 /** Minimum time between two progress signals to the plan workflow, ms (the final one goes at once). */
 export const PROGRESS_INTERVAL_MS = 2000;
 /** History length (events) after which a run continues as new at its next quiet point. */
@@ -370,6 +372,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   let observing: { seq: number; scope: CancellationScope; done: Promise<void> } | undefined;
   let nextObserveAtMs = 0;
   let outcome: NodeOutcome | undefined;
+  let confirmUntilMs: number | undefined;
   const timer = new WakeTimer();
 
   const startObserve = () => {
@@ -554,7 +557,17 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       recordEvent(DeadlineReason.PodsWillBeDeleted, warning.message);
     }
     if (decision.outcome && inFlight.size === 0) outcome ??= decision.outcome;
-    if (outcome && inFlight.size === 0) {
+    // A drain that ends forgets its holdings in the plan's ledger: with reporters, evictions
+    // answered 201 that no observation shows yet are confirmed first (at most CONFIRM_HOLD_MS), or
+    // the plan would hand out a disruption its ledger cannot see spent yet.
+    const confirming =
+      outcome !== undefined &&
+      pdbReporters &&
+      spec.pdbReporters === true &&
+      hasUnconfirmedEvictions(s) &&
+      (confirmUntilMs ??= now + CONFIRM_HOLD_MS) > now;
+    if (confirming) timer.ensure(confirmUntilMs!);
+    if (outcome && inFlight.size === 0 && !confirming) {
       requestBudget(true); // the last request gives everything back, with the freshest PDB reports
       break;
     }
