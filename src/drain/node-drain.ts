@@ -188,6 +188,11 @@ export interface NodeBudget {
   grantSeq: number;
   /** PDB key → granted disruptions not yet spent. */
   grants: Record<string, number>;
+  /**
+   * The PDBs this node reports, as the plan last named them (a grant's `reports`). Absent: the
+   * plan assigns no reporters; the node reports every change and bounds its wants by its own view.
+   */
+  reports?: string[];
 }
 
 /** The drain settings a node reads (a subset of the plan's spec). */
@@ -1107,6 +1112,7 @@ export function applyGrant(s: NodeDrainState, g: PdbGrant): NodeDrainState {
   if (!b || g.seq <= b.grantSeq) return s;
   b.grantSeq = g.seq;
   for (const [key, n] of Object.entries(g.grants)) b.grants[key] = (b.grants[key] ?? 0) + n;
+  if (g.reports !== undefined) b.reports = [...g.reports];
   return s;
 }
 
@@ -1122,6 +1128,11 @@ export function applyGrant(s: NodeDrainState, g: PdbGrant): NodeDrainState {
  *   grants it holds;
  * - room: how many more evictions `maxConcurrentPerNode` lets it start beyond those grants (the
  *   plan spreads that room over the PDBs, so nodes do not all crowd the first PDB by name).
+ *
+ * Once the plan named the node's reporting set ({@link NodeBudget.reports}), wants are bounded
+ * only by a refusal the node counts now, not by its own view of the allowance (the plan bounds
+ * them by its freshest report, so a PDB's rise does not change every waiting node's wants), and
+ * the request carries `tracked`; {@link budgetRequestToSend} then leaves out unchanged reports.
  */
 export function nodeBudgetRequest(
   s: NodeDrainState,
@@ -1161,10 +1172,11 @@ export function nodeBudgetRequest(
   for (const pdb of Object.values(s.pdbs).sort(byKey)) {
     const held = (b.grants[pdb.key] ?? 0) + evictingBehind(s, pdb.key) + pdb.spentAtSeq.length;
     if (held > 0) holding[pdb.key] = held;
-    const want = Math.min(eligible.get(pdb.key) ?? 0, budgetOf(s, pdb, nowMs)) - (b.grants[pdb.key] ?? 0);
-    if (want > 0) wants[pdb.key] = want;
     const refusal = pdb.refusedUntilMs !== undefined;
     const refused = refusal && nowMs < pdb.refusedUntilMs!;
+    const bound = b.reports === undefined ? budgetOf(s, pdb, nowMs) : refused ? 0 : Infinity;
+    const want = Math.min(eligible.get(pdb.key) ?? 0, bound) - (b.grants[pdb.key] ?? 0);
+    if (want > 0) wants[pdb.key] = want;
     pdbs.push({
       key: pdb.key,
       allowed: refused ? 0 : refusal ? 1 : pdb.observedAllowed,
@@ -1172,7 +1184,15 @@ export function nodeBudgetRequest(
       ...(refused ? { refused: true } : {}),
     });
   }
-  return { node: s.node, grantSeq: b.grantSeq, holding, wants, room: Math.max(0, room), pdbs };
+  return {
+    node: s.node,
+    grantSeq: b.grantSeq,
+    holding,
+    wants,
+    room: Math.max(0, room),
+    pdbs,
+    ...(b.reports !== undefined ? { tracked: pdbs.map((p) => p.key) } : {}),
+  };
 }
 
 /**
@@ -1183,7 +1203,27 @@ export interface BudgetBelief {
   holding: Record<string, number>;
   wants: Record<string, number>;
   room: number;
+  /** Every report the plan has from this node (the last of each PDB it sent). */
   pdbs: PdbReport[];
+  /** The `tracked` last sent (absent: none sent). */
+  tracked?: string[];
+  /** The node's reporting set when it sent its last request (absent: it had none). */
+  reports?: string[];
+}
+
+/**
+ * The belief after the node sent `full` (the request before {@link budgetRequestToSend} filtered
+ * it) while it reported `reports`.
+ */
+export function beliefAfterRequest(full: PdbBudgetRequest, reports?: string[]): BudgetBelief {
+  return {
+    holding: { ...full.holding },
+    wants: { ...full.wants },
+    room: full.room ?? 0,
+    pdbs: full.pdbs,
+    ...(full.tracked ? { tracked: [...full.tracked] } : {}),
+    ...(reports ? { reports: [...reports] } : {}),
+  };
 }
 
 /** The belief after the node applied grant `g` (see {@link BudgetBelief}). Mutates and returns `b`. */
@@ -1196,6 +1236,53 @@ export function beliefAfterGrant(b: BudgetBelief, g: PdbGrant): BudgetBelief {
     b.room = Math.max(0, b.room - n);
   }
   return b;
+}
+
+const sameReport = (a: PdbReport, b: PdbReport | undefined) =>
+  b !== undefined &&
+  a.allowed === b.allowed &&
+  a.resourceVersion === b.resourceVersion &&
+  (a.refused ?? false) === (b.refused ?? false);
+
+/**
+ * What the node sends of request `req` (from {@link nodeBudgetRequest}), or undefined when it is
+ * no news to the plan. A node without a reporting set (`reports` undefined) sends the whole
+ * request when {@link budgetRequestIsNews}. One with a set sends when the plan's belief of its
+ * holdings, wants or room is wrong, when the PDBs it tracks changed (the plan may have to name
+ * another reporter), when a PDB refused it anew (the plan must stop granting it), or when its
+ * report of a PDB it reports differs from the last one it sent — any new version, not only a
+ * changed allowance: another node's request may have brought the plan a version this
+ * reporter's observations skipped (a lower allowance), and only the reporter's next version
+ * brings the rise after it; a node just named reporter sends nothing while its view is the one
+ * it last sent (the plan has that one or a newer one). A PDB it does not report is some other
+ * node's to report. The request sent then carries only the reports that differ from the
+ * ones the plan has from this node. A reporter with no belief (a new run) sends its baseline.
+ */
+export function budgetRequestToSend(
+  belief: BudgetBelief | undefined,
+  req: PdbBudgetRequest,
+  reports: string[] | undefined,
+): PdbBudgetRequest | undefined {
+  if (reports === undefined) return budgetRequestIsNews(belief, req) ? req : undefined;
+  const last = new Map((belief?.pdbs ?? []).map((r) => [r.key, r]));
+  const changed = req.pdbs.filter((r) => !sameReport(r, last.get(r.key)));
+  const send = () => ({ ...req, pdbs: changed });
+  if (!belief)
+    return Object.keys(req.wants).length > 0 || Object.keys(req.holding).length > 0 || reports.length > 0
+      ? send()
+      : undefined;
+  const total = (w: Record<string, number>) => Object.values(w).reduce((a, n) => a + n, 0);
+  const takes = (room: number | undefined, w: Record<string, number>) => Math.min(room ?? Infinity, total(w));
+  const tracked = req.tracked ?? [];
+  const news =
+    !sameCounts(req.holding, belief.holding) ||
+    !sameCounts(req.wants, belief.wants) ||
+    takes(req.room, req.wants) !== takes(belief.room, belief.wants) ||
+    belief.tracked === undefined ||
+    tracked.length !== belief.tracked.length ||
+    tracked.some((k, i) => k !== belief.tracked![i]) ||
+    changed.some((r) => reports.includes(r.key) || (r.refused === true && !last.get(r.key)?.refused));
+  return news ? send() : undefined;
 }
 
 const sameCounts = (a: Record<string, number>, b: Record<string, number>) => {

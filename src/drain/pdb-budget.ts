@@ -20,6 +20,19 @@
  * - A 429 seen by a node reports the PDB with `refused`: it allows nothing until a newer version
  *   of the PDB is reported, or the refused node reports the same version unrefused (its probe
  *   bound passed: one pod may try, as the node's own rule says).
+ * - One reporting node per PDB (plans that assign reporters, {@link allocateBudget} with
+ *   `reporters`): every node watches the PDBs of its own pods, so a PDB shared by five running nodes
+ *   used to be reported five times per change. The plan names one reporter per PDB among the
+ *   running nodes that track it (in a grant's `reports`, absolute); only the reporter sends a
+ *   request for nothing but a new version of that PDB. Every request still carries the
+ *   node's reports that changed since its previous one, so a node that gives back a disruption
+ *   because its observation shows the eviction in the PDB also brings that observation (the
+ *   ledger is never older than what a holding is lowered for). Such nodes send `tracked` (every
+ *   PDB key they watch), `pdbs` then holds only the changed reports, and their `wants` are no
+ *   longer bounded by their own view of the allowance (the plan's freshest report bounds them; the
+ *   node still spends a grant only when its own view allows it). A decrease of an allowance that
+ *   no eviction explains (a pod turned unready) reaches the plan with the next request of any
+ *   node tracking the PDB; until then the nodes' own views and the API server refuse the excess.
  *
  * The budget is an optimisation, never the safety rule: the API server still refuses what a PDB
  * does not allow, and the node's own accounting (src/drain/node-drain.ts) still applies.
@@ -53,8 +66,16 @@ export interface PdbBudgetRequest {
   wants: Record<string, number>;
   /** How many more evictions the node can start at once beyond its grants (absent: no bound). */
   room?: number;
-  /** The PDBs covering the node's pods, as the node last observed them. */
+  /**
+   * The PDBs covering the node's pods, as the node last observed them: all of them, or, with
+   * `tracked`, only those whose report changed since the node's previous request.
+   */
   pdbs: PdbReport[];
+  /**
+   * Keys of every PDB the node watches, sorted. Sent by nodes that take part in reporter
+   * assignment (see the module comment); absent from older nodes' requests.
+   */
+  tracked?: string[];
 }
 
 /** Plan → node (signal `pdbGrant`): disruptions the node may spend, per PDB key. */
@@ -62,6 +83,11 @@ export interface PdbGrant {
   /** Increasing per node, from 1. */
   seq: number;
   grants: Record<string, number>;
+  /**
+   * Keys of the PDBs this node reports (absolute, sorted; replaces the node's previous set).
+   * Absent: unchanged; a node that never received one reports every change it sees.
+   */
+  reports?: string[];
 }
 
 /** What the plan knows of one node's budget. */
@@ -76,6 +102,10 @@ export interface NodeBudgetLedger {
   issued: PdbGrant[];
   /** Sequence number of the next grant to this node. */
   nextSeq: number;
+  /** The node's last `tracked` (absent: the node takes no part in reporter assignment). */
+  tracked?: string[];
+  /** The reporting set last sent to the node (absent: none sent yet). */
+  reports?: string[];
 }
 
 /** The plan's ledger: the freshest report of each PDB and every node's holdings, JSON-plain. */
@@ -83,6 +113,8 @@ export interface PdbBudgetLedger {
   pdbs: Record<string, { allowed: number; resourceVersion?: string; refused?: boolean }>;
   /** By node name, in the order of their first request (the earlier node is served first). */
   nodes: Record<string, NodeBudgetLedger>;
+  /** PDB key → the node that reports it (plans that assign reporters). */
+  reporters?: Record<string, string>;
 }
 
 /** An empty ledger. */
@@ -130,6 +162,8 @@ export function applyBudgetRequest(ledger: PdbBudgetLedger, req: PdbBudgetReques
   n.wants = { ...req.wants };
   if (req.room !== undefined) n.room = req.room;
   else delete n.room;
+  if (req.tracked !== undefined) n.tracked = [...req.tracked];
+  else delete n.tracked;
   return ledger;
 }
 
@@ -137,8 +171,42 @@ export function applyBudgetRequest(ledger: PdbBudgetLedger, req: PdbBudgetReques
 export function forgetBudgetNode(ledger: PdbBudgetLedger, node: string): PdbBudgetLedger {
   // The PDB reports stay: a later report of an older version must not look like news.
   delete ledger.nodes[node];
+  // Its PDBs get another reporter at the next allocation.
+  if (ledger.reporters)
+    for (const [key, r] of Object.entries(ledger.reporters)) if (r === node) delete ledger.reporters[key];
   return ledger;
 }
+
+/**
+ * Names one reporter per PDB: the current one while it still tracks the PDB, else the latest
+ * requester that tracks it (the node whose drain began last is likely to run longest, so the PDB
+ * changes hands less often; nodes that send no `tracked` are never chosen). Mutates `ledger`.
+ * @returns node name → the PDB keys it reports, sorted (nodes that report none are absent).
+ */
+export function assignReporters(ledger: PdbBudgetLedger): Map<string, string[]> {
+  const reporters = (ledger.reporters ??= {});
+  const tracks = (node: string, key: string) => ledger.nodes[node]?.tracked?.includes(key) === true;
+  const keys = new Set<string>(Object.keys(reporters));
+  for (const n of Object.values(ledger.nodes)) for (const k of n.tracked ?? []) keys.add(k);
+  for (const key of keys) {
+    const current = reporters[key];
+    if (current !== undefined && tracks(current, key)) continue;
+    const next = Object.keys(ledger.nodes)
+      .reverse()
+      .find((node) => tracks(node, key));
+    if (next !== undefined) reporters[key] = next;
+    else delete reporters[key];
+  }
+  const out = new Map<string, string[]>();
+  for (const key of Object.keys(reporters).sort()) {
+    const node = reporters[key]!;
+    out.set(node, [...(out.get(node) ?? []), key]);
+  }
+  return out;
+}
+
+const sameKeys = (a: string[] | undefined, b: string[] | undefined) =>
+  a !== undefined && b !== undefined && a.length === b.length && a.every((k, i) => k === b[i]);
 
 const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, n) => a + n, 0);
 const sumIssued = (n: NodeBudgetLedger, key: string) =>
@@ -158,9 +226,20 @@ export function budgetAvailable(ledger: PdbBudgetLedger, key: string): number {
  * finishes sooner and frees its slot of maxUnavailableNodes), within each node's `room`, one
  * disruption at a time from the PDB with the most left (so the nodes' room is spread over the
  * PDBs instead of all nodes waiting on the same one), and records the grants as issued.
+ *
+ * With `reporters` (plans that assign reporters, see the module comment) it also names each PDB's
+ * reporter ({@link assignReporters}) and tells each node that takes part its reporting set in a
+ * grant's `reports` when that set changed: with the node's next grant, or at once in a grant of
+ * no disruptions when the node gained a PDB to report (without it nobody might report that PDB's
+ * next rise). A node that lost one only reports more than needed until its next grant.
+ *
  * Mutates `ledger`. @returns the grants to send, at most one per node.
  */
-export function allocateBudget(ledger: PdbBudgetLedger): { node: string; grant: PdbGrant }[] {
+export function allocateBudget(
+  ledger: PdbBudgetLedger,
+  opts: { reporters?: boolean } = {},
+): { node: string; grant: PdbGrant }[] {
+  const reportsOf = opts.reporters ? assignReporters(ledger) : undefined;
   const out: { node: string; grant: PdbGrant }[] = [];
   const available = new Map<string, number>();
   for (const key of Object.keys(ledger.pdbs)) available.set(key, budgetAvailable(ledger, key));
@@ -181,8 +260,18 @@ export function allocateBudget(ledger: PdbBudgetLedger): { node: string; grant: 
       want.set(best, want.get(best)! - 1);
       room--;
     }
-    if (Object.keys(grants).length === 0) continue;
-    const grant = { seq: n.nextSeq++, grants };
+    let reports: string[] | undefined;
+    let gained = false;
+    if (reportsOf && n.tracked !== undefined) {
+      const mine = reportsOf.get(node) ?? [];
+      if (!sameKeys(mine, n.reports)) {
+        reports = mine;
+        gained = mine.some((k) => !(n.reports ?? []).includes(k));
+      }
+    }
+    if (Object.keys(grants).length === 0 && !gained) continue;
+    const grant: PdbGrant = { seq: n.nextSeq++, grants, ...(reports ? { reports } : {}) };
+    if (reports) n.reports = reports;
     n.issued.push(grant);
     out.push({ node, grant });
   }

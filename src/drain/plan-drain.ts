@@ -114,10 +114,11 @@ export function nodeDeadlineMs(
  * happen before the plan's deadline.
  */
 export function heldAtDeadline(s: PlanRunState): string[] {
-  return s.finished.filter((name) => {
-    const n = s.plan.nodes.find((x) => x.name === name);
-    return n?.phase === 'Blocked' && n.reason === 'DeadlineExceeded' && s.claimed[name] !== undefined;
-  });
+  const stopped = new Set(
+    s.plan.nodes.filter((n) => n.phase === 'Blocked' && n.reason === 'DeadlineExceeded').map((n) => n.name),
+  );
+  // O(nodes): the loop asks on every wake-up, and plans have up to thousands of nodes.
+  return s.finished.filter((name) => stopped.has(name) && s.claimed[name] !== undefined);
 }
 
 /** A fresh node entry of the plan. */
@@ -222,7 +223,8 @@ export function applyNodeBudgetRequest(s: PlanRunState, req: PdbBudgetRequest): 
 
 /** Nodes whose drain runs now (started, not ended). Each holds one slot of maxUnavailableNodes. */
 export function runningNodes(s: PlanRunState): string[] {
-  return s.started.filter((n) => !s.finished.includes(n));
+  const finished = new Set(s.finished); // O(nodes), not O(started x finished)
+  return s.started.filter((n) => !finished.has(n));
 }
 
 /**
@@ -234,10 +236,13 @@ export function nodesToStart(s: PlanRunState, maxUnavailableNodes: number, nowMs
   if (s.plan.deadlineMs !== undefined && nowMs >= s.plan.deadlineMs) return [];
   const free = maxUnavailableNodes - runningNodes(s).length - heldAtDeadline(s).length;
   if (free <= 0) return [];
-  return s.plan.nodes
-    .map((n) => n.name)
-    .filter((n) => !s.started.includes(n))
-    .slice(0, free);
+  const started = new Set(s.started);
+  const out: string[] = [];
+  for (const n of s.plan.nodes) {
+    if (out.length >= free) break;
+    if (!started.has(n.name)) out.push(n.name);
+  }
+  return out;
 }
 
 /** Whether every node either ended or can no longer start. */
@@ -343,8 +348,9 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
  * shows why a plan makes no progress while it keeps trying until its deadline.
  */
 export function runningSummary(s: PlanRunState): { reason: string; message: string } {
+  const byName = new Map(s.plan.nodes.map((n) => [n.name, n]));
   const running = runningNodes(s)
-    .map((name) => s.plan.nodes.find((n) => n.name === name))
+    .map((name) => byName.get(name))
     .filter((n): n is NodeState => n !== undefined);
   const held = running.filter((n) => n.phase === 'Blocked' || n.phase === 'Waiting');
   const awaiting = running.filter((n) => n.reason === 'AwaitingRelease');

@@ -128,6 +128,11 @@ export interface NodeDrainSpec {
    * behind a PDB wait for the plan's grant. Set by plans of more than one node.
    */
   coordinatePdbs?: boolean;
+  /**
+   * With `coordinatePdbs`: the plan names one reporting node per PDB in its grants, so the node
+   * sends a PDB-only change only for the PDBs it reports (src/drain/pdb-budget.ts).
+   */
+  pdbReporters?: boolean;
   /** spec.onDeadline (absent in inputs written before it existed: Stop). */
   onDeadline?: OnDeadline;
   /** spec.deadlineWarningSeconds (DeletePods advance notice). */
@@ -219,8 +224,14 @@ export interface NodeProgress extends Omit<NodeState, 'name'> {
 
 /** Child → parent: a node's progress changed. */
 export const nodeProgressSignal = defineSignal<[NodeProgress]>('nodeProgress');
+/**
+ * Payload of {@link pdbBudgetSignal}: the budget request, and — from nodes of plans that name PDB
+ * reporters ({@link NodeDrainSpec.pdbReporters}) — the node's progress when it changed since its
+ * last report, so the request and the progress take one signal instead of two.
+ */
+export type PdbBudgetMessage = PdbBudgetRequest & { progress?: NodeProgress };
 /** Child → parent: what the node holds and wants of each PDB's budget (src/drain/pdb-budget.ts). */
-export const pdbBudgetSignal = defineSignal<[PdbBudgetRequest]>('pdbBudget');
+export const pdbBudgetSignal = defineSignal<[PdbBudgetMessage]>('pdbBudget');
 /** Parent → child: disruptions the node may spend, per PDB. */
 export const pdbGrantSignal = defineSignal<[PdbGrant]>('pdbGrant');
 /** Parent → child: pause, resume or abort the node's drain, or release the node (uncordon AfterEachNode). */

@@ -10,10 +10,12 @@
  * - Act: `evictPod` activities, one Eviction API call each, start-to-close
  *   `eviction.callTimeoutSeconds`, no automatic retry, cancelled on abort.
  * - Report: a `nodeProgress` signal when the report changed, at most one per
- *   {@link PROGRESS_INTERVAL_MS}.
+ *   {@link PROGRESS_INTERVAL_MS}; in plans that name PDB reporters a changed report also rides
+ *   along with each budget request (then no separate signal is needed for it).
  * - PDB budget (plans of more than one node, `coordinatePdbs`): a `pdbBudget` signal to the plan
- *   whenever what the node holds or wants of a PDB changed (one in flight at a time); evictions
- *   behind a PDB also need the plan's `pdbGrant` (rules in src/drain/pdb-budget.ts).
+ *   whenever what the node holds or wants of a PDB changed, or a PDB it reports for the plan rose
+ *   (one in flight at a time); evictions behind a PDB also need the plan's `pdbGrant` (rules in
+ *   src/drain/pdb-budget.ts).
  *
  * The plan deadline and every cooldown are durable timers (the wake time of each decision). The
  * whole state is one JSON-plain object; it continues as new at a quiet point (no eviction in
@@ -57,7 +59,8 @@ import {
   applyEvictionAnswer,
   applyGrant,
   beliefAfterGrant,
-  budgetRequestIsNews,
+  beliefAfterRequest,
+  budgetRequestToSend,
   nodeBudgetRequest,
   type BudgetBelief,
   applyObservation,
@@ -88,11 +91,14 @@ import {
   type DrainNodeInput,
   type NodeDrainSpec,
   type NodeProgress,
+  type PdbBudgetMessage,
 } from './messages.js';
 import { WakeTimer } from './wake-timer.js';
 
 /** Longest wait of an observation while an answered eviction is not yet confirmed by one, seconds. */
 export const CONFIRM_WAIT_SECONDS = 2;
+/** Longest wait of an ending drain (plans with PDB reporters) for its last evictions to be observed, ms. */
+export const CONFIRM_HOLD_MS = 10_000;
 /** Minimum time between two progress signals to the plan workflow, ms (the final one goes at once). */
 export const PROGRESS_INTERVAL_MS = 2000;
 /** History length (events) after which a run continues as new at its next quiet point. */
@@ -157,6 +163,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   if (rolling) s.roll ??= initialRollState(input.released === true);
   // patched: node runs recorded before the plan handed out PDB budgets replay without them.
   if (spec.coordinatePdbs && !s.budget && patched('pdb-budget')) s.budget = { grantSeq: 0, grants: {} };
+  // patched: node runs recorded before the plan named one reporter per PDB ignore the reporting
+  // sets of grants, so they send what they sent then (every PDB change they see while wanting).
+  const pdbReporters = patched('pdb-reporters');
+  // A plan that names reporters tells each node its set with its first answer; until then the
+  // node reports none (the plan names a reporter for each PDB as soon as it knows who tracks it).
+  if (pdbReporters && spec.pdbReporters && s.budget && s.budget.reports === undefined) s.budget.reports = [];
 
   // patched: runs recorded before evictions had their own (rate-limited) queue keep the workflow's.
   const evictionQueue = patched('eviction-task-queue')
@@ -190,7 +202,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   let belief: BudgetBelief | undefined;
   setHandler(pdbGrantSignal, (g) => {
     if (belief && s.budget && g.seq > s.budget.grantSeq) beliefAfterGrant(belief, g);
-    applyGrant(s, g);
+    applyGrant(s, pdbReporters ? g : { seq: g.seq, grants: g.grants });
     woken = true;
   });
 
@@ -251,9 +263,23 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   let budgetSending: Promise<void> | undefined;
   const requestBudget = (quiesce: boolean) => {
     const req = nodeBudgetRequest(s, Date.now(), settings, quiesce);
-    if (!req || budgetSending || parentGone || !budgetRequestIsNews(belief, req)) return;
-    belief = { holding: { ...req.holding }, wants: { ...req.wants }, room: req.room ?? 0, pdbs: req.pdbs };
-    budgetSending = signalParent(parent.signal(pdbBudgetSignal, req), () => (budgetSending = undefined));
+    if (!req || budgetSending || parentGone) return;
+    const out = budgetRequestToSend(belief, req, s.budget?.reports);
+    if (!out) return;
+    belief = beliefAfterRequest(req, s.budget?.reports);
+    // The progress rides along when it changed (no separate nodeProgress signal for it), unless a
+    // nodeProgress signal is in flight (two reports of one node must not cross).
+    let msg: PdbBudgetMessage = out;
+    if (spec.pdbReporters && pdbReporters && !sending) {
+      const p = progress(false);
+      const key = JSON.stringify(p);
+      if (key !== lastSent) {
+        lastSent = key;
+        lastSentAtMs = Date.now();
+        msg = { ...out, progress: p };
+      }
+    }
+    budgetSending = signalParent(parent.signal(pdbBudgetSignal, msg), () => (budgetSending = undefined));
   };
   // ---- Events of the deadline policy (best effort; followed so the end and continue-as-new wait) ----
   const eventsInFlight = new Set<Promise<void>>();
@@ -369,6 +395,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   let observing: { seq: number; scope: CancellationScope; done: Promise<void> } | undefined;
   let nextObserveAtMs = 0;
   let outcome: NodeOutcome | undefined;
+  let confirmUntilMs: number | undefined;
   const timer = new WakeTimer();
 
   const startObserve = () => {
@@ -577,7 +604,17 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       recordEvent(DeadlineReason.PodsWillBeDeleted, warning.message);
     }
     if (decision.outcome && inFlight.size === 0) outcome ??= decision.outcome;
-    if (outcome && inFlight.size === 0) {
+    // A drain that ends forgets its holdings in the plan's ledger: with reporters, evictions
+    // answered 201 that no observation shows yet are confirmed first (at most CONFIRM_HOLD_MS), or
+    // the plan would hand out a disruption its ledger cannot see spent yet.
+    const confirming =
+      outcome !== undefined &&
+      pdbReporters &&
+      spec.pdbReporters === true &&
+      hasUnconfirmedEvictions(s) &&
+      (confirmUntilMs ??= now + CONFIRM_HOLD_MS) > now;
+    if (confirming) timer.ensure(confirmUntilMs!);
+    if (outcome && inFlight.size === 0 && !confirming) {
       requestBudget(true); // the last request gives everything back, with the freshest PDB reports
       break;
     }

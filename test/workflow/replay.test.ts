@@ -14,7 +14,10 @@
  * `patched('preflight')`) is written by test/workflow/preflight.test.ts. `rolling-hooks` (uncordon
  * AfterEachNode with a workflow afterDrain hook) and `rolling-release` (per-node releases by the
  * node annotation and the whole-plan release) are runs past `patched('per-node-release')` and
- * `patched('hooks')`, written by test/workflow/rolling.test.ts. Refresh an existing fixture only when the change
+ * `patched('hooks')`, written by test/workflow/rolling.test.ts.
+ * `pdb-budget-v1` (10 nodes sharing 5 PDBs; the plan and nodes n1, n2) is a run from before
+ * `patched('pdb-reporters')`: grants sent from each budget handler, no reporting nodes. Refresh an
+ * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
