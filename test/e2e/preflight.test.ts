@@ -34,7 +34,13 @@ import { NODE_CLAIM_ANNOTATION } from '../../src/api/plan.js';
 import type { PreflightNode, PreflightReport } from '../../src/api/preflight.js';
 import { abortSignal } from '../../src/workflows/messages.js';
 import { runCommand } from './cli-fixtures.js';
-import { createDirectPlan, createPlanObject, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
+import {
+  createDirectPlan,
+  createPlanObject,
+  refusedPlanStatus,
+  readPlanStatus,
+  showStatus,
+} from '../helpers/direct-plan.js';
 import {
   createNamespace,
   deleteNamespace,
@@ -447,19 +453,7 @@ describe('preflight on the real stack', () => {
 
   it('the CRD refuses a bad mode and a mode change, readably', async () => {
     const bad = uniqueName('preflight-bad');
-    let refused: unknown;
-    try {
-      await createPlanObject(c, bad, { nodeNames: ['a'], mode: 'DryRun' });
-      await h.deletePlanObject(bad);
-    } catch (err) {
-      refused = err;
-    }
-    assert.ok(refused, 'accepted');
-    const body = (refused as { body?: unknown }).body;
-    const status = (typeof body === 'string' ? JSON.parse(body) : body) as {
-      code?: number;
-      message?: string;
-    };
+    const status = await refusedPlanStatus(c, bad, { nodeNames: ['a'], mode: 'DryRun' });
     assert.equal(status.code, 422);
     assert.match(status.message ?? '', /spec\.mode: .*must be Drain or Preflight \(got "DryRun"\)/);
     const fixed = uniqueName('preflight-fixed');

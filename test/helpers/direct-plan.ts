@@ -3,6 +3,7 @@
  * through the API, so that the workflow's status writes have an object to land on, and the
  * workflow's input built from it.
  */
+import assert from 'node:assert/strict';
 import {
   API_VERSION,
   GROUP,
@@ -34,6 +35,40 @@ export async function createPlanObject(
     plural: PLURAL,
     body: { apiVersion: API_VERSION, kind: KIND, metadata: { name, ...(labels ? { labels } : {}) }, spec },
   })) as MaintenancePlan;
+}
+
+/** The fields of the API server's Status answer to a refused create that the CRD tests read. */
+export interface RefusalStatus {
+  /** HTTP status (422 when the CRD schema or a CEL rule refuses the object). */
+  code?: number;
+  /** The readable message naming the field, e.g. `spec.mode: Forbidden: must be ...`. */
+  message?: string;
+}
+
+/**
+ * Creates the MaintenancePlan `name` with a `spec` the CRD should refuse, and returns the API
+ * server's Status of the refusal.
+ * @throws an AssertionError when the API server accepts the plan (the accepted object is deleted first).
+ */
+export async function refusedPlanStatus(
+  c: Clients,
+  name: string,
+  spec: MaintenancePlanSpecInput | Record<string, unknown>,
+): Promise<RefusalStatus> {
+  let refused: unknown;
+  try {
+    await createPlanObject(c, name, spec);
+  } catch (err) {
+    refused = err;
+  }
+  if (refused === undefined) {
+    await c.custom
+      .deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name })
+      .catch(() => undefined);
+    assert.fail(`the API server accepted plan ${name}: ${JSON.stringify(spec)}`);
+  }
+  const body = (refused as { body?: unknown }).body;
+  return (typeof body === 'string' ? JSON.parse(body) : (body ?? {})) as RefusalStatus;
 }
 
 /** Creates the plan `name` with `spec` (unlabelled: no operator acts on it). @returns the workflow's input and ID. */
