@@ -242,10 +242,15 @@ export const RetryBackoffSchema = z
 export type RetryBackoff = z.infer<typeof RetryBackoffSchema>;
 
 /**
- * Default in-flight evictions per node. Four keeps one node's drain from hogging the API server's
- * mutating budget while still overlapping pod grace periods; see bench/README.md.
+ * Default in-flight evictions per node (eviction calls not yet answered, on one node). Chosen by
+ * the benchmark's sweep on `fleet` (bench/notes.md, 2026-12-01: 4 took 131 s, 16 took 108 s,
+ * 100 took 103 s, with no 429 for any): pods behind PodDisruptionBudgets are bounded by the plan's
+ * PDB budget anyway, so a low per-node limit only leaves allowed disruptions unspent. 16 instead
+ * of "as many as the PDBs allow" bounds what one node sends at once for pods no PDB guards: the
+ * API server shares its mutating budget (`--max-mutating-requests-inflight`, 200 by default)
+ * with every client, and `maxUnavailableNodes` nodes drain at once.
  */
-export const DEFAULT_MAX_CONCURRENT_PER_NODE = 4;
+export const DEFAULT_MAX_CONCURRENT_PER_NODE = 16;
 
 /** Upper bound of eviction.skipWaitForDeleteTimeoutSeconds (one day). */
 export const MAX_SKIP_WAIT_FOR_DELETE_SECONDS = 86400;

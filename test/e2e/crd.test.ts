@@ -420,7 +420,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       drainTimeoutSeconds: 3600,
       eviction: {
         callTimeoutSeconds: 10,
-        maxConcurrentPerNode: 4,
+        maxConcurrentPerNode: 16,
         retryBackoff: { initialSeconds: 5, maxSeconds: 120 },
       },
       podSelection: { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false },
@@ -435,7 +435,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       mode: 'Drain',
     });
     const yamlOut = kubectlOk(['get', 'mp', name, '-o', 'yaml']);
-    assert.match(yamlOut, /maxConcurrentPerNode: 4/);
+    assert.match(yamlOut, /maxConcurrentPerNode: 16/);
     assert.match(yamlOut, /uncordon: OnDelete/);
   });
 
