@@ -6,6 +6,7 @@
  * ("PDB keys"); all durations are in seconds unless the name ends in `Ms`; times are RFC 3339.
  */
 import type { MaintenancePlanStatus, PodSelection, LabelSelector, PodOrderRule } from '../api/plan.js';
+import type { BlockerReason } from '../api/reasons.js';
 import type { NodePreflight } from '../drain/preflight.js';
 
 /** Identifies the plan an activity works for (node claims and status writes are keyed by it). */
@@ -161,7 +162,12 @@ export type EvictResult =
    * `NamespaceTerminating`: the namespace is being deleted and takes the pod with it; the drain waits
    * for the pod to go rather than evicting it again).
    */
-  | { outcome: 'Retry'; code: number; reason: 'Conflict' | 'NamespaceTerminating'; message: string }
+  | {
+      outcome: 'Retry';
+      code: number;
+      reason: typeof BlockerReason.Conflict | typeof BlockerReason.NamespaceTerminating;
+      message: string;
+    }
   /**
    * 429. `cause` DisruptionBudget: a PDB allows no disruption now (no Retry-After) or is not yet
    * processed (Retry-After 10). `cause` Throttled: API Priority and Fairness or max-in-flight.
