@@ -642,6 +642,11 @@ export const BlockerSchema = z
     attempts: z.number().int().optional().describe('Eviction calls sent for this pod so far.'),
   })
   .strict();
+/**
+ * status.nodes[].blockedBy[]: what keeps one pod on its node. Made by `nodeBlockers` in
+ * src/drain/node-drain.ts from the node workflow's per-pod state (`PodRecord`), sent to the plan with
+ * the node's progress and written by the status projection.
+ */
 export type Blocker = z.infer<typeof BlockerSchema>;
 
 export const SkippedPodSchema = z

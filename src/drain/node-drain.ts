@@ -37,7 +37,7 @@
  * - An externally uncordoned node (`spec.unschedulable` false) gets no eviction and is never
  *   `Drained` while schedulable; the plan does not cordon it again (it does not fight the admin).
  */
-import type { EvictResult, NodeObservation, PodItem } from '../activities/types.js';
+import type { EvictResult, NodeObservation, ObservedPod } from '../activities/types.js';
 import { WARNING_POD_CAP } from '../api/deadline.js';
 import type { Blocker, OnDeadline, RetryBackoff, SkippedPod } from '../api/plan.js';
 import { BlockerReason, DeadlineReason, NodePhase, NodeReason, PodPolicyReason } from '../api/reasons.js';
@@ -62,7 +62,13 @@ export type PodDrainState =
   /** onDeadline DeletePods: a DELETE call (no Eviction API) is in flight. */
   | 'Deleting';
 
-/** One pod of the node that must leave (gone pods are dropped and counted). */
+/**
+ * The node workflow's state of one pod of the node that must leave (gone pods are dropped and
+ * counted): made by {@link applyObservation} from an `ObservedPod` whose action is not Skip,
+ * changed by the eviction and deletion answers, carried over continue-as-new in
+ * {@link NodeDrainState}`.pods`, and shown as a `Blocker` ({@link nodeBlockers}) while it has a
+ * reason.
+ */
 export interface PodRecord {
   /** `namespace/name`. */
   key: string;
@@ -318,7 +324,7 @@ export function applyControl(
   return s;
 }
 
-function newRecord(item: PodItem): PodRecord {
+function newRecord(item: ObservedPod): PodRecord {
   return {
     key: item.key,
     namespace: item.namespace,

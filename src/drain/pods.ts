@@ -65,15 +65,17 @@ export interface PodInfo {
 /** What to do with a pod: evict it, leave it alone, wait for it to go, or report it as blocking the drain. */
 export type PodAction = 'Evict' | 'Skip' | 'Wait' | 'Block';
 
-/** CamelCase reason of a {@link PodDecision}: a {@link PodReason} (the words and their rules are listed there). */
-export type PodDecisionReason = PodReason;
-
-/** The decision for one pod: `pod` is `namespace/name`, `uid` its `metadata.uid`. */
+/**
+ * The classification of one pod ({@link classifyPod}, from a {@link PodInfo}): `pod` is
+ * `namespace/name`, `uid` its `metadata.uid`, `reason` the rule that decided (the words are
+ * {@link PodReason}). The observation makes an `ObservedPod` of it (src/activities/node-pods.ts),
+ * the preflight its report (src/drain/preflight.ts).
+ */
 export interface PodDecision {
   pod: string;
   uid: string;
   action: PodAction;
-  reason: PodDecisionReason;
+  reason: PodReason;
   message: string;
 }
 
@@ -191,7 +193,7 @@ export function emptyDirVolumes(pod: Pick<PodInfo, 'spec'>): string[] {
  * @param selection `spec.podSelection` with defaults applied.
  */
 export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision {
-  const decide = (action: PodAction, reason: PodDecisionReason, message: string): PodDecision => ({
+  const decide = (action: PodAction, reason: PodReason, message: string): PodDecision => ({
     pod: podKey(pod),
     uid: pod.metadata.uid,
     action,
