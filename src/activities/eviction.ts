@@ -28,6 +28,7 @@ import {
   type K8sStatus,
   type RawAnswer,
 } from '../k8s/errors.js';
+import { BlockerReason } from '../api/reasons.js';
 import type { KubernetesPort } from '../k8s/port.js';
 import { parseRetryAfter } from '../k8s/retry-after.js';
 import { activityContext } from './context.js';
@@ -132,7 +133,7 @@ export function classifyEviction(
   }
   const message = status?.message ?? answer.text.trim();
   if (code === 500 && (MULTIPLE_PDBS_MESSAGE.test(message) || causesMatch(status, MULTIPLE_PDBS_MESSAGE))) {
-    return { outcome: 'Failed', code, reason: 'MultiplePodDisruptionBudgets', message };
+    return { outcome: 'Failed', code, reason: BlockerReason.MultiplePodDisruptionBudgets, message };
   }
   if (isTransientCode(code)) {
     throw new TransientKubernetesError(`evict pod: ${describeAnswer(code, answer.text)}`, code);
@@ -145,7 +146,7 @@ export function classifyEviction(
     return {
       outcome: 'Retry',
       code,
-      reason: 'NamespaceTerminating',
+      reason: BlockerReason.NamespaceTerminating,
       message: message || `HTTP ${code}`,
     };
   }
@@ -229,7 +230,7 @@ export function createEvictionActivities(
               : {
                   outcome: 'Retry',
                   code: 409,
-                  reason: 'Conflict',
+                  reason: BlockerReason.Conflict,
                   message: status?.message ?? (answer.text.trim() || 'HTTP 409 Conflict'),
                 };
         }

@@ -12,7 +12,7 @@ import type { LabelSelector, PodOrderRule, PodSelection } from '../api/plan.js';
 import { podOrderOf } from '../drain/pod-policy.js';
 import { classifyPods, toPodInfo } from '../drain/pods.js';
 import { matchesLabelSelector } from '../drain/selector.js';
-import type { NodeObservation, NodePods, PdbObservation, PodItem } from './types.js';
+import type { NodeObservation, NodePods, PdbObservation, ObservedPod } from './types.js';
 
 /** The fields of a PodDisruptionBudget that {@link observedAllowed} reads. */
 export interface PdbStatusFields {
@@ -76,7 +76,7 @@ export function buildNodePods(
   const decisions = classifyPods(infos, selection);
   const byKey = new Map(infos.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
   const usedPdbs = new Map<string, PdbObservation>();
-  const items: PodItem[] = decisions.map((d) => {
+  const items: ObservedPod[] = decisions.map((d) => {
     const info = byKey.get(d.pod);
     const namespace = info?.metadata.namespace ?? d.pod.split('/')[0] ?? '';
     const name = info?.metadata.name ?? d.pod.slice(namespace.length + 1);
@@ -94,7 +94,7 @@ export function buildNodePods(
         });
     }
     keys.sort();
-    const item: PodItem = {
+    const item: ObservedPod = {
       key: d.pod,
       namespace,
       name,

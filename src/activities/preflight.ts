@@ -8,6 +8,7 @@
 import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { LabelSelector } from '../api/plan.js';
+import { BlockerReason } from '../api/reasons.js';
 import { NODE_CLAIM_ANNOTATION } from '../k8s/node-claim.js';
 import type { KubernetesPort } from '../k8s/port.js';
 import {
@@ -104,7 +105,12 @@ export function createPreflightActivities(port: KubernetesPort, log: Logger): Pr
             const result = classifyEviction(answer, p.namespace);
             dryRun[key] =
               result === 'conflict'
-                ? { verdict: 'Refused', code: 409, reason: 'Conflict', message: 'HTTP 409 Conflict' }
+                ? {
+                    verdict: 'Refused',
+                    code: 409,
+                    reason: BlockerReason.Conflict,
+                    message: 'HTTP 409 Conflict',
+                  }
                 : dryRunVerdict(result);
           } catch (err) {
             dryRun[key] = dryRunVerdict({ error: (err as Error).message });

@@ -6,7 +6,9 @@
  * ("PDB keys"); all durations are in seconds unless the name ends in `Ms`; times are RFC 3339.
  */
 import type { MaintenancePlanStatus, PodSelection, LabelSelector, PodOrderRule } from '../api/plan.js';
+import type { BlockerReason } from '../api/reasons.js';
 import type { NodePreflight } from '../drain/preflight.js';
+import type { PodAction } from '../drain/pods.js';
 
 /** Identifies the plan an activity works for (node claims and status writes are keyed by it). */
 export interface PlanRef {
@@ -38,16 +40,23 @@ export type CordonResult =
     }
   | { outcome: 'NodeNotFound' };
 
-/** One pod of a node, classified with kubectl drain's rules. */
-export interface PodItem {
+/**
+ * One pod of a node as the observeNode activity reports it ({@link NodeObservation}`.pods`, recorded
+ * in histories): its classification (a `PodDecision` of src/drain/pods.ts, made by
+ * `buildNodePods` in src/activities/node-pods.ts) with the pod's identity, the PDBs selecting it
+ * and what a deletion at the deadline needs. The node workflow turns it into its own per-pod state
+ * (`PodRecord`, `applyObservation` in src/drain/node-drain.ts). docs/design-decisions.md, "A pod's
+ * way through the code", shows the whole way.
+ */
+export interface ObservedPod {
   /** `namespace/name`. */
   key: string;
   namespace: string;
   name: string;
   uid: string;
   /** Evict: to be evicted; Skip: left alone; Wait: terminating, waited for; Block: cannot be evicted. */
-  action: 'Evict' | 'Skip' | 'Wait' | 'Block';
-  /** CamelCase reason of the decision (e.g. DaemonSetPod, NoController, EmptyDirData, Terminating). */
+  action: PodAction;
+  /** CamelCase reason of the decision: a `PodReason` (e.g. DaemonSetPod, NoController, EmptyDirData, Terminating). */
   reason: string;
   message: string;
   /** metadata.deletionTimestamp as ms since epoch, when the pod is terminating. */
@@ -65,6 +74,9 @@ export interface PodItem {
    */
   order?: number;
 }
+
+/** {@link ObservedPod} under its first name, which the replay copy src/workflows/legacy/node-v1.ts imports. */
+export type PodItem = ObservedPod;
 
 /**
  * Input of {@link DrainActivities.observeNode}: what to observe and what the caller already knows.
@@ -101,7 +113,7 @@ export interface ObserveNodeInput {
    */
   pdbVersions?: boolean;
   /**
-   * spec.podOrder: each pod's order group is computed with it ({@link PodItem.order}). With a
+   * spec.podOrder: each pod's order group is computed with it ({@link ObservedPod.order}). With a
    * namespaceSelector in it the activity lists the namespaces (RBAC: namespaces list) once per call.
    */
   podOrder?: PodOrderRule[];
@@ -123,7 +135,7 @@ export type NodeObservation =
        */
       node: { exists: boolean; unschedulable: boolean; released?: boolean };
       /** Every pod bound to the node (`spec.nodeName`), classified, sorted by key. Empty when the node does not exist. */
-      pods: PodItem[];
+      pods: ObservedPod[];
       /** Every PDB matching at least one of `pods`, sorted by key. */
       pdbs: PdbObservation[];
     };
@@ -141,7 +153,7 @@ export interface PdbObservation {
 /** Result of {@link DrainActivities.listNodePods}. */
 export interface NodePods {
   /** Every pod bound to the node, sorted by key. */
-  pods: PodItem[];
+  pods: ObservedPod[];
   /** Every PDB matching at least one pod of `pods`, sorted by key. */
   pdbs: PdbObservation[];
 }
@@ -161,7 +173,12 @@ export type EvictResult =
    * `NamespaceTerminating`: the namespace is being deleted and takes the pod with it; the drain waits
    * for the pod to go rather than evicting it again).
    */
-  | { outcome: 'Retry'; code: number; reason: 'Conflict' | 'NamespaceTerminating'; message: string }
+  | {
+      outcome: 'Retry';
+      code: number;
+      reason: typeof BlockerReason.Conflict | typeof BlockerReason.NamespaceTerminating;
+      message: string;
+    }
   /**
    * 429. `cause` DisruptionBudget: a PDB allows no disruption now (no Retry-After) or is not yet
    * processed (Retry-After 10). `cause` Throttled: API Priority and Fairness or max-in-flight.

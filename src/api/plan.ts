@@ -10,6 +10,9 @@
 import { z } from 'zod';
 import { TIME_OF_DAY, TIME_ZONE, WindowFields, WindowStatusSchema } from './windows.js';
 import { PlanModeSchema, PreflightReportSchema } from './preflight.js';
+import { HookPhase, NodePhase, PlanPhase } from './reasons.js';
+
+export { HookPhase, NodePhase, PlanPhase } from './reasons.js';
 
 export const GROUP = 'maintenance.drainflow.dev';
 export const VERSION = 'v1alpha1';
@@ -606,32 +609,16 @@ export const ROLLING_MESSAGES = {
 export type MaintenancePlanSpecInput = z.input<typeof MaintenancePlanSpecSchema>;
 
 export const PlanPhaseSchema = z
-  .enum(['Pending', 'Running', 'Paused', 'Blocked', 'Drained', 'Completed', 'Aborted', 'Failed', 'Previewed'])
+  .enum(PlanPhase)
   .describe(
     'Where the plan is: Pending, Running, Paused, Blocked, Drained, Completed, Aborted, Failed, or Previewed (spec.mode Preflight: the report is in status.preflight; nothing was cordoned or evicted).',
   );
-export type PlanPhase = z.infer<typeof PlanPhaseSchema>;
 
 export const NodePhaseSchema = z
-  .enum([
-    'Pending',
-    'Waiting',
-    'Cordoned',
-    'Draining',
-    'Paused',
-    'Blocked',
-    'Drained',
-    'Released',
-    'Aborted',
-    'Failed',
-    'Deleted',
-    'Skipped',
-    'Previewed',
-  ])
+  .enum(NodePhase)
   .describe(
     'Where one node is: Pending, Waiting (held by another plan), Cordoned, Draining, Paused, Blocked, Drained, Released, Aborted, Failed, Deleted (the Node object was deleted during the drain), Skipped (handed back at its deadline, onDeadline SkipNode) or Previewed (examined by a Preflight plan, not cordoned).',
   );
-export type NodePhase = z.infer<typeof NodePhaseSchema>;
 
 /** metav1.Condition. `reason` is CamelCase (Kubernetes API conventions). */
 export const ConditionSchema = z
@@ -660,6 +647,11 @@ export const BlockerSchema = z
     attempts: z.number().int().optional().describe('Eviction calls sent for this pod so far.'),
   })
   .strict();
+/**
+ * status.nodes[].blockedBy[]: what keeps one pod on its node. Made by `nodeBlockers` in
+ * src/drain/node-drain.ts from the node workflow's per-pod state (`PodRecord`), sent to the plan with
+ * the node's progress and written by the status projection.
+ */
 export type Blocker = z.infer<typeof BlockerSchema>;
 
 export const SkippedPodSchema = z
@@ -675,7 +667,7 @@ export type SkippedPod = z.infer<typeof SkippedPodSchema>;
 export const HookStatusSchema = z
   .object({
     name: z.enum(['beforeDrain', 'afterDrain']).describe('Which hook: beforeDrain or afterDrain.'),
-    phase: z.enum(['Running', 'Succeeded', 'Failed']).describe('Running, Succeeded or Failed.'),
+    phase: z.enum(HookPhase).describe('Running, Succeeded or Failed.'),
     started: z.string().optional().describe('RFC 3339 time the hook started.'),
     ref: z.string().optional().describe('The Job (namespace/name) or the child workflow ID running it.'),
     message: z.string().optional().describe("The hook's failure message, or what it waits for."),

@@ -20,42 +20,8 @@ export const PlanModeSchema = z
 /** `spec.mode` (see {@link PlanModeSchema}). */
 export type PlanMode = z.infer<typeof PlanModeSchema>;
 
-/** Reasons of a preflight: plan phase reasons, condition reasons, Event reasons and blocker reasons. */
-export const PreflightReason = {
-  /** Plan phase Running while the nodes are examined. */
-  Previewing: 'Previewing',
-  /** Plan phase Previewed (Normal Event): nothing would block a drain. */
-  NoBlockers: 'NoBlockers',
-  /** Plan phase Previewed (Warning Event): at least one blocker or dry-run refusal was found. */
-  BlockersFound: 'BlockersFound',
-  /** Plan phase Previewed (Warning Event): at least one node could not be examined. */
-  PreflightIncomplete: 'PreflightIncomplete',
-
-  // ---- blockers found by drainflow's own rules (kubectl's rules come from src/drain/pods.ts) ----
-  /** The pod's only PodDisruptionBudget allows 0 disruptions now. */
-  DisruptionBudget: 'DisruptionBudget',
-  /** The pod is selected by more than one PodDisruptionBudget: the eviction subresource refuses it (HTTP 500). */
-  MultiplePodDisruptionBudgets: 'MultiplePodDisruptionBudgets',
-  /**
-   * A PodDisruptionBudget of the pod whose status is not in sync: status.observedGeneration behind
-   * metadata.generation (the eviction subresource answers 429 "still being processed"), or the
-   * disruption controller's condition DisruptionAllowed False with reason SyncFailed (it then
-   * forces disruptionsAllowed to 0).
-   */
-  PdbNotSynced: 'PdbNotSynced',
-  /**
-   * A Running pod that is not Ready, guarded by a PodDisruptionBudget with the default
-   * unhealthyPodEvictionPolicy IfHealthyBudget whose budget is not healthy (currentHealthy <
-   * desiredHealthy) and which allows 0 disruptions: the eviction subresource refuses it.
-   */
-  UnhealthyPodGuarded: 'UnhealthyPodGuarded',
-  /** The pod carries `karpenter.sh/do-not-disrupt: "true"`. */
-  DoNotDisrupt: 'DoNotDisrupt',
-  /** The node is claimed by another MaintenancePlan: a drain would wait for it. */
-  NodeHeldByOtherPlan: 'NodeHeldByOtherPlan',
-  /** The node could not be examined (the message says why). */
-  PreflightFailed: 'PreflightFailed',
-} as const;
+/** Reasons of a preflight (kept here for code written before src/api/reasons.ts; import from there). */
+export { PreflightReason } from './reasons.js';
 
 /** Pods, skipped pods, blockers and dry-run refusals listed per node at most (the counts are exact). */
 export const PREFLIGHT_LIST_CAP = 10;

@@ -11,6 +11,7 @@
  * Pure: zod and `Intl` only (safe to import from workflow code).
  */
 import { z } from 'zod';
+import { ConditionType } from './reasons.js';
 import type { StringFormat } from './plan.js';
 
 /** Days of the week, Monday first, as `spec.windows[].days` names them. */
@@ -122,13 +123,8 @@ export const WindowStatusSchema = z
 /** status.window: where the plan stands against its maintenance windows. */
 export type WindowStatus = z.infer<typeof WindowStatusSchema>;
 
-/** Reasons of the maintenance windows (plan phase Paused, condition InMaintenanceWindow). */
-export const WindowReason = {
-  /** Plan phase Paused and condition InMaintenanceWindow False: no window is open. */
-  OutsideMaintenanceWindow: 'OutsideMaintenanceWindow',
-  /** Condition InMaintenanceWindow True. */
-  InsideMaintenanceWindow: 'InsideMaintenanceWindow',
-} as const;
+/** Reasons of the maintenance windows (kept here for code written before src/api/reasons.ts; import from there). */
+export { WindowReason } from './reasons.js';
 
 /** Condition type telling whether a maintenance window is open (plans with spec.windows only). */
-export const WINDOW_CONDITION = 'InMaintenanceWindow';
+export const WINDOW_CONDITION = ConditionType.InMaintenanceWindow;

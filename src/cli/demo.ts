@@ -17,6 +17,7 @@ import {
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
 import { GROUP, PLURAL, type MaintenancePlanStatus } from '../api/plan.js';
+import { PlanPhase } from '../api/reasons.js';
 import { PlanApi } from '../k8s/plans.js';
 import { watch } from './plans.js';
 
@@ -341,7 +342,7 @@ export async function demo(opts: DemoOptions): Promise<number> {
       for (const name of names) await core.deleteNode({ name }).catch(() => undefined);
       say('done; the local stack keeps running (npm run stack -- down stops it)');
     }
-    return final.phase === 'Drained' ? 0 : 1;
+    return final.phase === PlanPhase.Drained ? 0 : 1;
   } finally {
     await stopChild();
   }

@@ -12,7 +12,8 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import type { MaintenancePlan, MaintenancePlanStatus, PlanPhase } from '../api/plan.js';
+import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
+import { FINAL_PLAN_PHASES, PlanPhase } from '../api/reasons.js';
 import { PlanApi } from '../k8s/plans.js';
 import {
   controlUpdate,
@@ -180,7 +181,8 @@ export async function control(
     if (
       (action === 'pause' || action === 'resume') &&
       phase &&
-      ['Drained', 'Completed', 'Blocked', 'Failed', 'Aborted'].includes(phase)
+      FINAL_PLAN_PHASES.has(phase) &&
+      phase !== PlanPhase.Previewed
     ) {
       throw new CliError(`plan "${name}" is ${phase}: no evictions left to ${action}`);
     }
@@ -221,8 +223,9 @@ export const PHASE_WAIT_MS = 10_000;
  * settled plan (Drained, Blocked) ends Completed. Pause and resume change the phase at once.
  */
 export function phaseAfter(action: ControlAction, phase: string | undefined): PlanPhase | undefined {
-  if (action === 'abort') return phase === 'Aborted' ? undefined : 'Aborted';
-  if (action === 'release' && (phase === 'Drained' || phase === 'Blocked')) return 'Completed';
+  if (action === 'abort') return phase === PlanPhase.Aborted ? undefined : PlanPhase.Aborted;
+  if (action === 'release' && (phase === PlanPhase.Drained || phase === PlanPhase.Blocked))
+    return PlanPhase.Completed;
   return undefined;
 }
 
@@ -497,7 +500,7 @@ export function missingWorkflowNote(
 }
 
 /** Final phases in which `watch` stops. */
-const DONE = new Set(['Drained', 'Completed', 'Aborted', 'Failed', 'Blocked', 'Previewed']);
+const DONE: ReadonlySet<string> = FINAL_PLAN_PHASES;
 
 /**
  * Shows the plan live until it reaches a final phase (or forever with `follow`). Redraws in place

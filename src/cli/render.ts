@@ -4,6 +4,7 @@
  * Pure: the caller passes the time (ms since epoch).
  */
 import type { Blocker, MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
+import { BlockerReason, ConditionType, FINAL_NODE_PHASES, PlanPhase } from '../api/reasons.js';
 import { renderPreflight } from './render-preflight.js';
 
 /** A text progress bar `[#####-----]` of `width` cells. */
@@ -31,24 +32,13 @@ export function windowLine(s: MaintenancePlanStatus, nowMs: number): string | un
   return `outside the maintenance windows: ${w.nextStart ? `next opens ${at(w.nextStart)}` : 'none opens within a week'}`;
 }
 
-/** Node phases after which nothing more happens to the node (its own deadline no longer matters). */
-const FINAL_NODE_PHASES: ReadonlySet<string> = new Set([
-  'Drained',
-  'Released',
-  'Aborted',
-  'Failed',
-  'Deleted',
-  'Skipped',
-  'Previewed',
-]);
-
 /**
  * What to look at for a blocker, when the reason alone does not say: a pod stuck terminating has
  * had its deletion accepted (it has a deletionTimestamp) and waits for its grace period to end,
  * for its finalizers to be removed, or for its node's kubelet to confirm that it stopped.
  */
 export function blockerHint(b: Pick<Blocker, 'pod' | 'reason'>): string {
-  if (b.reason !== 'Terminating') return '';
+  if (b.reason !== BlockerReason.Terminating) return '';
   const [ns, name] = b.pod.includes('/') ? b.pod.split('/', 2) : ['default', b.pod];
   return ` (its deletion was accepted; it waits for its grace period, its finalizers or its node's kubelet: kubectl get pod -n ${ns} ${name} -o jsonpath='{.metadata.finalizers}')`;
 }
@@ -59,13 +49,16 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
   const p = s.evictionProgress;
   const lines: string[] = [];
   lines.push(
-    `MaintenancePlan ${plan.metadata.name}: ${s.phase ?? 'Pending'}${s.reason ? ` (${s.reason})` : ''}`,
+    `MaintenancePlan ${plan.metadata.name}: ${s.phase ?? PlanPhase.Pending}${s.reason ? ` (${s.reason})` : ''}`,
   );
   if (s.message) lines.push(`  ${s.message}`);
   const active =
-    s.phase === undefined || s.phase === 'Pending' || s.phase === 'Running' || s.phase === 'Paused';
+    s.phase === undefined ||
+    s.phase === PlanPhase.Pending ||
+    s.phase === PlanPhase.Running ||
+    s.phase === PlanPhase.Paused;
   // While the plan still runs, the Blocked condition says what holds it up (e.g. NodeHeldByOtherPlan).
-  const blocked = s.conditions?.find((c) => c.type === 'Blocked' && c.status === 'True');
+  const blocked = s.conditions?.find((c) => c.type === ConditionType.Blocked && c.status === 'True');
   if (blocked && active) lines.push(`  waiting: ${blocked.reason} — ${blocked.message}`);
   if (p) {
     const stuck = p.failed > 0 ? `, ${p.failed} cannot be evicted` : '';
@@ -74,7 +67,7 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
       `  pods ${bar(p.evicted + (p.deleted ?? 0), p.total)} ${p.evicted}/${p.total} evicted${deleted}${stuck}; ` +
         `${p.attempts} eviction call(s), ${p.tooManyRequests} answered 429`,
     );
-    if (p.nextActionAt && s.phase === 'Running') {
+    if (p.nextActionAt && s.phase === PlanPhase.Running) {
       lines.push(`  cooling down: next eviction in ${secondsUntil(p.nextActionAt, nowMs)} s`);
     }
   }

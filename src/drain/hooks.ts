@@ -15,6 +15,7 @@
  * PURE and DETERMINISTIC: imported by workflow code. No I/O, no clock (times are parameters).
  */
 import type { HookStatus } from '../api/plan.js';
+import { HookPhase, NodePhase, RollReason } from '../api/reasons.js';
 
 /** Which hook. */
 export type HookName = 'beforeDrain' | 'afterDrain';
@@ -22,7 +23,7 @@ export type HookName = 'beforeDrain' | 'afterDrain';
 /** One run of a hook, as the node drain keeps it (projected into status.nodes[].hook). */
 export interface HookRun {
   name: HookName;
-  phase: 'Running' | 'Succeeded' | 'Failed';
+  phase: HookPhase;
   /** ms since epoch. */
   startedAtMs: number;
   /** The Job (`namespace/name`) or the child workflow ID. */
@@ -50,14 +51,8 @@ export interface RollSettings {
   uncordonAfterEachNode: boolean;
 }
 
-/** Reasons of the rolling steps (CamelCase, node phase reasons). */
-export const RollReason = {
-  HookRunning: 'HookRunning',
-  HookFailed: 'HookFailed',
-  AwaitingRelease: 'AwaitingRelease',
-  HandedBack: 'HandedBack',
-  ReleasedUndrained: 'ReleasedUndrained',
-} as const;
+/** Reasons of the rolling steps (kept here for code written before src/api/reasons.ts; import from there). */
+export { RollReason } from '../api/reasons.js';
 
 /** What the node drain does next. */
 export type RollStep =
@@ -102,8 +97,8 @@ export function nextRollStep(r: RollState, cfg: RollSettings): RollStep {
   const run = hookRun(r, name);
   if (configured) {
     if (!run) return { kind: 'runHook', name };
-    if (run.phase === 'Running') return { kind: 'waitHook', name };
-    if (run.phase === 'Failed') {
+    if (run.phase === HookPhase.Running) return { kind: 'waitHook', name };
+    if (run.phase === HookPhase.Failed) {
       const message = `${name} hook failed: ${run.message ?? 'no message'}`;
       if (cfg.uncordonAfterEachNode && r.released)
         return {
@@ -111,7 +106,7 @@ export function nextRollStep(r: RollState, cfg: RollSettings): RollStep {
           drained: r.stage === 'AfterDrain',
           message: `${message}; released by hand`,
         };
-      return { kind: 'await', phase: 'Blocked', reason: RollReason.HookFailed, message };
+      return { kind: 'await', phase: NodePhase.Blocked, reason: RollReason.HookFailed, message };
     }
   }
   // The hook succeeded, or there is none.
@@ -121,7 +116,7 @@ export function nextRollStep(r: RollState, cfg: RollSettings): RollStep {
   if (r.released) return { kind: 'handBack', drained: true, message: 'drained; released' };
   return {
     kind: 'await',
-    phase: 'Drained',
+    phase: NodePhase.Drained,
     reason: RollReason.AwaitingRelease,
     message:
       'drained; waiting for a per-node release (drainflow release PLAN --node NODE, or the node annotation drainflow.dev/release=true)',
@@ -131,14 +126,14 @@ export function nextRollStep(r: RollState, cfg: RollSettings): RollStep {
 /** Records that hook `name` started at `nowMs` as `ref` (a hook starts once: a second call is ignored). */
 export function hookStarted(r: RollState, name: HookName, ref: string, nowMs: number): void {
   if (hookRun(r, name)) return;
-  r.hooks.push({ name, phase: 'Running', startedAtMs: nowMs, ref });
+  r.hooks.push({ name, phase: HookPhase.Running, startedAtMs: nowMs, ref });
 }
 
 /** Records the end of hook `name`: succeeded, or failed with `message`. */
 export function hookEnded(r: RollState, name: HookName, ok: boolean, message?: string): void {
   const run = hookRun(r, name);
-  if (!run || run.phase !== 'Running') return;
-  run.phase = ok ? 'Succeeded' : 'Failed';
+  if (!run || run.phase !== HookPhase.Running) return;
+  run.phase = ok ? HookPhase.Succeeded : HookPhase.Failed;
   if (message !== undefined) run.message = message;
   else delete run.message;
 }

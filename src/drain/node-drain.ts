@@ -37,10 +37,13 @@
  * - An externally uncordoned node (`spec.unschedulable` false) gets no eviction and is never
  *   `Drained` while schedulable; the plan does not cordon it again (it does not fight the admin).
  */
-import type { EvictResult, NodeObservation, PodItem } from '../activities/types.js';
-import { DeadlineReason, WARNING_POD_CAP } from '../api/deadline.js';
-import type { Blocker, NodePhase, OnDeadline, RetryBackoff, SkippedPod } from '../api/plan.js';
-import { PodPolicyReason, SKIPPED_POD_CAP, currentOrderGroup, deleteTimeoutAt } from './pod-policy.js';
+import type { EvictResult, NodeObservation, ObservedPod } from '../activities/types.js';
+import { WARNING_POD_CAP } from '../api/deadline.js';
+import type { Blocker, OnDeadline, RetryBackoff, SkippedPod } from '../api/plan.js';
+import { BlockerReason, DeadlineReason, NodePhase, NodeReason, PodPolicyReason } from '../api/reasons.js';
+/** Node reasons (kept here for code written before src/api/reasons.ts; import from there). */
+export { NodeReason } from '../api/reasons.js';
+import { SKIPPED_POD_CAP, currentOrderGroup, deleteTimeoutAt } from './pod-policy.js';
 import { backoffSeconds } from './backoff.js';
 import { sortAndCapBlockers } from './conditions.js';
 import type { PdbBudgetRequest, PdbGrant, PdbReport } from './pdb-budget.js';
@@ -59,7 +62,13 @@ export type PodDrainState =
   /** onDeadline DeletePods: a DELETE call (no Eviction API) is in flight. */
   | 'Deleting';
 
-/** One pod of the node that must leave (gone pods are dropped and counted). */
+/**
+ * The node workflow's state of one pod of the node that must leave (gone pods are dropped and
+ * counted): made by {@link applyObservation} from an `ObservedPod` whose action is not Skip,
+ * changed by the eviction and deletion answers, carried over continue-as-new in
+ * {@link NodeDrainState}`.pods`, and shown as a `Blocker` ({@link nodeBlockers}) while it has a
+ * reason.
+ */
 export interface PodRecord {
   /** `namespace/name`. */
   key: string;
@@ -280,32 +289,13 @@ export interface EvictionCallFailure {
   message: string;
 }
 
-/** Reasons used in node phases and blockers (CamelCase, Kubernetes API conventions). */
-export const NodeReason = {
-  Drained: 'Drained',
-  Draining: 'Draining',
-  DeadlineExceeded: 'DeadlineExceeded',
-  PodsNotEvictable: 'PodsNotEvictable',
-  NodeUncordonedExternally: 'NodeUncordonedExternally',
-  NodeDeleted: 'NodeDeleted',
-  NodeHeldByOtherPlan: 'NodeHeldByOtherPlan',
-  NodeNotFound: 'NodeNotFound',
-  PausedByUser: 'PausedByUser',
-  Aborted: 'Aborted',
-  ActivityFailed: 'ActivityFailed',
-  MultiplePodDisruptionBudgets: 'MultiplePodDisruptionBudgets',
-  DisruptionBudget: 'DisruptionBudget',
-  TooManyRequests: 'TooManyRequests',
-  CallFailed: 'CallFailed',
-} as const;
-
 const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
 /** A fresh state for `node`: nothing claimed, nothing observed. */
 export function initialNodeState(node: string, deadlineMs: number, paused: boolean): NodeDrainState {
   return {
     node,
-    phase: 'Pending',
+    phase: NodePhase.Pending,
     claimed: false,
     cordonedByPlan: false,
     claimRounds: 0,
@@ -334,7 +324,7 @@ export function applyControl(
   return s;
 }
 
-function newRecord(item: PodItem): PodRecord {
+function newRecord(item: ObservedPod): PodRecord {
   return {
     key: item.key,
     namespace: item.namespace,
@@ -482,7 +472,7 @@ export function applyObservation(
     if (p.pdbs.length > 1) {
       blockByRule(
         p,
-        NodeReason.MultiplePodDisruptionBudgets,
+        BlockerReason.MultiplePodDisruptionBudgets,
         `pod is covered by more than one PodDisruptionBudget (${p.pdbs.join(', ')}); the eviction subresource refuses such pods`,
         nowMs,
       );
@@ -653,19 +643,19 @@ export function applyEvictionAnswer(
           pdb.refusedAllowed = pdb.observedAllowed;
           pdb.refusedUntilMs = nowMs + backoffSeconds(pdb.refusalRounds, backoff) * 1000;
           pdb.spentAtSeq = [];
-          cooldown(retryAfter ?? 0, NodeReason.DisruptionBudget, answer.message);
+          cooldown(retryAfter ?? 0, BlockerReason.DisruptionBudget, answer.message);
         } else {
           // A budget this drain does not know: nothing to watch, so back off (never 0 s).
           cooldown(
             retryAfter ?? backoffSeconds(p.refusals + 1, backoff),
-            NodeReason.DisruptionBudget,
+            BlockerReason.DisruptionBudget,
             answer.message,
           );
         }
       } else {
         cooldown(
           retryAfter ?? backoffSeconds(p.refusals + 1, backoff),
-          NodeReason.TooManyRequests,
+          BlockerReason.TooManyRequests,
           answer.message,
         );
       }
@@ -677,7 +667,7 @@ export function applyEvictionAnswer(
       return s;
     case 'Failed':
       s.lastError = answer.message;
-      if (answer.reason === NodeReason.MultiplePodDisruptionBudgets) {
+      if (answer.reason === BlockerReason.MultiplePodDisruptionBudgets) {
         // Waiting never fixes it; an observation with at most one PDB over the pod does.
         p.refusals++;
         blockByRule(p, answer.reason, answer.message, nowMs);
@@ -699,7 +689,7 @@ export function applyEvictionAnswer(
         return s;
       }
       s.lastError = answer.message;
-      cooldown(backoffSeconds(p.refusals + 1, backoff), NodeReason.CallFailed, answer.message);
+      cooldown(backoffSeconds(p.refusals + 1, backoff), BlockerReason.CallFailed, answer.message);
       // The call may have taken effect: look before evicting again.
       p.checkAfterSeq = s.observeSeq + 1;
       return s;
@@ -851,15 +841,16 @@ export function decideNode(
         }
       : result(outcome.phase, outcome.reason, outcome.message, { outcome });
 
-  if (s.aborted) return end({ phase: 'Aborted', reason: NodeReason.Aborted, message: 'drain aborted' });
+  if (s.aborted)
+    return end({ phase: NodePhase.Aborted, reason: NodeReason.Aborted, message: 'drain aborted' });
   const view = s.view;
   if (!view)
-    return result(s.phase === 'Pending' ? 'Cordoned' : s.phase, s.reason, s.message, {
+    return result(s.phase === NodePhase.Pending ? NodePhase.Cordoned : s.phase, s.reason, s.message, {
       wakeAtMs: s.deadlineMs,
     });
   if (!view.exists)
     return end({
-      phase: 'Deleted',
+      phase: NodePhase.Deleted,
       reason: NodeReason.NodeDeleted,
       message: `node ${s.node} was deleted during the drain`,
     });
@@ -867,16 +858,20 @@ export function decideNode(
     return end(
       s.podsDeleted
         ? {
-            phase: 'Drained',
+            phase: NodePhase.Drained,
             reason: DeadlineReason.PodsDeletedAtDeadline,
             message: `${s.podsGone - (s.deletedGone ?? 0)} pod(s) evicted, ${s.deletedGone ?? 0} deleted at the deadline`,
           }
-        : { phase: 'Drained', reason: NodeReason.Drained, message: `all ${s.podsGone} pod(s) evicted` },
+        : {
+            phase: NodePhase.Drained,
+            reason: NodeReason.Drained,
+            message: `all ${s.podsGone} pod(s) evicted`,
+          },
     );
   const policy = settings.onDeadline ?? 'Stop';
   if (nowMs >= s.deadlineMs && policy === 'SkipNode')
     return end({
-      phase: 'Skipped',
+      phase: NodePhase.Skipped,
       reason: DeadlineReason.SkippedAtDeadline,
       message: `still not drained at its deadline with ${pods.length} pod(s) left: skipped and handed back`,
     });
@@ -909,7 +904,7 @@ export function decideNode(
       }
       return {
         ...result(
-          'Draining',
+          NodePhase.Draining,
           DeadlineReason.DeletingPods,
           `deadline passed: deleting ${pods.length} pod(s) without the Eviction API`,
         ),
@@ -921,7 +916,7 @@ export function decideNode(
   if (nowMs >= s.deadlineMs) {
     const left = pods.length;
     return end({
-      phase: 'Blocked',
+      phase: NodePhase.Blocked,
       reason: NodeReason.DeadlineExceeded,
       message: view.unschedulable
         ? `deadline passed with ${left} pod(s) not evicted`
@@ -936,7 +931,7 @@ export function decideNode(
     wake(s.deadlineMs - settings.deadlineWarningSeconds * 1000);
   if (!view.unschedulable)
     return result(
-      'Blocked',
+      NodePhase.Blocked,
       NodeReason.NodeUncordonedExternally,
       `node ${s.node} was uncordoned by someone else; no evictions until it is cordoned again`,
       { wakeAtMs },
@@ -987,14 +982,14 @@ export function decideNode(
   }
   if (s.paused)
     return {
-      ...result('Paused', NodeReason.PausedByUser, 'no new evictions until resumed'),
+      ...result(NodePhase.Paused, NodeReason.PausedByUser, 'no new evictions until resumed'),
       evict,
       wakeAtMs,
     };
   const stuck = pods.filter((p) => p.state === 'Blocked');
   if (stuck.length > 0 && stuck.length === pods.length)
     return {
-      ...result('Blocked', NodeReason.PodsNotEvictable, `${stuck.length} pod(s) cannot be evicted`),
+      ...result(NodePhase.Blocked, NodeReason.PodsNotEvictable, `${stuck.length} pod(s) cannot be evicted`),
       evict,
       wakeAtMs,
     };
@@ -1005,7 +1000,7 @@ export function decideNode(
     if (later > 0 && stuckInGroup > 0 && stuckInGroup === inGroup.length)
       return {
         ...result(
-          'Blocked',
+          NodePhase.Blocked,
           NodeReason.PodsNotEvictable,
           `${stuckInGroup} pod(s) of order group ${group} cannot be evicted; ${later} pod(s) of later groups wait for them`,
         ),
@@ -1015,7 +1010,7 @@ export function decideNode(
     if (later > 0)
       return {
         ...result(
-          'Draining',
+          NodePhase.Draining,
           NodeReason.Draining,
           `${pods.length} pod(s) to go; order group ${group} first (${inGroup.length} pod(s)), ${later} pod(s) in later groups`,
         ),
@@ -1023,7 +1018,11 @@ export function decideNode(
         wakeAtMs,
       };
   }
-  return { ...result('Draining', NodeReason.Draining, `${pods.length} pod(s) to go`), evict, wakeAtMs };
+  return {
+    ...result(NodePhase.Draining, NodeReason.Draining, `${pods.length} pod(s) to go`),
+    evict,
+    wakeAtMs,
+  };
 }
 
 /** Whether a pod that has not been tried waits for its PDB's budget (for the blocker list). */
@@ -1057,7 +1056,7 @@ export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
       out.push({
         pod: p.key,
         pdb: waiting.key,
-        reason: NodeReason.DisruptionBudget,
+        reason: BlockerReason.DisruptionBudget,
         message: `waiting for PodDisruptionBudget ${waiting.key} to allow a disruption`,
         attempts: p.attempts,
       });
@@ -1065,7 +1064,7 @@ export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
       out.push({
         pod: p.key,
         ...(pdb ? { pdb } : {}),
-        reason: p.state === 'Terminating' ? 'Terminating' : 'NotEvicted',
+        reason: p.state === 'Terminating' ? BlockerReason.Terminating : BlockerReason.NotEvicted,
         message:
           p.state === 'Terminating' ? 'pod is still terminating' : 'pod was not evicted before the deadline',
         attempts: p.attempts,

@@ -6,8 +6,16 @@
  * PURE and DETERMINISTIC: imported by workflow code. No I/O, no clock: the time is a parameter.
  * Mutating reducers change the state they are given and return what the caller must act on.
  */
-import { DeadlineReason } from '../api/deadline.js';
-import type { OnDeadline, PlanPhase } from '../api/plan.js';
+import type { OnDeadline } from '../api/plan.js';
+import {
+  BlockerReason,
+  DeadlineReason,
+  NodePhase,
+  NodeReason,
+  PlanPhase,
+  PlanReason,
+  RollReason,
+} from '../api/reasons.js';
 import type { NodeProgress } from '../workflows/messages.js';
 import type { NodeState, PlanState } from './projection.js';
 import {
@@ -75,24 +83,14 @@ export interface PlanEvent {
 }
 
 /** Node reasons that are news: one Warning Event each, the first time a node reports them. */
-export const NEWS_NODE_REASONS: ReadonlySet<string> = new Set([
-  'NodeHeldByOtherPlan',
-  'NodeUncordonedExternally',
-  'NodeDeleted',
+export const NEWS_NODE_REASONS: ReadonlySet<string> = new Set<NodeReason>([
+  NodeReason.NodeHeldByOtherPlan,
+  NodeReason.NodeUncordonedExternally,
+  NodeReason.NodeDeleted,
 ]);
 
 /** Most Event keys remembered (older ones may be announced again; Events aggregate by content). */
 const ANNOUNCED_CAP = 2000;
-
-/** Node phases in which a node's drain has ended. */
-export const FINAL_NODE_PHASES: ReadonlySet<string> = new Set([
-  'Drained',
-  'Released',
-  'Aborted',
-  'Failed',
-  'Deleted',
-  'Skipped',
-]);
 
 /**
  * The deadline of a node's drain started at `nowMs`: the plan's, or `nowMs +
@@ -115,7 +113,9 @@ export function nodeDeadlineMs(
  */
 export function heldAtDeadline(s: PlanRunState): string[] {
   const stopped = new Set(
-    s.plan.nodes.filter((n) => n.phase === 'Blocked' && n.reason === 'DeadlineExceeded').map((n) => n.name),
+    s.plan.nodes
+      .filter((n) => n.phase === NodePhase.Blocked && n.reason === NodeReason.DeadlineExceeded)
+      .map((n) => n.name),
   );
   // O(nodes): the loop asks on every wake-up, and plans have up to thousands of nodes.
   return s.finished.filter((name) => stopped.has(name) && s.claimed[name] !== undefined);
@@ -125,7 +125,7 @@ export function heldAtDeadline(s: PlanRunState): string[] {
 export function pendingNode(name: string): NodeState {
   return {
     name,
-    phase: 'Pending',
+    phase: NodePhase.Pending,
     podsTotal: 0,
     podsEvicted: 0,
     podsFailed: 0,
@@ -147,7 +147,7 @@ export function markFinished(s: PlanRunState, node: string): void {
   if (!s.finished.includes(node)) s.finished.push(node);
   if (s.budget) forgetBudgetNode(s.budget, node);
   const n = s.plan.nodes.find((x) => x.name === node);
-  if (n?.phase === 'Failed') s.stopStarting = true;
+  if (n?.phase === NodePhase.Failed) s.stopStarting = true;
 }
 
 /**
@@ -181,10 +181,11 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
   if (p.claimed) s.claimed[p.node] = { cordonedByPlan: p.cordonedByPlan ?? false };
   // A node skipped at its deadline, or handed back on its own (uncordon AfterEachNode), handed
   // itself back: the plan holds it no more.
-  else if (p.final && (p.phase === 'Skipped' || p.phase === 'Released')) delete s.claimed[p.node];
+  else if (p.final && (p.phase === NodePhase.Skipped || p.phase === NodePhase.Released))
+    delete s.claimed[p.node];
   if (p.final) markFinished(s, p.node);
   const events: PlanEvent[] = [];
-  if (p.final && p.phase === 'Skipped' && announce(s, `${p.node}|${DeadlineReason.NodeSkipped}`))
+  if (p.final && p.phase === NodePhase.Skipped && announce(s, `${p.node}|${DeadlineReason.NodeSkipped}`))
     events.push({
       type: 'Warning',
       reason: DeadlineReason.NodeSkipped,
@@ -194,7 +195,7 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
     events.push({ type: 'Warning', reason: p.reason, message: p.message ?? `node ${p.node}: ${p.reason}` });
   }
   for (const b of p.blockedBy) {
-    if (b.reason === 'DisruptionBudget') continue; // waiting for a PDB is normal, not news
+    if (b.reason === BlockerReason.DisruptionBudget) continue; // waiting for a PDB is normal, not news
     if (!announce(s, `${b.pod}|${b.reason}`)) continue;
     events.push({ type: 'Warning', reason: b.reason, message: `node ${p.node}: pod ${b.pod}: ${b.message}` });
   }
@@ -205,8 +206,8 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
 export function nodeWorkflowFailed(s: PlanRunState, node: string, message: string): void {
   const n = s.plan.nodes.find((x) => x.name === node);
   if (n) {
-    n.phase = 'Failed';
-    n.reason = 'NodeWorkflowFailed';
+    n.phase = NodePhase.Failed;
+    n.reason = NodeReason.NodeWorkflowFailed;
     n.message = message;
   }
   markFinished(s, node);
@@ -268,10 +269,10 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
   const nodes = s.plan.nodes;
   for (const n of nodes) {
     if (!s.started.includes(n.name)) {
-      n.phase = 'Blocked';
+      n.phase = NodePhase.Blocked;
       const held = heldAtDeadline(s);
       const slotsHeld = !s.stopStarting && held.length > 0 && !pastPlanDeadline(s);
-      n.reason = s.stopStarting || slotsHeld ? 'NotStarted' : 'DeadlineExceeded';
+      n.reason = s.stopStarting || slotsHeld ? NodeReason.NotStarted : NodeReason.DeadlineExceeded;
       n.message = s.stopStarting
         ? 'not started: another node of the plan failed'
         : slotsHeld
@@ -284,59 +285,71 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
       .flatMap((n) => n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`))
       .slice(0, 10)
       .join('; ');
-  const failed = nodes.filter((n) => n.phase === 'Failed');
+  const failed = nodes.filter((n) => n.phase === NodePhase.Failed);
   if (failed.length > 0)
     return {
-      phase: 'Failed',
-      reason: failed[0]!.reason ?? 'NodeFailed',
+      phase: PlanPhase.Failed,
+      reason: failed[0]!.reason ?? PlanReason.NodeFailed,
       message: failed.map((n) => `${n.name}: ${n.message ?? ''}`).join('; '),
     };
   if (
-    nodes.every((n) => n.phase === 'Released' || n.phase === 'Deleted') &&
-    nodes.some((n) => n.phase === 'Released')
+    nodes.every((n) => n.phase === NodePhase.Released || n.phase === NodePhase.Deleted) &&
+    nodes.some((n) => n.phase === NodePhase.Released)
   )
     return {
-      phase: 'Completed',
-      reason: 'AllNodesHandedBack',
-      message: `${nodes.filter((n) => n.phase === 'Released').length} node(s) drained and handed back one by one (uncordon AfterEachNode)`,
+      phase: PlanPhase.Completed,
+      reason: PlanReason.AllNodesHandedBack,
+      message: `${nodes.filter((n) => n.phase === NodePhase.Released).length} node(s) drained and handed back one by one (uncordon AfterEachNode)`,
     };
-  if (nodes.every((n) => n.phase === 'Drained' || n.phase === 'Released' || n.phase === 'Deleted')) {
-    const deleted = nodes.filter((n) => n.phase === 'Deleted').map((n) => n.name);
-    const back = nodes.filter((n) => n.phase === 'Released').length;
+  if (
+    nodes.every(
+      (n) => n.phase === NodePhase.Drained || n.phase === NodePhase.Released || n.phase === NodePhase.Deleted,
+    )
+  ) {
+    const deleted = nodes.filter((n) => n.phase === NodePhase.Deleted).map((n) => n.name);
+    const back = nodes.filter((n) => n.phase === NodePhase.Released).length;
     return {
-      phase: 'Drained',
-      reason: 'AllNodesDrained',
+      phase: PlanPhase.Drained,
+      reason: PlanReason.AllNodesDrained,
       message: `${nodes.length - deleted.length} node(s) drained${back ? ` (${back} handed back already)` : ''}${deleted.length ? `; deleted during the drain: ${deleted.join(', ')}` : ''}`,
     };
   }
   // Skipped: at the deadline (onDeadline SkipNode), or released by hand after a failed beforeDrain hook.
-  const skipped = nodes.filter((n) => n.phase === 'Skipped' && n.reason !== 'ReleasedUndrained');
-  const undrained = nodes.filter((n) => n.phase === 'Skipped' && n.reason === 'ReleasedUndrained');
+  const skipped = nodes.filter(
+    (n) => n.phase === NodePhase.Skipped && n.reason !== RollReason.ReleasedUndrained,
+  );
+  const undrained = nodes.filter(
+    (n) => n.phase === NodePhase.Skipped && n.reason === RollReason.ReleasedUndrained,
+  );
   if (
     skipped.length + undrained.length > 0 &&
-    nodes.every((n) => ['Drained', 'Released', 'Deleted', 'Skipped'].includes(n.phase))
+    nodes.every((n) =>
+      ([NodePhase.Drained, NodePhase.Released, NodePhase.Deleted, NodePhase.Skipped] as NodePhase[]).includes(
+        n.phase,
+      ),
+    )
   )
     return {
-      phase: 'Blocked',
+      phase: PlanPhase.Blocked,
       reason: DeadlineReason.NodesSkipped,
-      message: `${nodes.filter((n) => n.phase === 'Drained' || n.phase === 'Released').length} node(s) drained${skipped.length ? `; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}` : ''}${undrained.length ? `; released undrained after a failed beforeDrain hook: ${undrained.map((n) => n.name).join(', ')}` : ''}; still blocking: ${describeBlockers() || 'nothing recorded'}`,
+      message: `${nodes.filter((n) => n.phase === NodePhase.Drained || n.phase === NodePhase.Released).length} node(s) drained${skipped.length ? `; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}` : ''}${undrained.length ? `; released undrained after a failed beforeDrain hook: ${undrained.map((n) => n.name).join(', ')}` : ''}; still blocking: ${describeBlockers() || 'nothing recorded'}`,
     };
-  const hookFailed = nodes.find((n) => n.reason === 'HookFailed');
+  const hookFailed = nodes.find((n) => n.reason === RollReason.HookFailed);
   if (hookFailed)
     return {
-      phase: 'Blocked',
-      reason: 'HookFailed',
+      phase: PlanPhase.Blocked,
+      reason: PlanReason.HookFailed,
       message: `node ${hookFailed.name}: ${hookFailed.message ?? 'a hook failed'}`,
     };
-  if (nodes.some((n) => n.reason === 'DeadlineExceeded' || n.reason === 'NotStarted'))
+  if (nodes.some((n) => n.reason === NodeReason.DeadlineExceeded || n.reason === NodeReason.NotStarted))
     return {
-      phase: 'Blocked',
-      reason: 'DeadlineExceeded',
+      phase: PlanPhase.Blocked,
+      reason: PlanReason.DeadlineExceeded,
       message: `deadline passed; still blocking: ${describeBlockers() || 'nodes not drained'}`,
     };
   return {
-    phase: 'Blocked',
-    reason: 'PodsNotEvictable',
+    phase: PlanPhase.Blocked,
+    reason: PlanReason.PodsNotEvictable,
     message: `pods that cannot be evicted: ${describeBlockers()}`,
   };
 }
@@ -352,22 +365,22 @@ export function runningSummary(s: PlanRunState): { reason: string; message: stri
   const running = runningNodes(s)
     .map((name) => byName.get(name))
     .filter((n): n is NodeState => n !== undefined);
-  const held = running.filter((n) => n.phase === 'Blocked' || n.phase === 'Waiting');
-  const awaiting = running.filter((n) => n.reason === 'AwaitingRelease');
+  const held = running.filter((n) => n.phase === NodePhase.Blocked || n.phase === NodePhase.Waiting);
+  const awaiting = running.filter((n) => n.reason === RollReason.AwaitingRelease);
   if (running.length > 0 && awaiting.length === running.length)
     return {
-      reason: 'AwaitingRelease',
+      reason: PlanReason.AwaitingRelease,
       message: `node(s) ${awaiting.map((n) => n.name).join(', ')} drained, waiting for a per-node release`,
     };
   if (running.length === 0 || held.length < running.length)
-    return { reason: 'Draining', message: `draining ${s.plan.nodes.length} node(s)` };
+    return { reason: PlanReason.Draining, message: `draining ${s.plan.nodes.length} node(s)` };
   const first = held[0]!;
   const blockers = held
     .flatMap((n) => n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`))
     .slice(0, 5)
     .join('; ');
   return {
-    reason: first.reason ?? 'NodeBlocked',
+    reason: first.reason ?? PlanReason.NodeBlocked,
     message: `${held.length} node(s) held up, retrying until the deadline: ${blockers || `node ${first.name}: ${first.message ?? first.phase}`}`,
   };
 }

@@ -39,17 +39,8 @@ export const CRITICAL_POD_ORDER = 1000;
 /** How many pods status.nodes[].skipped lists at most. */
 export const SKIPPED_POD_CAP = 20;
 
-/** Reasons of the per-pod policy (skip reasons, blocker kinds), CamelCase. */
-export const PodPolicyReason = {
-  /** Skip: label `drain: skip`. */
-  DrainLabelSkip: 'DrainLabelSkip',
-  /** Block: label `drain: wait-completed`, until the pod finishes. */
-  WaitCompleted: 'WaitCompleted',
-  /** Block: annotation `karpenter.sh/do-not-disrupt: "true"`. */
-  DoNotDisrupt: 'DoNotDisrupt',
-  /** Counted gone: still terminating past eviction.skipWaitForDeleteTimeoutSeconds. */
-  DeleteTimeoutPassed: 'DeleteTimeoutPassed',
-} as const;
+/** Reasons of the per-pod policy (kept here for code written before src/api/reasons.ts; import from there). */
+export { PodPolicyReason } from '../api/reasons.js';
 
 /** An opt-out found on a pod: its value and the label that carried it. */
 export interface DrainOptOut {

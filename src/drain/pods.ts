@@ -10,7 +10,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodSelection } from '../api/plan.js';
 import { matchesLabelSelector } from './selector.js';
-import { PodPolicyReason, drainOptOut, hasDoNotDisrupt } from './pod-policy.js';
+import { PodReason } from '../api/reasons.js';
+import { drainOptOut, hasDoNotDisrupt } from './pod-policy.js';
 
 /** Annotation the kubelet puts on the mirror pod of a static pod (`corev1.MirrorPodAnnotationKey`). */
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -65,34 +66,16 @@ export interface PodInfo {
 export type PodAction = 'Evict' | 'Skip' | 'Wait' | 'Block';
 
 /**
- * CamelCase reason of a {@link PodDecision}.
- * - Skip: `NotSelected`, `PodFinished`, `MirrorPod`, `DaemonSetPod` (ignoreDaemonSets),
- *   `DrainLabelSkip` (label `drain: skip`).
- * - Wait: `Terminating`.
- * - Block: `DaemonSetPod`, `EmptyDirData`, `NoController`, `WaitCompleted` (label
- *   `drain: wait-completed`), `DoNotDisrupt` (annotation `karpenter.sh/do-not-disrupt`).
- * - Evict: `Evictable`; or the overridden rule, `EmptyDirData` (deleteEmptyDirData) or `NoController`
- *   (force), so the status and logs say why a pod kubectl would refuse is evicted anyway.
+ * The classification of one pod ({@link classifyPod}, from a {@link PodInfo}): `pod` is
+ * `namespace/name`, `uid` its `metadata.uid`, `reason` the rule that decided (the words are
+ * {@link PodReason}). The observation makes an `ObservedPod` of it (src/activities/node-pods.ts),
+ * the preflight its report (src/drain/preflight.ts).
  */
-export type PodDecisionReason =
-  | 'NotSelected'
-  | 'PodFinished'
-  | 'MirrorPod'
-  | 'DaemonSetPod'
-  | 'Terminating'
-  | 'EmptyDirData'
-  | 'NoController'
-  | 'Evictable'
-  | 'DrainLabelSkip'
-  | 'WaitCompleted'
-  | 'DoNotDisrupt';
-
-/** The decision for one pod: `pod` is `namespace/name`, `uid` its `metadata.uid`. */
 export interface PodDecision {
   pod: string;
   uid: string;
   action: PodAction;
-  reason: PodDecisionReason;
+  reason: PodReason;
   message: string;
 }
 
@@ -210,7 +193,7 @@ export function emptyDirVolumes(pod: Pick<PodInfo, 'spec'>): string[] {
  * @param selection `spec.podSelection` with defaults applied.
  */
 export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision {
-  const decide = (action: PodAction, reason: PodDecisionReason, message: string): PodDecision => ({
+  const decide = (action: PodAction, reason: PodReason, message: string): PodDecision => ({
     pod: podKey(pod),
     uid: pod.metadata.uid,
     action,
@@ -221,7 +204,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   if (!matchesLabelSelector(pod.metadata.labels, selection.podSelector)) {
     return decide(
       'Skip',
-      'NotSelected',
+      PodReason.NotSelected,
       'pod does not match spec.podSelection.podSelector; it is left alone',
     );
   }
@@ -230,7 +213,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   if (phase === 'Succeeded' || phase === 'Failed') {
     return decide(
       'Skip',
-      'PodFinished',
+      PodReason.PodFinished,
       `pod has finished (phase ${phase}); it holds no resources and is not evicted`,
     );
   }
@@ -241,7 +224,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   ) {
     return decide(
       'Skip',
-      'MirrorPod',
+      PodReason.MirrorPod,
       `mirror pod of a static pod (annotation ${MIRROR_POD_ANNOTATION}): the kubelet manages it, it cannot be evicted through the API server`,
     );
   }
@@ -252,7 +235,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   if (isDaemonSetPod && selection.ignoreDaemonSets) {
     return decide(
       'Skip',
-      'DaemonSetPod',
+      PodReason.DaemonSetPod,
       `managed by ${dsName}; ignored (spec.podSelection.ignoreDaemonSets): the DaemonSet controller ignores cordons and would re-create it`,
     );
   }
@@ -261,7 +244,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   if (optOut?.value === 'skip') {
     return decide(
       'Skip',
-      PodPolicyReason.DrainLabelSkip,
+      PodReason.DrainLabelSkip,
       `label ${optOut.label}=skip: never evicted, not waited for`,
     );
   }
@@ -269,7 +252,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   if (pod.metadata.deletionTimestamp) {
     return decide(
       'Wait',
-      'Terminating',
+      PodReason.Terminating,
       `pod is terminating (deletionTimestamp ${pod.metadata.deletionTimestamp}); waiting for it to be gone, not evicting it again`,
     );
   }
@@ -277,7 +260,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   if (optOut?.value === 'wait-completed') {
     return decide(
       'Block',
-      PodPolicyReason.WaitCompleted,
+      PodReason.WaitCompleted,
       `label ${optOut.label}=wait-completed: never evicted; the node waits until the pod completes`,
     );
   }
@@ -285,7 +268,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   if (hasDoNotDisrupt(pod.metadata.annotations) && selection.ignoreDoNotDisrupt !== true) {
     return decide(
       'Block',
-      PodPolicyReason.DoNotDisrupt,
+      PodReason.DoNotDisrupt,
       'annotation karpenter.sh/do-not-disrupt: "true": not evicted; remove the annotation, or use a plan with spec.podSelection.ignoreDoNotDisrupt: true',
     );
   }
@@ -293,7 +276,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   if (isDaemonSetPod) {
     return decide(
       'Block',
-      'DaemonSetPod',
+      PodReason.DaemonSetPod,
       `managed by ${dsName}; DaemonSet pods are not evicted: a plan with spec.podSelection.ignoreDaemonSets: true ignores them`,
     );
   }
@@ -303,7 +286,7 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   if (emptyDirs.length > 0 && !selection.deleteEmptyDirData) {
     return decide(
       'Block',
-      'EmptyDirData',
+      PodReason.EmptyDirData,
       `pod uses emptyDir volume(s) ${emptyDirList} whose data is lost on eviction: move or delete the pod, or use a plan with spec.podSelection.deleteEmptyDirData: true`,
     );
   }
@@ -312,14 +295,14 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
     if (!selection.force) {
       return decide(
         'Block',
-        'NoController',
+        PodReason.NoController,
         'pod declares no controller (no ownerReference with controller: true): delete the pod, or use a plan with spec.podSelection.force: true (it will not be re-created)',
       );
     }
     const dataNote = emptyDirs.length > 0 ? `; its emptyDir volume(s) ${emptyDirList} lose their data` : '';
     return decide(
       'Evict',
-      'NoController',
+      PodReason.NoController,
       `pod declares no controller; evicted because spec.podSelection.force is set: it will not be re-created${dataNote}`,
     );
   }
@@ -328,11 +311,11 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
   if (emptyDirs.length > 0) {
     return decide(
       'Evict',
-      'EmptyDirData',
+      PodReason.EmptyDirData,
       `managed by ${owner}; evicted because spec.podSelection.deleteEmptyDirData is set: emptyDir volume(s) ${emptyDirList} lose their data`,
     );
   }
-  return decide('Evict', 'Evictable', `managed by ${owner}`);
+  return decide('Evict', PodReason.Evictable, `managed by ${owner}`);
 }
 
 /** Orders strings by UTF-16 code units (locale-independent, hence deterministic). */

@@ -35,7 +35,6 @@ import {
   PREFLIGHT_MESSAGE_CAP,
   PREFLIGHT_NODE_CAP,
   PREFLIGHT_PDB_CAP,
-  PreflightReason,
   type PreflightBlocker,
   type PreflightNode,
   type PreflightPdb,
@@ -44,6 +43,7 @@ import {
   type PreflightReport,
   type PreflightSkipped,
 } from '../api/preflight.js';
+import { PodReason, PreflightReason } from '../api/reasons.js';
 import type { EvictResult } from '../activities/types.js';
 import { classifyPods, podKey, type PodInfo } from './pods.js';
 import { matchesLabelSelector } from './selector.js';
@@ -159,7 +159,8 @@ export function allowedOf(pdb: PreflightPdbInput): number {
  * answer (the caller passes the error) is `Error`.
  */
 export function dryRunVerdict(answer: EvictResult | { error: string }): DryRunVerdict {
-  if ('error' in answer) return { verdict: 'Error', reason: 'NoAnswer', message: capMessage(answer.error) };
+  if ('error' in answer)
+    return { verdict: 'Error', reason: PreflightReason.NoAnswer, message: capMessage(answer.error) };
   switch (answer.outcome) {
     case 'Evicted':
       return { verdict: 'Accepted' };
@@ -281,7 +282,7 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     const pod = byKey.get(d.pod)!;
     // A terminating pod is going anyway: skipped. Any other Wait (a pod the drain waits for until
     // it finishes) holds the node until then: a blocker, under the classification's reason.
-    if (d.action === 'Skip' || (d.action === 'Wait' && d.reason === 'Terminating')) {
+    if (d.action === 'Skip' || (d.action === 'Wait' && d.reason === PodReason.Terminating)) {
       skipped.push({ pod: d.pod, reason: d.reason, message: capMessage(d.message) });
       continue;
     }

@@ -3,8 +3,20 @@
  * Pure and deterministic: the caller passes the time. The same function answers the `progress`
  * query, so the query and the written status always agree.
  */
-import { DEADLINE_ACTION_NODE_CAP, DeadlineReason } from '../api/deadline.js';
-import { PreflightReason, type PreflightReport } from '../api/preflight.js';
+import { DEADLINE_ACTION_NODE_CAP } from '../api/deadline.js';
+import type { PreflightReport } from '../api/preflight.js';
+import {
+  ConditionReason,
+  ConditionType,
+  DRAIN_ENDED_NODE_PHASES,
+  DeadlineReason,
+  FINAL_PLAN_PHASES,
+  NodePhase,
+  PlanPhase,
+  PlanReason,
+  PreflightReason,
+  WindowReason,
+} from '../api/reasons.js';
 import type {
   HookStatus,
   Blocker,
@@ -14,11 +26,9 @@ import type {
   MaintenancePlanStatus,
   NodeStatus,
   OnDeadline,
-  PlanPhase,
   SkippedPod,
   WorkflowRef,
 } from '../api/plan.js';
-import { WINDOW_CONDITION, WindowReason } from '../api/windows.js';
 import { setCondition, sortAndCapBlockers } from './conditions.js';
 
 /** Per-node state the plan workflow keeps (what the node workflow last reported). */
@@ -80,8 +90,6 @@ export interface PlanState {
   preflight?: PreflightReport;
 }
 
-const FINAL_NODE = new Set(['Drained', 'Released', 'Aborted', 'Failed', 'Deleted', 'Skipped']);
-
 /**
  * status.deadlineAction: what spec.onDeadline will do, to which nodes, and when. The nodes are those
  * not yet done (running or not started); `at` is the earliest deadline among them (a node's own, or
@@ -90,8 +98,8 @@ const FINAL_NODE = new Set(['Drained', 'Released', 'Aborted', 'Failed', 'Deleted
  */
 export function deadlineAction(state: PlanState): DeadlineAction | undefined {
   const policy = state.onDeadline;
-  if (!policy || FINAL_PHASES.has(state.phase) || state.deadlineMs === undefined) return undefined;
-  const open = state.nodes.filter((n) => !FINAL_NODE.has(n.phase));
+  if (!policy || FINAL_PLAN_PHASES.has(state.phase) || state.deadlineMs === undefined) return undefined;
+  const open = state.nodes.filter((n) => !DRAIN_ENDED_NODE_PHASES.has(n.phase));
   if (open.length === 0) return undefined;
   const atMs = Math.min(...open.map((n) => n.deadlineMs ?? state.deadlineMs!));
   const names = open.map((n) => n.name).sort();
@@ -117,15 +125,8 @@ export function deadlineAction(state: PlanState): DeadlineAction | undefined {
   };
 }
 
-/** Phases after which nothing more is evicted (the workflow may still wait to hand nodes back). */
-export const FINAL_PHASES: ReadonlySet<PlanPhase> = new Set([
-  'Drained',
-  'Completed',
-  'Aborted',
-  'Failed',
-  'Blocked',
-  'Previewed',
-]);
+/** Plan phases after which nothing more is evicted (kept for code written before src/api/reasons.ts). */
+export const FINAL_PHASES = FINAL_PLAN_PHASES;
 
 /** Pods deleted without the Eviction API at a deadline (onDeadline DeletePods), over all nodes. */
 export function podsDeleted(state: Pick<PlanState, 'nodes'>): number {
@@ -144,7 +145,7 @@ export function shownOutcome(state: Pick<PlanState, 'phase' | 'reason' | 'messag
   message: string;
 } {
   const deleted = podsDeleted(state);
-  if (state.phase !== 'Drained' || state.reason !== 'AllNodesDrained' || deleted === 0)
+  if (state.phase !== PlanPhase.Drained || state.reason !== PlanReason.AllNodesDrained || deleted === 0)
     return { reason: state.reason, message: state.message };
   return {
     reason: DeadlineReason.DrainedWithDeletions,
@@ -178,44 +179,44 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
   const { phase } = state;
   const { reason, message } = shownOutcome(state);
   const deleted = podsDeleted(state);
-  const active = phase === 'Pending' || phase === 'Running' || phase === 'Paused';
-  const waiting = state.nodes.find((n) => n.phase === 'Waiting' || n.phase === 'Blocked');
+  const active = phase === PlanPhase.Pending || phase === PlanPhase.Running || phase === PlanPhase.Paused;
+  const waiting = state.nodes.find((n) => n.phase === NodePhase.Waiting || n.phase === NodePhase.Blocked);
   let c = state.conditions;
   c = setCondition(
     c,
     active
       ? {
-          type: 'Progressing',
+          type: ConditionType.Progressing,
           status: 'True',
-          reason: phase === 'Paused' ? 'Paused' : 'Draining',
+          reason: phase === PlanPhase.Paused ? ConditionReason.Paused : ConditionReason.Draining,
           message,
           observedGeneration: gen,
         }
-      : { type: 'Progressing', status: 'False', reason, message, observedGeneration: gen },
+      : { type: ConditionType.Progressing, status: 'False', reason, message, observedGeneration: gen },
     now,
   );
   c = setCondition(
     c,
-    (phase === 'Drained' || phase === 'Completed') && deleted > 0
+    (phase === PlanPhase.Drained || phase === PlanPhase.Completed) && deleted > 0
       ? {
-          type: 'Drained',
+          type: ConditionType.Drained,
           status: 'True',
           reason: DeadlineReason.PodsDeletedAtDeadline,
           message: `every node of the plan is drained; ${deleted} pod(s) were deleted at the deadline without the Eviction API`,
           observedGeneration: gen,
         }
-      : phase === 'Drained' || phase === 'Completed'
+      : phase === PlanPhase.Drained || phase === PlanPhase.Completed
         ? {
-            type: 'Drained',
+            type: ConditionType.Drained,
             status: 'True',
-            reason: 'AllPodsEvicted',
+            reason: ConditionReason.AllPodsEvicted,
             message: 'every node of the plan is drained',
             observedGeneration: gen,
           }
         : {
-            type: 'Drained',
+            type: ConditionType.Drained,
             status: 'False',
-            reason: phase === 'Aborted' ? 'Aborted' : 'NotDrained',
+            reason: phase === PlanPhase.Aborted ? ConditionReason.Aborted : ConditionReason.NotDrained,
             message: 'not every node is drained',
             observedGeneration: gen,
           },
@@ -223,20 +224,20 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
   );
   c = setCondition(
     c,
-    phase === 'Blocked'
-      ? { type: 'Blocked', status: 'True', reason, message, observedGeneration: gen }
+    phase === PlanPhase.Blocked
+      ? { type: ConditionType.Blocked, status: 'True', reason, message, observedGeneration: gen }
       : active && waiting
         ? {
-            type: 'Blocked',
+            type: ConditionType.Blocked,
             status: 'True',
-            reason: waiting.reason ?? 'NodeBlocked',
+            reason: waiting.reason ?? ConditionReason.NodeBlocked,
             message: `node ${waiting.name}: ${waiting.message ?? waiting.phase}`,
             observedGeneration: gen,
           }
         : {
-            type: 'Blocked',
+            type: ConditionType.Blocked,
             status: 'False',
-            reason: 'NotBlocked',
+            reason: ConditionReason.NotBlocked,
             message: 'nothing blocks the plan',
             observedGeneration: gen,
           },
@@ -244,31 +245,31 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
   );
   c = setCondition(
     c,
-    phase === 'Paused'
+    phase === PlanPhase.Paused
       ? {
-          type: 'Paused',
+          type: ConditionType.Paused,
           status: 'True',
           ...(reason === WindowReason.OutsideMaintenanceWindow
             ? { reason, message }
-            : { reason: 'PausedByUser', message: 'no new evictions until resumed' }),
+            : { reason: ConditionReason.PausedByUser, message: 'no new evictions until resumed' }),
           observedGeneration: gen,
         }
       : {
-          type: 'Paused',
+          type: ConditionType.Paused,
           status: 'False',
-          reason: 'NotPaused',
+          reason: ConditionReason.NotPaused,
           message: 'the plan is not paused',
           observedGeneration: gen,
         },
     now,
   );
   const w = state.window;
-  if (w && !FINAL_PHASES.has(phase))
+  if (w && !FINAL_PLAN_PHASES.has(phase))
     c = setCondition(
       c,
       w.open
         ? {
-            type: WINDOW_CONDITION,
+            type: ConditionType.InMaintenanceWindow,
             status: 'True',
             reason: WindowReason.InsideMaintenanceWindow,
             message:
@@ -278,7 +279,7 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
             observedGeneration: gen,
           }
         : {
-            type: WINDOW_CONDITION,
+            type: ConditionType.InMaintenanceWindow,
             status: 'False',
             reason: WindowReason.OutsideMaintenanceWindow,
             message:
@@ -293,9 +294,9 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
     c = setCondition(
       c,
       {
-        type: 'Previewed',
+        type: ConditionType.Previewed,
         status: 'True',
-        reason: phase === 'Previewed' ? reason : PreflightReason.Previewing,
+        reason: phase === PlanPhase.Previewed ? reason : PreflightReason.Previewing,
         message: state.preflight.summary,
         observedGeneration: gen,
       },
@@ -312,14 +313,15 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
  */
 export function projectStatus(state: PlanState): MaintenancePlanStatus {
   // A node paused by the maintenance windows reports the plan's pause (the node only knows it was paused).
-  const windowPaused = state.phase === 'Paused' && state.reason === WindowReason.OutsideMaintenanceWindow;
+  const windowPaused =
+    state.phase === PlanPhase.Paused && state.reason === WindowReason.OutsideMaintenanceWindow;
   const nodes: NodeStatus[] = state.nodes.map((n) => {
     const { blockers } = sortAndCapBlockers(n.blockedBy);
-    const windowNode = windowPaused && n.phase === 'Paused';
+    const windowNode = windowPaused && n.phase === NodePhase.Paused;
     const reason = windowNode ? WindowReason.OutsideMaintenanceWindow : n.reason;
     // A skipped node was handed back: nothing blocks it any more. What held it at its deadline
     // goes into its message instead of blockers that would read as if they still applied.
-    const nodeSkipped = n.phase === 'Skipped';
+    const nodeSkipped = n.phase === NodePhase.Skipped;
     const message = windowNode
       ? state.message
       : nodeSkipped && blockers.length > 0
@@ -351,7 +353,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
   const action = deadlineAction(state);
   // Pods left on a skipped node are no longer waited for: not pending.
   const left = (n: NodeState) =>
-    n.phase === 'Skipped'
+    n.phase === NodePhase.Skipped
       ? 0
       : Math.max(0, n.podsTotal - n.podsEvicted - (n.podsDeleted ?? 0) - n.podsFailed);
   const progress: EvictionProgress = {
@@ -362,7 +364,9 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     attempts: sum((n) => n.attempts),
     tooManyRequests: sum((n) => n.tooManyRequests),
     ...(sum((n) => n.podsDeleted ?? 0) > 0 ? { deleted: sum((n) => n.podsDeleted ?? 0) } : {}),
-    ...(nexts.length && !FINAL_PHASES.has(state.phase) ? { nextActionAt: iso(Math.min(...nexts))! } : {}),
+    ...(nexts.length && !FINAL_PLAN_PHASES.has(state.phase)
+      ? { nextActionAt: iso(Math.min(...nexts))! }
+      : {}),
     ...(lastError ? { lastError } : {}),
   };
   const { reason, message } = shownOutcome(state);
@@ -377,11 +381,12 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     ...(state.deadlineMs !== undefined ? { deadline: iso(state.deadlineMs)! } : {}),
     ...(state.completedAtMs !== undefined ? { completedAt: iso(state.completedAtMs)! } : {}),
     nodesTotal: state.nodes.length,
-    nodesDrained: state.nodes.filter((n) => n.phase === 'Drained' || n.phase === 'Released').length,
+    nodesDrained: state.nodes.filter((n) => n.phase === NodePhase.Drained || n.phase === NodePhase.Released)
+      .length,
     nodes,
     evictionProgress: progress,
     ...(action ? { deadlineAction: action } : {}),
-    ...(state.window && !FINAL_PHASES.has(state.phase)
+    ...(state.window && !FINAL_PLAN_PHASES.has(state.phase)
       ? {
           window: {
             open: state.window.open,

@@ -1,4 +1,8 @@
 /**
+ * Only the replay copy of the first node workflow (src/workflows/legacy/node-v1.ts) uses this
+ * module: the node drain of today decides in src/drain/node-drain.ts (`decideNode`), over its own
+ * per-pod state `PodRecord`. Kept unchanged so histories of that version replay.
+ *
  * The next-step decision of a node drain: which pods to evict now, which PodDisruptionBudgets to
  * wait for, and when to look again. Pure and deterministic (used inside the node workflow).
  *

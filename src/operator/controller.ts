@@ -51,9 +51,9 @@ import {
   parseSpec,
   type MaintenancePlan,
   type MaintenancePlanSpec,
-  type PlanPhase,
   type UncordonPolicy,
 } from '../api/plan.js';
+import { ConditionType, EventReason, PlanPhase, PlanReason } from '../api/reasons.js';
 import { apiCode } from '../k8s/errors.js';
 import { EventRecorder } from '../k8s/events.js';
 import { listClaimedNodes } from '../k8s/node-claim.js';
@@ -438,7 +438,7 @@ export class PlanController {
     await this.event(
       plan,
       'Normal',
-      'SignalSent',
+      EventReason.SignalSent,
       `sent ${def.name}${args.generation !== undefined ? ` (generation ${args.generation})` : ''} to workflow ${workflowId}`,
     );
     return true;
@@ -469,7 +469,7 @@ export class PlanController {
       await this.event(
         plan,
         'Normal',
-        'WorkflowStarted',
+        EventReason.WorkflowStarted,
         `started Temporal workflow ${workflowId} (run ${handle.firstExecutionRunId}) on task queue ${config.taskQueue}`,
       );
     } catch (err) {
@@ -511,7 +511,7 @@ export class PlanController {
           await this.event(
             plan,
             'Normal',
-            'CleanupStarted',
+            EventReason.CleanupStarted,
             `plan deleted: aborted workflow ${workflowId}; waiting for it to hand the nodes back`,
           );
       }
@@ -529,7 +529,7 @@ export class PlanController {
     // one that was terminated, failed or timed out never will: hand back what is left here.
     const handedBack = await this.handBackClaimedNodes(plan, outcome, log);
     if (handedBack.length > 0) outcome += `; handed back ${handedBack.join(', ')}`;
-    await this.event(plan, 'Normal', 'CleanupFinished', `${outcome}; removing the finalizer`);
+    await this.event(plan, 'Normal', EventReason.CleanupFinished, `${outcome}; removing the finalizer`);
     await this.plans.removeFinalizer(name, uid);
     mem.cleanedUp = true;
     log.info({ outcome }, 'finalizer removed');
@@ -592,13 +592,13 @@ export class PlanController {
       await this.event(
         plan,
         'Normal',
-        'NodesHandedBack',
+        EventReason.NodesHandedBack,
         `${why}: handed back ${done.length} node(s) the plan still claimed: ${done.join(', ')}`,
       );
     }
     if (failed.length > 0) {
       const message = `${why}: could not hand back ${failed.length} node(s), retrying: ${failed.join('; ')}`;
-      await this.event(plan, 'Warning', 'NodeHandBackFailed', message);
+      await this.event(plan, 'Warning', EventReason.NodeHandBackFailed, message);
       throw new Error(message);
     }
     return done;
@@ -658,30 +658,30 @@ export class PlanController {
     log.warn({ generation, invalid: message }, 'invalid spec; not starting a workflow');
     const s = plan.status;
     if (
-      s?.phase === 'Failed' &&
-      s.reason === 'InvalidSpec' &&
+      s?.phase === PlanPhase.Failed &&
+      s.reason === PlanReason.InvalidSpec &&
       s.observedGeneration === generation &&
       s.message === message
     )
       return;
     const now = new Date().toISOString();
     await this.plans.patchStatus(plan.metadata.name, {
-      phase: 'Failed' satisfies PlanPhase,
-      reason: 'InvalidSpec',
+      phase: PlanPhase.Failed,
+      reason: PlanReason.InvalidSpec,
       message,
       observedGeneration: generation,
       conditions: [
         {
-          type: 'Progressing',
+          type: ConditionType.Progressing,
           status: 'False',
           observedGeneration: generation,
           lastTransitionTime: now,
-          reason: 'InvalidSpec',
+          reason: PlanReason.InvalidSpec,
           message,
         },
       ],
     });
-    await this.event(plan, 'Warning', 'InvalidSpec', message);
+    await this.event(plan, 'Warning', EventReason.InvalidSpec, message);
   }
 
   /** Records an Event on the plan (best effort; EventRecorder.record logs and swallows errors). */

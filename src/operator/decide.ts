@@ -18,10 +18,14 @@
  * - A spec change of a plan with a workflow relays the flags that changed ({@link planSignals}); an
  *   invalid change is reported by a Warning Event and not relayed.
  */
-import type { MaintenancePlanSpec, PlanPhase } from '../api/plan.js';
+import type { MaintenancePlanSpec } from '../api/plan.js';
+import { EventReason, PlanPhase } from '../api/reasons.js';
 
 /** Final phases a plan can reach before its nodes are resolved (see {@link missingNodeCount}). */
-const FINAL_PHASES_FOR_NODE_COUNT: ReadonlySet<PlanPhase> = new Set<PlanPhase>(['Failed', 'Aborted']);
+const FINAL_PHASES_FOR_NODE_COUNT: ReadonlySet<PlanPhase> = new Set<PlanPhase>([
+  PlanPhase.Failed,
+  PlanPhase.Aborted,
+]);
 
 /** The spec flags the operator relays as signals. */
 export interface Flags {
@@ -301,7 +305,7 @@ export function decide(obs: Observation): Decision {
         },
         {
           type: 'warnEvent',
-          reason: 'InvalidSpec',
+          reason: EventReason.InvalidSpec,
           message: `spec of generation ${generation} not relayed to the running workflow: ${invalid}`,
         },
       ],

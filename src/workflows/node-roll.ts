@@ -35,8 +35,8 @@ import {
 import type { JobActivities } from '../activities/jobs.js';
 import type { DrainActivities, PlanRef } from '../activities/types.js';
 import type { Hook, PodSelection } from '../api/plan.js';
+import { NodePhase, NodeReason, RollReason } from '../api/reasons.js';
 import {
-  RollReason,
   drainStarts,
   hookEnded,
   hookJobName,
@@ -115,12 +115,16 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
     }
     if (step.kind === 'end') {
       rollDone(r);
-      return { phase: 'Drained', reason: 'Drained', message: s.message ?? 'drained' };
+      return { phase: NodePhase.Drained, reason: NodeReason.Drained, message: s.message ?? 'drained' };
     }
     if (step.kind === 'runHook' || step.kind === 'waitHook') {
       const hook = (step.name === 'beforeDrain' ? ctx.spec.beforeDrain : ctx.spec.afterDrain)!;
       if (s.aborted)
-        return { phase: 'Aborted', reason: 'Aborted', message: `aborted before the ${step.name} hook` };
+        return {
+          phase: NodePhase.Aborted,
+          reason: NodeReason.Aborted,
+          message: `aborted before the ${step.name} hook`,
+        };
       const outcome = await runHook(ctx, step.name, hook, nodeWfId);
       if (outcome) return outcome;
       continue;
@@ -133,8 +137,8 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
         ]));
       } catch (err) {
         return {
-          phase: 'Blocked',
-          reason: 'HandBackFailed',
+          phase: NodePhase.Blocked,
+          reason: NodeReason.HandBackFailed,
           message: `handing ${node} back failed: ${errorMessage(err)}`,
         };
       }
@@ -142,8 +146,12 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
       rollDone(r);
       const how = uncordoned ? 'uncordoned' : 'left unschedulable: it was before the plan';
       return step.drained
-        ? { phase: 'Released', reason: RollReason.HandedBack, message: `${step.message}; ${how}` }
-        : { phase: 'Skipped', reason: RollReason.ReleasedUndrained, message: `${step.message}; ${how}` };
+        ? { phase: NodePhase.Released, reason: RollReason.HandedBack, message: `${step.message}; ${how}` }
+        : {
+            phase: NodePhase.Skipped,
+            reason: RollReason.ReleasedUndrained,
+            message: `${step.message}; ${how}`,
+          };
     }
     // await: a per-node release, an abort, or the deadline.
     s.phase = step.phase;
@@ -163,7 +171,7 @@ async function runHook(
 ): Promise<NodeOutcome | undefined> {
   const { s, node, plan } = ctx;
   const r = s.roll;
-  s.phase = name === 'beforeDrain' ? 'Cordoned' : 'Drained';
+  s.phase = name === 'beforeDrain' ? NodePhase.Cordoned : NodePhase.Drained;
   s.reason = RollReason.HookRunning;
   s.message = `${name} hook running`;
   let result: Promise<void>;
@@ -212,7 +220,12 @@ async function runHook(
       again !== undefined ? Math.max(1, again - Date.now()) : undefined,
     );
     if (settled) break;
-    if (s.aborted) return { phase: 'Aborted', reason: 'Aborted', message: `aborted during the ${name} hook` };
+    if (s.aborted)
+      return {
+        phase: NodePhase.Aborted,
+        reason: NodeReason.Aborted,
+        message: `aborted during the ${name} hook`,
+      };
   }
   hookEnded(r, name, settled.ok, settled.message);
   s.reason = undefined;
@@ -238,13 +251,14 @@ async function awaitRelease(
   let nextObserveAtMs = 0;
   for (;;) {
     if (r.released && ctx.spec.uncordonAfterEachNode) return undefined;
-    if (s.aborted) return { phase: 'Aborted', reason: 'Aborted', message: `aborted: ${step.message}` };
+    if (s.aborted)
+      return { phase: NodePhase.Aborted, reason: NodeReason.Aborted, message: `aborted: ${step.message}` };
     if (Date.now() >= ctx.deadlineMs())
-      return step.phase === 'Blocked'
-        ? { phase: 'Blocked', reason: step.reason, message: `${step.message}; deadline passed` }
+      return step.phase === NodePhase.Blocked
+        ? { phase: NodePhase.Blocked, reason: step.reason, message: `${step.message}; deadline passed` }
         : {
-            phase: 'Drained',
-            reason: 'Drained',
+            phase: NodePhase.Drained,
+            reason: NodeReason.Drained,
             message: 'drained; deadline passed before a per-node release',
           };
     if (ctx.continueAsNewDue()) await ctx.continueAsNewNow();

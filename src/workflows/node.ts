@@ -45,7 +45,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DrainActivities, EvictResult, NodeObservation } from '../activities/types.js';
-import { DeadlineReason } from '../api/deadline.js';
+import { DeadlineReason, NodePhase, NodeReason, PodPolicyReason } from '../api/reasons.js';
 import { backoffSeconds } from '../drain/backoff.js';
 import {
   applyControl,
@@ -72,12 +72,10 @@ import {
   nextActionAt,
   nodeBlockers,
   nodeCounts,
-  NodeReason,
   type EvictionCallFailure,
   type NodeDrainState,
   type NodeOutcome,
 } from '../drain/node-drain.js';
-import { PodPolicyReason } from '../drain/pod-policy.js';
 import { drained, initialRollState, lastHook, hookStatus } from '../drain/hooks.js';
 import { drainNodeV1 } from './legacy/node-v1.js';
 import { runRoll } from './node-roll.js';
@@ -312,7 +310,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     }
   };
   const finish = async (outcome: NodeOutcome): Promise<NodeProgress> => {
-    if (outcome.phase === 'Skipped' && s.claimed) outcome = await handBack(outcome);
+    if (outcome.phase === NodePhase.Skipped && s.claimed) outcome = await handBack(outcome);
     await Promise.all([...eventsInFlight]);
     s.phase = outcome.phase;
     s.reason = outcome.reason;
@@ -330,7 +328,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   while (!s.claimed) {
     if (s.aborted)
       return finish({
-        phase: 'Aborted',
+        phase: NodePhase.Aborted,
         reason: NodeReason.Aborted,
         message: 'aborted before the node was cordoned',
       });
@@ -338,12 +336,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       return finish(
         settings.onDeadline === 'SkipNode'
           ? {
-              phase: 'Skipped',
+              phase: NodePhase.Skipped,
               reason: DeadlineReason.SkippedAtDeadline,
               message: 'deadline passed before the node could be claimed: skipped',
             }
           : {
-              phase: 'Blocked',
+              phase: NodePhase.Blocked,
               reason: NodeReason.DeadlineExceeded,
               message: 'deadline passed before the node could be claimed',
             },
@@ -353,7 +351,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       res = await k8s.cordonNode.executeWithOptions({ summary: `cordon ${node}` }, [{ plan, node }]);
     } catch (err) {
       return finish({
-        phase: 'Failed',
+        phase: NodePhase.Failed,
         reason: NodeReason.ActivityFailed,
         message: `cordon ${node}: ${errorMessage(err)}`,
       });
@@ -361,19 +359,19 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     if (res.outcome === 'Cordoned') {
       s.claimed = true;
       s.cordonedByPlan = !res.wasUnschedulable;
-      s.phase = 'Cordoned';
+      s.phase = NodePhase.Cordoned;
       s.reason = undefined;
       s.message = undefined;
       break;
     }
     if (res.outcome === 'NodeNotFound')
       return finish({
-        phase: 'Failed',
+        phase: NodePhase.Failed,
         reason: NodeReason.NodeNotFound,
         message: `node ${node} does not exist`,
       });
     s.claimRounds++;
-    s.phase = 'Waiting';
+    s.phase = NodePhase.Waiting;
     s.reason = NodeReason.NodeHeldByOtherPlan;
     s.message = `node ${node} is held by plan ${res.heldBy}`;
     const retryAt = Date.now() + backoffSeconds(s.claimRounds, backoff) * 1000;
@@ -565,11 +563,11 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
         // An unchanged answer means the activity waited its bound; never look again sooner.
         if (!item.obs.changed) nextObserveAtMs = item.startedAtMs + item.waitSeconds * 1000;
       } else if (item.kind === 'fatal') {
-        outcome ??= { phase: 'Failed', reason: NodeReason.ActivityFailed, message: item.message };
+        outcome ??= { phase: NodePhase.Failed, reason: NodeReason.ActivityFailed, message: item.message };
       } else if (item.kind === 'observeFailed') {
         if (!item.cancelled)
           outcome ??= {
-            phase: 'Failed',
+            phase: NodePhase.Failed,
             reason: NodeReason.ActivityFailed,
             message: `observe ${node}: ${item.message}`,
           };
@@ -648,7 +646,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     await observing.done;
   }
   // Drained: the afterDrain hook and the per-node hand-back.
-  if (rolling && outcome.phase === 'Drained') {
+  if (rolling && outcome.phase === NodePhase.Drained) {
     drained(s.roll!);
     outcome = (await runRoll(rollContext())) ?? outcome;
   }

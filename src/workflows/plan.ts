@@ -55,10 +55,18 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DrainActivities, PlanRef, PreflightActivities } from '../activities/types.js';
-import { DeadlineReason } from '../api/deadline.js';
-import { PreflightReason } from '../api/preflight.js';
-import { MAX_PLAN_NODES, type MaintenancePlanStatus, type PlanPhase } from '../api/plan.js';
-import { WindowReason } from '../api/windows.js';
+import { MAX_PLAN_NODES, type MaintenancePlanStatus } from '../api/plan.js';
+import {
+  DeadlineReason,
+  EventReason,
+  FINAL_PLAN_PHASES,
+  NodePhase,
+  NodeReason,
+  PlanPhase,
+  PlanReason,
+  PreflightReason,
+  WindowReason,
+} from '../api/reasons.js';
 import { statusEquals } from '../drain/conditions.js';
 import { allocateBudget } from '../drain/pdb-budget.js';
 import {
@@ -76,7 +84,7 @@ import {
   type PlanEvent,
   type PlanRunState,
 } from '../drain/plan-drain.js';
-import { FINAL_PHASES, planConditions, projectStatus } from '../drain/projection.js';
+import { planConditions, projectStatus } from '../drain/projection.js';
 import { windowState, windowedDeadline, windowsError, type WindowState } from '../drain/windows.js';
 import {
   failedPreflightNode,
@@ -178,8 +186,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   const s: PlanRunState = input.carried ?? {
     stage: 'Resolve',
     plan: {
-      phase: 'Pending',
-      reason: 'Starting',
+      phase: PlanPhase.Pending,
+      reason: PlanReason.Starting,
       message: 'resolving nodes',
       observedGeneration: input.plan.generation,
       workflow: {
@@ -249,8 +257,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     st.phase = phase;
     st.reason = reason;
     st.message = message;
-    if (FINAL_PHASES.has(phase) && phase !== 'Blocked') st.completedAtMs ??= Date.now();
-    if (phase === 'Blocked' && (reason === 'DeadlineExceeded' || reason === DeadlineReason.NodesSkipped))
+    if (FINAL_PLAN_PHASES.has(phase) && phase !== PlanPhase.Blocked) st.completedAtMs ??= Date.now();
+    if (
+      phase === PlanPhase.Blocked &&
+      (reason === PlanReason.DeadlineExceeded || reason === DeadlineReason.NodesSkipped)
+    )
       st.completedAtMs ??= Date.now();
     if (changed) {
       upsertSearchAttributes([{ key: SA_PHASE, value: phase }]);
@@ -258,9 +269,9 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
         s.lastEventPhase = phase;
         events.push({
           type:
-            phase === 'Blocked' ||
-            phase === 'Failed' ||
-            (phase === 'Previewed' && reason !== PreflightReason.NoBlockers)
+            phase === PlanPhase.Blocked ||
+            phase === PlanPhase.Failed ||
+            (phase === PlanPhase.Previewed && reason !== PreflightReason.NoBlockers)
               ? 'Warning'
               : 'Normal',
           reason,
@@ -278,24 +289,25 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   const control = (action: ControlAction, args?: ControlArgs) => {
     if (args?.generation !== undefined && args.generation > s.plan.observedGeneration)
       s.plan.observedGeneration = args.generation;
-    if (action === 'pause' && !s.paused && !FINAL_PHASES.has(s.plan.phase)) {
+    if (action === 'pause' && !s.paused && !FINAL_PLAN_PHASES.has(s.plan.phase)) {
       s.paused = true;
       forwardAll('pause');
       if (
-        s.plan.phase === 'Running' ||
-        s.plan.phase === 'Pending' ||
-        (s.plan.phase === 'Paused' && s.plan.reason === WindowReason.OutsideMaintenanceWindow)
+        s.plan.phase === PlanPhase.Running ||
+        s.plan.phase === PlanPhase.Pending ||
+        (s.plan.phase === PlanPhase.Paused && s.plan.reason === WindowReason.OutsideMaintenanceWindow)
       )
-        setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
+        setPhase(PlanPhase.Paused, PlanReason.PausedByUser, 'no new evictions until resumed');
     } else if (action === 'resume' && s.paused) {
       s.paused = false;
       if (s.outsideWindow) {
         // Still outside the windows: the nodes stay paused until the next one opens.
-        if (s.plan.phase === 'Paused')
-          setPhase('Paused', WindowReason.OutsideMaintenanceWindow, outsideMessage());
+        if (s.plan.phase === PlanPhase.Paused)
+          setPhase(PlanPhase.Paused, WindowReason.OutsideMaintenanceWindow, outsideMessage());
       } else {
         forwardAll('resume');
-        if (s.plan.phase === 'Paused') setPhase('Running', 'Draining', 'draining nodes');
+        if (s.plan.phase === PlanPhase.Paused)
+          setPhase(PlanPhase.Running, PlanReason.Draining, 'draining nodes');
       }
     } else if (action === 'abort' && !s.aborted) {
       s.aborted = true;
@@ -528,8 +540,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   // node. (A later run on such a worker fails its workflow tasks, retried until a worker knows the zone.)
   const windowProblem = windows && s.stage === 'Resolve' ? windowsError(windows) : undefined;
   if (windowProblem) {
-    setPhase('Failed', 'InvalidSpec', windowProblem);
-    return close({ phase: 'Failed', reason: 'InvalidSpec', message: windowProblem });
+    setPhase(PlanPhase.Failed, PlanReason.InvalidSpec, windowProblem);
+    return close({ phase: PlanPhase.Failed, reason: PlanReason.InvalidSpec, message: windowProblem });
   }
   function outsideMessage(): string {
     const next = lastWindow?.nextStartMs;
@@ -571,16 +583,16 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   };
   /** Plan phase Paused/OutsideMaintenanceWindow while outside the windows (a user's pause shows first). */
   const windowPhase = () => {
-    if (!windows || s.paused || s.aborted || FINAL_PHASES.has(s.plan.phase)) return;
+    if (!windows || s.paused || s.aborted || FINAL_PLAN_PHASES.has(s.plan.phase)) return;
     const out = WindowReason.OutsideMaintenanceWindow;
     if (s.outsideWindow) {
       const msg = outsideMessage();
-      if (s.plan.phase !== 'Paused' || s.plan.reason !== out || s.plan.message !== msg)
-        setPhase('Paused', out, msg);
-    } else if (s.plan.phase === 'Paused' && s.plan.reason === out)
+      if (s.plan.phase !== PlanPhase.Paused || s.plan.reason !== out || s.plan.message !== msg)
+        setPhase(PlanPhase.Paused, out, msg);
+    } else if (s.plan.phase === PlanPhase.Paused && s.plan.reason === out)
       setPhase(
-        'Running',
-        s.stage === 'Cordon' ? 'Cordoning' : 'Draining',
+        PlanPhase.Running,
+        s.stage === 'Cordon' ? PlanReason.Cordoning : PlanReason.Draining,
         `a maintenance window is open: draining ${s.plan.nodes.length} node(s)`,
       );
   };
@@ -594,7 +606,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   const previewPlan = async (): Promise<DrainPlanResult> => {
     const names = s.plan.nodes.map((n) => n.name);
     setPhase(
-      'Running',
+      PlanPhase.Running,
       PreflightReason.Previewing,
       `examining ${names.length} node(s): no cordon, no eviction, dry-run evictions only`,
     );
@@ -616,7 +628,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       for (const r of batch) {
         const n = s.plan.nodes.find((x) => x.name === r.report.name);
         if (!n) continue;
-        n.phase = 'Previewed';
+        n.phase = NodePhase.Previewed;
         n.podsTotal = r.report.podsToEvict;
         n.reason = r.report.error
           ? PreflightReason.PreflightFailed
@@ -631,14 +643,18 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       wake();
     }
     if (s.aborted) {
-      setPhase('Aborted', 'Aborted', 'aborted during the preflight; nothing was cordoned or evicted');
-      return close({ phase: 'Aborted', reason: 'Aborted', message: s.plan.message });
+      setPhase(
+        PlanPhase.Aborted,
+        PlanReason.Aborted,
+        'aborted during the preflight; nothing was cordoned or evicted',
+      );
+      return close({ phase: PlanPhase.Aborted, reason: PlanReason.Aborted, message: s.plan.message });
     }
     const report = summarizePreflight(results, Date.now());
     s.plan.preflight = report;
     const reason = preflightOutcome(report);
-    setPhase('Previewed', reason, report.summary);
-    return close({ phase: 'Previewed', reason, message: report.summary });
+    setPhase(PlanPhase.Previewed, reason, report.summary);
+    return close({ phase: PlanPhase.Previewed, reason, message: report.summary });
   };
 
   // ---- 1. resolve the nodes (once) ----
@@ -653,22 +669,25 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       ]);
     } catch (err) {
       const msg = `resolving the nodes failed: ${errorMessage(err)}`;
-      setPhase('Failed', 'ResolveFailed', msg);
-      return close({ phase: 'Failed', reason: 'ResolveFailed', message: msg });
+      setPhase(PlanPhase.Failed, PlanReason.ResolveFailed, msg);
+      return close({ phase: PlanPhase.Failed, reason: PlanReason.ResolveFailed, message: msg });
     }
     let failure: { reason: string; message: string } | undefined;
     if (resolved.missing.length > 0)
-      failure = { reason: 'NodeNotFound', message: `node(s) not found: ${resolved.missing.join(', ')}` };
+      failure = {
+        reason: PlanReason.NodeNotFound,
+        message: `node(s) not found: ${resolved.missing.join(', ')}`,
+      };
     else if (resolved.nodes.length === 0)
-      failure = { reason: 'NoNodesMatched', message: 'spec.nodeSelector matches no node' };
+      failure = { reason: PlanReason.NoNodesMatched, message: 'spec.nodeSelector matches no node' };
     else if (resolved.nodes.length > MAX_PLAN_NODES)
       failure = {
-        reason: 'TooManyNodes',
+        reason: PlanReason.TooManyNodes,
         message: `${resolved.nodes.length} nodes match; one plan drains at most ${MAX_PLAN_NODES}`,
       };
     if (failure) {
-      setPhase('Failed', failure.reason, failure.message);
-      return close({ phase: 'Failed', ...failure });
+      setPhase(PlanPhase.Failed, failure.reason, failure.message);
+      return close({ phase: PlanPhase.Failed, ...failure });
     }
     upsertSearchAttributes([{ key: SA_NODES, value: searchableNodes(resolved.nodes) }]);
     s.plan.nodes = resolved.nodes.map(pendingNode);
@@ -680,15 +699,16 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       ? windowedDeadline(windows!, s.plan.startedAtMs, spec.drainTimeoutSeconds * 1000)
       : s.plan.startedAtMs + spec.drainTimeoutSeconds * 1000;
     s.stage = spec.cordon === 'AllAtStart' ? 'Cordon' : 'Drain';
-    if (s.paused) setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
-    else if (s.outsideWindow) setPhase('Paused', WindowReason.OutsideMaintenanceWindow, outsideMessage());
+    if (s.paused) setPhase(PlanPhase.Paused, PlanReason.PausedByUser, 'no new evictions until resumed');
+    else if (s.outsideWindow)
+      setPhase(PlanPhase.Paused, WindowReason.OutsideMaintenanceWindow, outsideMessage());
     else if (s.stage === 'Cordon')
       setPhase(
-        'Running',
-        'Cordoning',
+        PlanPhase.Running,
+        PlanReason.Cordoning,
         `cordoning ${resolved.nodes.length} node(s) before the first eviction`,
       );
-    else setPhase('Running', 'Draining', `draining ${resolved.nodes.length} node(s)`);
+    else setPhase(PlanPhase.Running, PlanReason.Draining, `draining ${resolved.nodes.length} node(s)`);
   }
   const deadlineMs = s.plan.deadlineMs!;
   if (deadlinePolicy) {
@@ -714,16 +734,16 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       if (s.aborted || now >= deadlineMs || s.cordoned >= s.plan.nodes.length) {
         s.stage = 'Drain';
         if (!s.aborted && !held() && now < deadlineMs)
-          setPhase('Running', 'Draining', `draining ${s.plan.nodes.length} node(s)`);
+          setPhase(PlanPhase.Running, PlanReason.Draining, `draining ${s.plan.nodes.length} node(s)`);
         continue;
       }
       if (!held()) {
         // spec.cordon AllAtStart: claim and cordon every node before the first eviction, so evicted
         // pods are rescheduled only onto nodes outside the plan.
-        if (s.plan.phase !== 'Running' || s.plan.reason !== 'Cordoning')
+        if (s.plan.phase !== PlanPhase.Running || s.plan.reason !== PlanReason.Cordoning)
           setPhase(
-            'Running',
-            'Cordoning',
+            PlanPhase.Running,
+            PlanReason.Cordoning,
             `cordoning ${s.plan.nodes.length} node(s) before the first eviction`,
           );
         const batch = s.plan.nodes.slice(s.cordoned, s.cordoned + NODE_CALL_CONCURRENCY);
@@ -738,10 +758,10 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
           const res = results[i];
           if (res?.outcome === 'Cordoned') {
             s.claimed[n.name] = { cordonedByPlan: !res.wasUnschedulable };
-            n.phase = 'Cordoned';
+            n.phase = NodePhase.Cordoned;
           } else if (res?.outcome === 'HeldByOtherPlan') {
-            n.phase = 'Waiting';
-            n.reason = 'NodeHeldByOtherPlan';
+            n.phase = NodePhase.Waiting;
+            n.reason = NodeReason.NodeHeldByOtherPlan;
             n.message = `node ${n.name} is held by plan ${res.heldBy}`;
           }
           // NodeNotFound or an error: the node's own drain tries again and reports it.
@@ -765,18 +785,23 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
         }
         continue;
       }
-      if (s.paused && s.plan.phase === 'Running')
-        setPhase('Paused', 'PausedByUser', 'no new evictions until resumed');
-      else if (s.plan.phase === 'Running' && s.plan.reason !== 'Cordoning') {
+      if (s.paused && s.plan.phase === PlanPhase.Running)
+        setPhase(PlanPhase.Paused, PlanReason.PausedByUser, 'no new evictions until resumed');
+      else if (s.plan.phase === PlanPhase.Running && s.plan.reason !== PlanReason.Cordoning) {
         const r = runningSummary(s);
         if (r.reason !== s.plan.reason || r.message !== s.plan.message)
-          setPhase('Running', r.reason, r.message);
+          setPhase(PlanPhase.Running, r.reason, r.message);
       }
     } else {
       // Settled: wait for release or abort (the operator aborts when the plan is deleted).
       // uncordon AfterEachNode: a plan whose nodes all handed themselves back is complete.
-      if (afterEachNode && !s.aborted && s.plan.phase === 'Completed' && Object.keys(s.claimed).length === 0)
-        return close({ phase: 'Completed', reason: s.plan.reason, message: s.plan.message });
+      if (
+        afterEachNode &&
+        !s.aborted &&
+        s.plan.phase === PlanPhase.Completed &&
+        Object.keys(s.claimed).length === 0
+      )
+        return close({ phase: PlanPhase.Completed, reason: s.plan.reason, message: s.plan.message });
       if (s.aborted || s.released) {
         const uncordon = s.aborted
           ? spec.uncordon !== 'Never'
@@ -794,12 +819,13 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
                   );
                   const n = s.plan.nodes.find((x) => x.name === node);
                   // Released means drained and handed back; an aborted node keeps its own phase.
-                  if (n && uncordoned && c.cordonedByPlan && n.phase === 'Drained') n.phase = 'Released';
+                  if (n && uncordoned && c.cordonedByPlan && n.phase === NodePhase.Drained)
+                    n.phase = NodePhase.Released;
                   delete s.claimed[node];
                 } catch (err) {
                   events.push({
                     type: 'Warning',
-                    reason: 'HandBackFailed',
+                    reason: EventReason.HandBackFailed,
                     message: `node ${node}: ${errorMessage(err)}`,
                   });
                 }
@@ -809,22 +835,30 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
           wake();
         }
         if (s.aborted) {
-          setPhase('Aborted', 'Aborted', 'aborted: no more evictions; nodes handed back per spec.uncordon');
-          return close({ phase: 'Aborted', reason: 'Aborted', message: s.plan.message });
+          setPhase(
+            PlanPhase.Aborted,
+            PlanReason.Aborted,
+            'aborted: no more evictions; nodes handed back per spec.uncordon',
+          );
+          return close({ phase: PlanPhase.Aborted, reason: PlanReason.Aborted, message: s.plan.message });
         }
         if (spec.uncordon === 'OnDelete') {
-          if (s.plan.phase !== 'Completed')
-            setPhase('Completed', 'Released', 'released; nodes stay cordoned until the plan is deleted');
+          if (s.plan.phase !== PlanPhase.Completed)
+            setPhase(
+              PlanPhase.Completed,
+              PlanReason.Released,
+              'released; nodes stay cordoned until the plan is deleted',
+            );
           s.released = false;
         } else {
           setPhase(
-            'Completed',
-            'Released',
+            PlanPhase.Completed,
+            PlanReason.Released,
             spec.uncordon === 'OnRelease' || spec.uncordon === 'AfterEachNode'
               ? 'released; nodes uncordoned'
               : 'released; nodes left cordoned (uncordon: Never)',
           );
-          return close({ phase: 'Completed', reason: 'Released', message: s.plan.message });
+          return close({ phase: PlanPhase.Completed, reason: PlanReason.Released, message: s.plan.message });
         }
       }
     }

@@ -19,6 +19,7 @@ import {
   GROUP,
   KIND,
   NODE_CLAIM_ANNOTATION,
+  NODE_CLAIM_UID_ANNOTATION,
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
   PLURAL,
   VERSION,
@@ -49,7 +50,6 @@ import {
   withoutVersions,
 } from '../helpers/k8s.js';
 
-const HELD_BY_UID = `${GROUP}/held-by-uid`;
 const DEFAULT_SELECTION: PodSelection = { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false };
 const logger = pino({ level: process.env.E2E_LOG_LEVEL ?? 'silent' });
 
@@ -429,7 +429,7 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
       let n = await c.core.readNode({ name: node });
       assert.equal(n.spec?.unschedulable, true);
       assert.equal(n.metadata?.annotations?.[NODE_CLAIM_ANNOTATION], plan.name);
-      assert.equal(n.metadata?.annotations?.[HELD_BY_UID], plan.uid);
+      assert.equal(n.metadata?.annotations?.[NODE_CLAIM_UID_ANNOTATION], plan.uid);
       assert.equal(n.metadata?.annotations?.[NODE_WAS_UNSCHEDULABLE_ANNOTATION], 'false');
 
       // Retried activity: same answer, nothing rewritten. (The node-lifecycle controller reacts to
@@ -469,7 +469,11 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
       assert.deepEqual(await acts.releaseNode({ plan, node, uncordon: true }), { uncordoned: true });
       n = await c.core.readNode({ name: node });
       assert.ok(!n.spec?.unschedulable, 'uncordoned');
-      for (const key of [NODE_CLAIM_ANNOTATION, HELD_BY_UID, NODE_WAS_UNSCHEDULABLE_ANNOTATION]) {
+      for (const key of [
+        NODE_CLAIM_ANNOTATION,
+        NODE_CLAIM_UID_ANNOTATION,
+        NODE_WAS_UNSCHEDULABLE_ANNOTATION,
+      ]) {
         assert.equal(n.metadata?.annotations?.[key], undefined, `${key} removed`);
       }
       // Released twice (retry): no-op.

@@ -16,7 +16,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import { createActivities } from '../../src/activities/index.js';
 import { createObserveNode, type ObserveNode } from '../../src/activities/observe.js';
-import type { NodeObservation, ObserveNodeInput, PodItem } from '../../src/activities/types.js';
+import type { NodeObservation, ObserveNodeInput, ObservedPod } from '../../src/activities/types.js';
 import type { PodSelection } from '../../src/api/plan.js';
 import { WatchCache } from '../../src/k8s/watch-cache.js';
 import {
@@ -88,7 +88,7 @@ async function settled(node: string): Promise<Changed> {
   throw new Error(`node ${node}: observation never settled`);
 }
 
-function podNamed(obs: Changed, name: string): PodItem | undefined {
+function podNamed(obs: Changed, name: string): ObservedPod | undefined {
   return obs.pods.find((p) => p.name === name);
 }
 

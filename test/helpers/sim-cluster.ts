@@ -31,7 +31,7 @@ import type {
   EvictResult,
   NodeObservation,
   NodePods,
-  PodItem,
+  ObservedPod,
   PodState,
   ResolvedNodes,
 } from '../../src/activities/types.js';
@@ -44,7 +44,7 @@ export interface SimPod {
   name: string;
   uid: string;
   node: string;
-  action?: PodItem['action'];
+  action?: ObservedPod['action'];
   reason?: string;
   pdbs?: string[];
   /** Scripted answers for the next eviction calls (consumed in order; then the cluster's rules apply). */
@@ -311,7 +311,7 @@ export class SimCluster {
   /** The pods of a node as the activities see them, with the PDBs covering them. */
   private nodePods(node: string, requested: readonly string[] = []): NodePods {
     this.tick();
-    const pods: PodItem[] = [...this.pods.values()]
+    const pods: ObservedPod[] = [...this.pods.values()]
       .filter((p) => p.node === node && !p.gone)
       .map((p) => ({
         key: `${p.namespace}/${p.name}`,

@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { EvictResult, NodeObservation, PodItem } from '../../src/activities/types.js';
+import type { EvictResult, NodeObservation, ObservedPod } from '../../src/activities/types.js';
 import {
   applyControl,
   applyEvictionAnswer,
@@ -34,7 +34,7 @@ const uidOf = (key: string) => `uid-${key}`;
 // ---- fixture builders ----
 
 class PodBuilder {
-  readonly item: PodItem;
+  readonly item: ObservedPod;
   constructor(key: string) {
     const [namespace, name] = key.split('/') as [string, string];
     this.item = {
@@ -75,7 +75,7 @@ const aPod = (key: string) => new PodBuilder(key);
 type ChangedObservation = Extract<NodeObservation, { changed: true }>;
 class ObservationBuilder {
   private nodeView = { exists: true, unschedulable: true };
-  private items: PodItem[] = [];
+  private items: ObservedPod[] = [];
   private budgets: { key: string; disruptionsAllowed: number }[] = [];
   node(v: Partial<{ exists: boolean; unschedulable: boolean }>): this {
     this.nodeView = { ...this.nodeView, ...v };

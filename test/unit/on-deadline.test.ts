@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import { buildNodePods, observationFingerprint } from '../../src/activities/node-pods.js';
-import type { NodeObservation, PodItem } from '../../src/activities/types.js';
+import type { NodeObservation, ObservedPod } from '../../src/activities/types.js';
 import type { OnDeadline } from '../../src/api/plan.js';
 import {
   applyDeleteAnswer,
@@ -43,7 +43,7 @@ const settings = (onDeadline?: OnDeadline, extra: Partial<NodeDrainSettings> = {
   ...extra,
 });
 
-const pod = (name: string, extra: Partial<PodItem> = {}): PodItem => ({
+const pod = (name: string, extra: Partial<ObservedPod> = {}): ObservedPod => ({
   key: `app/${name}`,
   namespace: 'app',
   name,
@@ -56,7 +56,7 @@ const pod = (name: string, extra: Partial<PodItem> = {}): PodItem => ({
 });
 
 /** A claimed, observed node with pods `names` behind PDB app/db allowing 0 disruptions. */
-function blockedNode(items: PodItem[]): NodeDrainState {
+function blockedNode(items: ObservedPod[]): NodeDrainState {
   const s = initialNodeState('n1', DEADLINE, false);
   s.claimed = true;
   s.cordonedByPlan = true;

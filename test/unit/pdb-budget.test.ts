@@ -12,32 +12,16 @@ import {
   forgetBudgetNode,
   newerResourceVersion,
   type PdbBudgetLedger,
-  type PdbBudgetRequest,
 } from '../../src/drain/pdb-budget.js';
 import {
   applyEvictionAnswer,
   applyGrant,
-  applyObservation,
   decideNode,
-  initialNodeState,
   nodeBudgetRequest,
   type NodeDrainState,
 } from '../../src/drain/node-drain.js';
-import type { NodeObservation, PodItem } from '../../src/activities/types.js';
 import { withRequestedPdbs } from '../../src/activities/node-pods.js';
-
-const NOW = 1_700_000_000_000;
-const BACKOFF = { initialSeconds: 1, maxSeconds: 30 };
-const SETTINGS = { maxConcurrentPerNode: 4, retryBackoff: BACKOFF };
-
-const req = (node: string, over: Partial<PdbBudgetRequest> = {}): PdbBudgetRequest => ({
-  node,
-  grantSeq: 0,
-  holding: {},
-  wants: {},
-  pdbs: [],
-  ...over,
-});
+import { BACKOFF, NOW, SETTINGS, budgetedNode, req } from '../helpers/pdb-fixtures.js';
 
 describe('newerResourceVersion (KEP-5504 order)', () => {
   const cases: [string | undefined, string | undefined, boolean][] = [
@@ -145,48 +129,8 @@ describe('the plan ledger', () => {
 
 // ---- the node's side ----
 
-const pod = (name: string, pdb: string): PodItem => ({
-  key: `app/${name}`,
-  namespace: 'app',
-  name,
-  uid: `uid-${name}`,
-  action: 'Evict',
-  reason: 'Evictable',
-  message: 'evictable',
-  pdbs: [pdb],
-});
-
-function observed(
-  pods: PodItem[],
-  pdbs: { key: string; disruptionsAllowed: number; resourceVersion?: string }[],
-) {
-  return {
-    changed: true,
-    fingerprint: `fp-${Math.random()}`,
-    node: { exists: true, unschedulable: true },
-    pods,
-    pdbs,
-  } as Extract<NodeObservation, { changed: true }>;
-}
-
 function coordinatedNode(allowed = 3): NodeDrainState {
-  const s = initialNodeState('n1', NOW + 3600_000, false);
-  s.claimed = true;
-  s.budget = { grantSeq: 0, grants: {} };
-  s.observeSeq = 1;
-  applyObservation(
-    s,
-    observed(
-      [pod('a1', 'app/a'), pod('a2', 'app/a'), pod('b1', 'app/b')],
-      [
-        { key: 'app/a', disruptionsAllowed: allowed, resourceVersion: '7' },
-        { key: 'app/b', disruptionsAllowed: 0, resourceVersion: '8' },
-      ],
-    ),
-    1,
-    NOW,
-  );
-  return s;
+  return budgetedNode(allowed, 0, { grantSeq: 0, grants: {} });
 }
 
 describe('the node side of the budget', () => {

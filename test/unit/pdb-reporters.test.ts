@@ -17,32 +17,12 @@ import {
 } from '../../src/drain/pdb-budget.js';
 import {
   applyGrant,
-  applyObservation,
   beliefAfterRequest,
   budgetRequestToSend,
-  initialNodeState,
   nodeBudgetRequest,
   type NodeDrainState,
 } from '../../src/drain/node-drain.js';
-import type { NodeObservation, PodItem } from '../../src/activities/types.js';
-
-const NOW = 1_700_000_000_000;
-const SETTINGS = { maxConcurrentPerNode: 4, retryBackoff: { initialSeconds: 1, maxSeconds: 30 } };
-
-const rep = (key: string, allowed: number, rv: string, refused?: boolean): PdbReport => ({
-  key,
-  allowed,
-  resourceVersion: rv,
-  ...(refused ? { refused: true } : {}),
-});
-const req = (node: string, over: Partial<PdbBudgetRequest> = {}): PdbBudgetRequest => ({
-  node,
-  grantSeq: 0,
-  holding: {},
-  wants: {},
-  pdbs: [],
-  ...over,
-});
+import { NOW, SETTINGS, budgetedNode, rep, req } from '../helpers/pdb-fixtures.js';
 
 describe('assignReporters', () => {
   it('names the latest requester that tracks a PDB, keeps it while it tracks it, then hands it on', () => {
@@ -123,40 +103,8 @@ describe('allocateBudget with reporters', () => {
   });
 });
 
-function pod(name: string, pdb: string): PodItem {
-  return {
-    key: `app/${name}`,
-    namespace: 'app',
-    name,
-    uid: `uid-${name}`,
-    action: 'Evict',
-    reason: 'Evictable',
-    message: 'evictable',
-    pdbs: [pdb],
-  };
-}
-
 function reportingNode(allowedA: number, reports: string[] | undefined): NodeDrainState {
-  const s = initialNodeState('n1', NOW + 3600_000, false);
-  s.claimed = true;
-  s.budget = { grantSeq: 0, grants: {}, ...(reports ? { reports } : {}) };
-  s.observeSeq = 1;
-  applyObservation(
-    s,
-    {
-      changed: true,
-      fingerprint: 'fp',
-      node: { exists: true, unschedulable: true },
-      pods: [pod('a1', 'app/a'), pod('a2', 'app/a'), pod('b1', 'app/b')],
-      pdbs: [
-        { key: 'app/a', disruptionsAllowed: allowedA, resourceVersion: '7' },
-        { key: 'app/b', disruptionsAllowed: 1, resourceVersion: '8' },
-      ],
-    } as Extract<NodeObservation, { changed: true }>,
-    1,
-    NOW,
-  );
-  return s;
+  return budgetedNode(allowedA, 1, { grantSeq: 0, grants: {}, ...(reports ? { reports } : {}) });
 }
 
 describe('nodeBudgetRequest with a reporting set', () => {

@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { NodeObservation, PodItem } from '../../src/activities/types.js';
+import type { NodeObservation, ObservedPod } from '../../src/activities/types.js';
 import type { PodOrderRule, PodSelection } from '../../src/api/plan.js';
 import { parseSpec } from '../../src/api/plan.js';
 import { buildNodePods, observationFingerprint } from '../../src/activities/node-pods.js';
@@ -286,7 +286,7 @@ describe('buildNodePods: order groups', () => {
     );
   });
   it('the order is part of the fingerprint only when set', () => {
-    const item: PodItem = {
+    const item: ObservedPod = {
       key: 'a/p',
       namespace: 'a',
       name: 'p',
@@ -296,7 +296,7 @@ describe('buildNodePods: order groups', () => {
       message: '',
       pdbs: [],
     };
-    const content = (pods: PodItem[]) => ({ node: { exists: true, unschedulable: true }, pods, pdbs: [] });
+    const content = (pods: ObservedPod[]) => ({ node: { exists: true, unschedulable: true }, pods, pdbs: [] });
     const plain = observationFingerprint(content([item]));
     assert.notEqual(observationFingerprint(content([{ ...item, order: 10 }])), plain);
     assert.notEqual(
@@ -309,7 +309,7 @@ describe('buildNodePods: order groups', () => {
 // ---- the node decision ----
 
 type Changed = Extract<NodeObservation, { changed: true }>;
-const item = (key: string, extra: Partial<PodItem> = {}): PodItem => {
+const item = (key: string, extra: Partial<ObservedPod> = {}): ObservedPod => {
   const [namespace, name] = key.split('/') as [string, string];
   return {
     key,
@@ -323,7 +323,7 @@ const item = (key: string, extra: Partial<PodItem> = {}): PodItem => {
     ...extra,
   };
 };
-const obs = (pods: PodItem[], pdbs: Changed['pdbs'] = []): Changed => ({
+const obs = (pods: ObservedPod[], pdbs: Changed['pdbs'] = []): Changed => ({
   changed: true,
   fingerprint: JSON.stringify(pods.map((p) => [p.uid, p.action, p.order, p.deletionTimestampMs])),
   node: { exists: true, unschedulable: true },
@@ -331,7 +331,7 @@ const obs = (pods: PodItem[], pdbs: Changed['pdbs'] = []): Changed => ({
   pdbs,
 });
 function observed(
-  pods: PodItem[],
+  pods: ObservedPod[],
   pdbs: Changed['pdbs'] = [],
   s?: NodeDrainState,
   now = NOW,

@@ -1,0 +1,513 @@
+/**
+ * The words of drainflow's API in one place: plan and node phases, the final phases, condition
+ * types, and every CamelCase reason drainflow writes (plan and node phase reasons, condition
+ * reasons, blocker and skip reasons, Event reasons). `docs/reasons.md` lists the same words with
+ * what each means; `test/unit/reasons.test.ts` fails when the two differ.
+ *
+ * Each group is an `as const` object whose keys equal their values, with a type of the same name
+ * for its values. A word that shows in several places (e.g. `DeadlineExceeded`: node phase reason,
+ * plan phase reason, Event) is a member of each group it belongs to, always with the same spelling.
+ * Reasons are CamelCase (Kubernetes API conventions: `metav1.Condition.reason`, `Event.reason`).
+ *
+ * PURE: constants only, imported by workflow code (the lint determinism guard covers src/api).
+ */
+
+/** The values of an `as const` group. */
+type ValueOf<T> = T[keyof T];
+
+// ---------------------------------------------------------------------------------------------
+// Phases
+// ---------------------------------------------------------------------------------------------
+
+/** `status.phase` of a MaintenancePlan: where the plan is (the `Phase` printer column). */
+export const PlanPhase = {
+  /** Created, nodes not yet resolved (reason Starting). */
+  Pending: 'Pending',
+  /** Cordoning or draining its nodes (or examining them, spec.mode Preflight). */
+  Running: 'Running',
+  /** No new evictions: paused by the user, or no maintenance window is open. */
+  Paused: 'Paused',
+  /** The drain settled with nodes not drained (deadline, unevictable pods, a failed hook). */
+  Blocked: 'Blocked',
+  /** Every node is drained; the nodes stay cordoned until the plan is released or deleted. */
+  Drained: 'Drained',
+  /** The nodes were handed back (uncordoned) after the drain. */
+  Completed: 'Completed',
+  /** Aborted by the user; the nodes were handed back. */
+  Aborted: 'Aborted',
+  /** The plan could not run (bad spec, nodes not found, a node's drain failed). */
+  Failed: 'Failed',
+  /** spec.mode Preflight: the report is in status.preflight; nothing was cordoned or evicted. */
+  Previewed: 'Previewed',
+} as const;
+/** A value of {@link PlanPhase}. */
+export type PlanPhase = ValueOf<typeof PlanPhase>;
+
+/** `status.nodes[].phase`: where one node of a plan is. */
+export const NodePhase = {
+  /** Not started yet (waiting for a slot of maxUnavailableNodes). */
+  Pending: 'Pending',
+  /** Held by another plan (reason NodeHeldByOtherPlan); tried again every 5 s. */
+  Waiting: 'Waiting',
+  /** Cordoned by the plan, no eviction yet. */
+  Cordoned: 'Cordoned',
+  /** Pods are being evicted. */
+  Draining: 'Draining',
+  /** No new evictions until resumed (or until a maintenance window opens). */
+  Paused: 'Paused',
+  /** Something keeps the node from draining; the reason says what. */
+  Blocked: 'Blocked',
+  /** No pod that must leave is left; the node stays cordoned. */
+  Drained: 'Drained',
+  /** Drained and handed back (uncordoned unless it was unschedulable before the plan). */
+  Released: 'Released',
+  /** The drain was aborted. */
+  Aborted: 'Aborted',
+  /** The node's drain failed (an activity refused for good, its child workflow failed). */
+  Failed: 'Failed',
+  /** The Node object was deleted during the drain. */
+  Deleted: 'Deleted',
+  /** Handed back undrained (at its deadline under onDeadline SkipNode, or released after a failed hook). */
+  Skipped: 'Skipped',
+  /** Examined by a Preflight plan, not cordoned. */
+  Previewed: 'Previewed',
+} as const;
+/** A value of {@link NodePhase}. */
+export type NodePhase = ValueOf<typeof NodePhase>;
+
+/** `status.nodes[].hook.phase`: where a node's beforeDrain/afterDrain hook is. */
+export const HookPhase = {
+  /** The hook's Job or workflow runs. */
+  Running: 'Running',
+  /** The hook ended well; the node's drain goes on. */
+  Succeeded: 'Succeeded',
+  /** The hook failed; the node is Blocked/HookFailed until released by hand. */
+  Failed: 'Failed',
+} as const;
+/** A value of {@link HookPhase}. */
+export type HookPhase = ValueOf<typeof HookPhase>;
+
+/**
+ * Plan phases after which nothing more is evicted (the workflow may still wait to hand the nodes
+ * back: Drained and Blocked wait for a release or the plan's deletion). `drainflow watch` stops at
+ * them; no maintenance-window status, deadline action or next action is shown in them.
+ */
+export const FINAL_PLAN_PHASES: ReadonlySet<PlanPhase> = new Set<PlanPhase>([
+  PlanPhase.Drained,
+  PlanPhase.Completed,
+  PlanPhase.Aborted,
+  PlanPhase.Failed,
+  PlanPhase.Blocked,
+  PlanPhase.Previewed,
+]);
+
+/**
+ * Node phases in which a node's drain has ended: the node is no longer one the deadline policy acts
+ * on (status.deadlineAction names only the others).
+ */
+export const DRAIN_ENDED_NODE_PHASES: ReadonlySet<NodePhase> = new Set<NodePhase>([
+  NodePhase.Drained,
+  NodePhase.Released,
+  NodePhase.Aborted,
+  NodePhase.Failed,
+  NodePhase.Deleted,
+  NodePhase.Skipped,
+]);
+
+/**
+ * Node phases after which nothing more happens to the node: {@link DRAIN_ENDED_NODE_PHASES} and
+ * Previewed (a Preflight plan's node, never drained). `drainflow status` shows no node deadline in them.
+ */
+export const FINAL_NODE_PHASES: ReadonlySet<NodePhase> = new Set<NodePhase>([
+  ...DRAIN_ENDED_NODE_PHASES,
+  NodePhase.Previewed,
+]);
+
+// ---------------------------------------------------------------------------------------------
+// Conditions
+// ---------------------------------------------------------------------------------------------
+
+/** `status.conditions[].type` of a MaintenancePlan (metav1.Condition). */
+export const ConditionType = {
+  /** True while the plan is Pending, Running or Paused. */
+  Progressing: 'Progressing',
+  /** True in Drained and Completed. */
+  Drained: 'Drained',
+  /** True in Blocked, or while Running with a node blocked or waiting. */
+  Blocked: 'Blocked',
+  /** True in Paused. */
+  Paused: 'Paused',
+  /** True once a preflight report exists (spec.mode Preflight). */
+  Previewed: 'Previewed',
+  /** Plans with spec.windows, until a final phase: True while a maintenance window is open. */
+  InMaintenanceWindow: 'InMaintenanceWindow',
+} as const;
+/** A value of {@link ConditionType}. */
+export type ConditionType = ValueOf<typeof ConditionType>;
+
+/**
+ * Reasons only conditions carry (a condition that mirrors the plan's phase carries the phase's
+ * reason, {@link PlanReason}).
+ */
+export const ConditionReason = {
+  /** Progressing True while the plan is Running or Pending. */
+  Draining: 'Draining',
+  /** Progressing True while the plan is Paused. */
+  Paused: 'Paused',
+  /** Drained True: every node of the plan is drained. */
+  AllPodsEvicted: 'AllPodsEvicted',
+  /** Drained False: not every node is drained. */
+  NotDrained: 'NotDrained',
+  /** Drained False in phase Aborted. */
+  Aborted: 'Aborted',
+  /** Blocked True while Running: a node is held up and says no reason of its own. */
+  NodeBlocked: 'NodeBlocked',
+  /** Blocked False: nothing blocks the plan. */
+  NotBlocked: 'NotBlocked',
+  /** Paused True: paused by the user. */
+  PausedByUser: 'PausedByUser',
+  /** Paused False. */
+  NotPaused: 'NotPaused',
+} as const;
+/** A value of {@link ConditionReason}. */
+export type ConditionReason = ValueOf<typeof ConditionReason>;
+
+// ---------------------------------------------------------------------------------------------
+// Reasons of phases
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * `status.reason` of a plan (the `Reason` printer column). The workflow records an Event with the
+ * reason on every phase change (Warning for Blocked, Failed and a Previewed plan with findings,
+ * Normal otherwise), and the Progressing condition carries it once the plan is no longer active.
+ * Reasons of the deadline policy, the maintenance windows and preflight are in their own groups.
+ */
+export const PlanReason = {
+  /** Pending: the nodes are being resolved. */
+  Starting: 'Starting',
+  /** Running: the nodes are being cordoned (cordon AllAtStart, or before the drain starts). */
+  Cordoning: 'Cordoning',
+  /** Running: nodes are being drained. */
+  Draining: 'Draining',
+  /** Running: every running node is drained and waits for a per-node release (uncordon AfterEachNode). */
+  AwaitingRelease: 'AwaitingRelease',
+  /** Running, every running node held up, none saying a reason of its own. */
+  NodeBlocked: 'NodeBlocked',
+  /** Paused: by the user (spec.paused, `drainflow pause`). */
+  PausedByUser: 'PausedByUser',
+  /** Drained: every node is drained. */
+  AllNodesDrained: 'AllNodesDrained',
+  /** Completed: every node was drained and handed back one by one (uncordon AfterEachNode). */
+  AllNodesHandedBack: 'AllNodesHandedBack',
+  /** Completed: the plan was released and the nodes handed back. */
+  Released: 'Released',
+  /** Aborted: by the user; the nodes were handed back. */
+  Aborted: 'Aborted',
+  /** Failed: the spec is not valid (the operator's check or the workflow's). */
+  InvalidSpec: 'InvalidSpec',
+  /** Failed: the nodes could not be resolved (the API server refused). */
+  ResolveFailed: 'ResolveFailed',
+  /** Failed: spec.nodeNames names a node that does not exist. */
+  NodeNotFound: 'NodeNotFound',
+  /** Failed: spec.nodeSelector matches no node. */
+  NoNodesMatched: 'NoNodesMatched',
+  /** Failed: spec.nodeSelector matches more than 5 000 nodes. */
+  TooManyNodes: 'TooManyNodes',
+  /** Failed: a node's drain failed and says no reason of its own. */
+  NodeFailed: 'NodeFailed',
+  /** Blocked: a node's hook failed (the node waits for a per-node release). */
+  HookFailed: 'HookFailed',
+  /** Blocked: the deadline passed with nodes not drained (onDeadline Stop). */
+  DeadlineExceeded: 'DeadlineExceeded',
+  /** Blocked: the drain settled with pods that cannot be evicted. */
+  PodsNotEvictable: 'PodsNotEvictable',
+} as const;
+/** A value of {@link PlanReason}. */
+export type PlanReason = ValueOf<typeof PlanReason>;
+
+/**
+ * `status.nodes[].reason`: why a node is in its phase. A plan that is Running with every running
+ * node held up shows the first one's reason; NodeHeldByOtherPlan, NodeUncordonedExternally and
+ * NodeDeleted are also a Warning Event each, the first time a node reports them
+ * (`NEWS_NODE_REASONS`).
+ */
+export const NodeReason = {
+  /** Drained: no pod that must leave is left. */
+  Drained: 'Drained',
+  /** Draining: evictions under way. */
+  Draining: 'Draining',
+  /** Blocked: the node's deadline passed before it drained (onDeadline Stop); also a plan phase reason. */
+  DeadlineExceeded: 'DeadlineExceeded',
+  /** Blocked: a pod cannot be evicted (its blocker says why); cleared when the blocker goes. */
+  PodsNotEvictable: 'PodsNotEvictable',
+  /** Blocked: someone uncordoned the node; no eviction until it is cordoned again (Warning Event). */
+  NodeUncordonedExternally: 'NodeUncordonedExternally',
+  /** Deleted: the Node object was deleted during the drain (Warning Event). */
+  NodeDeleted: 'NodeDeleted',
+  /** Waiting: another plan holds the node (Warning Event); tried again every 5 s. */
+  NodeHeldByOtherPlan: 'NodeHeldByOtherPlan',
+  /** Failed: the node does not exist (any more) when its drain starts; also a plan phase reason. */
+  NodeNotFound: 'NodeNotFound',
+  /** Paused: no new evictions until resumed. */
+  PausedByUser: 'PausedByUser',
+  /** Aborted: the drain was aborted. */
+  Aborted: 'Aborted',
+  /** Failed: an activity failed for good (the message is its error). */
+  ActivityFailed: 'ActivityFailed',
+  /** Failed: the node's child workflow failed or could not start. */
+  NodeWorkflowFailed: 'NodeWorkflowFailed',
+  /** Blocked: never started, because another node of the plan failed or every slot is held at a deadline. */
+  NotStarted: 'NotStarted',
+  /** Blocked: handing the node back (uncordon) failed; also a Warning Event of the plan's hand-back. */
+  HandBackFailed: 'HandBackFailed',
+} as const;
+/** A value of {@link NodeReason}. */
+export type NodeReason = ValueOf<typeof NodeReason>;
+
+/** Reasons of the rolling steps (node phase reasons; uncordon AfterEachNode, beforeDrain/afterDrain hooks). */
+export const RollReason = {
+  /** Draining or Cordoned: a hook runs. */
+  HookRunning: 'HookRunning',
+  /** Blocked: a hook failed; the node waits for a per-node release; also a plan phase reason. */
+  HookFailed: 'HookFailed',
+  /** Drained: waiting for a per-node release (uncordon AfterEachNode); also a plan phase reason. */
+  AwaitingRelease: 'AwaitingRelease',
+  /** Released: drained and handed back on its own (uncordon AfterEachNode). */
+  HandedBack: 'HandedBack',
+  /** Skipped: released by hand after a failed beforeDrain hook, not drained. */
+  ReleasedUndrained: 'ReleasedUndrained',
+} as const;
+/** A value of {@link RollReason}. */
+export type RollReason = ValueOf<typeof RollReason>;
+
+/** Reasons and Event reasons of the deadline policy (`spec.onDeadline`). */
+export const DeadlineReason = {
+  /** Node phase Skipped: still blocked at its deadline, handed back (onDeadline SkipNode). */
+  SkippedAtDeadline: 'SkippedAtDeadline',
+  /** Plan phase Blocked: the drain settled and at least one node was skipped at its deadline. */
+  NodesSkipped: 'NodesSkipped',
+  /** Node phase Drained: the pods left at the deadline were deleted (onDeadline DeletePods). */
+  PodsDeletedAtDeadline: 'PodsDeletedAtDeadline',
+  /**
+   * Plan phase Drained: every node is drained, and pods were deleted at a deadline (onDeadline
+   * DeletePods) instead of evicted; shown in place of AllNodesDrained (src/drain/projection.ts).
+   */
+  DrainedWithDeletions: 'DrainedWithDeletions',
+  /** Node phase Draining: the deadline passed, deletions are under way (onDeadline DeletePods). */
+  DeletingPods: 'DeletingPods',
+  /** Warning Event, one per pod: deleted without the Eviction API at the deadline. */
+  PodDeletedAtDeadline: 'PodDeletedAtDeadline',
+  /** Warning Event: the advance notice of a DeletePods deadline, naming the pods. */
+  PodsWillBeDeleted: 'PodsWillBeDeleted',
+  /** Warning Event: a node was skipped at its deadline. */
+  NodeSkipped: 'NodeSkipped',
+  /** A pod's delete call was refused (not 404): a blocker of the node. */
+  DeleteFailed: 'DeleteFailed',
+} as const;
+/** A value of {@link DeadlineReason}. */
+export type DeadlineReason = ValueOf<typeof DeadlineReason>;
+
+/** Reasons of the maintenance windows (plan phase Paused, condition InMaintenanceWindow). */
+export const WindowReason = {
+  /** Plan phase Paused and condition InMaintenanceWindow False: no window is open. */
+  OutsideMaintenanceWindow: 'OutsideMaintenanceWindow',
+  /** Condition InMaintenanceWindow True. */
+  InsideMaintenanceWindow: 'InsideMaintenanceWindow',
+} as const;
+/** A value of {@link WindowReason}. */
+export type WindowReason = ValueOf<typeof WindowReason>;
+
+/** Reasons of a preflight: plan phase reasons, condition reasons, Event reasons and blocker reasons. */
+export const PreflightReason = {
+  /** Plan phase Running (and condition Previewed) while the nodes are examined. */
+  Previewing: 'Previewing',
+  /** Plan phase Previewed (Normal Event): nothing would block a drain. */
+  NoBlockers: 'NoBlockers',
+  /** Plan phase Previewed (Warning Event): at least one blocker or dry-run refusal was found. */
+  BlockersFound: 'BlockersFound',
+  /** Plan phase Previewed (Warning Event): at least one node could not be examined. */
+  PreflightIncomplete: 'PreflightIncomplete',
+
+  // ---- blockers found by drainflow's own rules (kubectl's rules are PodReason) ----
+  /** The pod's only PodDisruptionBudget allows 0 disruptions now. */
+  DisruptionBudget: 'DisruptionBudget',
+  /** The pod is selected by more than one PodDisruptionBudget: the eviction subresource refuses it (HTTP 500). */
+  MultiplePodDisruptionBudgets: 'MultiplePodDisruptionBudgets',
+  /**
+   * A PodDisruptionBudget of the pod whose status is not in sync: status.observedGeneration behind
+   * metadata.generation (the eviction subresource answers 429 "still being processed"), or the
+   * disruption controller's condition DisruptionAllowed False with reason SyncFailed (it then
+   * forces disruptionsAllowed to 0).
+   */
+  PdbNotSynced: 'PdbNotSynced',
+  /**
+   * A Running pod that is not Ready, guarded by a PodDisruptionBudget with the default
+   * unhealthyPodEvictionPolicy IfHealthyBudget whose budget is not healthy (currentHealthy <
+   * desiredHealthy) and which allows 0 disruptions: the eviction subresource refuses it.
+   */
+  UnhealthyPodGuarded: 'UnhealthyPodGuarded',
+  /** The pod carries `karpenter.sh/do-not-disrupt: "true"`. */
+  DoNotDisrupt: 'DoNotDisrupt',
+  /** The node is claimed by another MaintenancePlan: a drain would wait for it. */
+  NodeHeldByOtherPlan: 'NodeHeldByOtherPlan',
+  /** The node could not be examined (the message says why). */
+  PreflightFailed: 'PreflightFailed',
+  /** A dry-run eviction got no answer (timeout, transport error). */
+  NoAnswer: 'NoAnswer',
+} as const;
+/** A value of {@link PreflightReason}. */
+export type PreflightReason = ValueOf<typeof PreflightReason>;
+
+// ---------------------------------------------------------------------------------------------
+// Reasons of pods
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The reason of a pod's classification (kubectl drain's rules and drainflow's pod policy, see
+ * `classifyPod` in src/drain/pods.ts). A Block reason is the pod's blocker reason in
+ * `status.nodes[].blockedBy` (and a Warning Event the first time); DrainLabelSkip is the reason of
+ * a pod in `status.nodes[].skipped`; the others show in logs and in the preflight report.
+ * - Skip: NotSelected, PodFinished, MirrorPod, DaemonSetPod (ignoreDaemonSets), DrainLabelSkip.
+ * - Wait: Terminating (also the blocker of a pod still terminating at the deadline).
+ * - Block: DaemonSetPod, EmptyDirData, NoController, WaitCompleted, DoNotDisrupt.
+ * - Evict: Evictable; or the overridden rule, EmptyDirData (deleteEmptyDirData) or NoController
+ *   (force), so the status and logs say why a pod kubectl would refuse is evicted anyway.
+ */
+export const PodReason = {
+  /** Skip: the pod does not match spec.podSelection.podSelector. */
+  NotSelected: 'NotSelected',
+  /** Skip: the pod has finished (phase Succeeded or Failed). */
+  PodFinished: 'PodFinished',
+  /** Skip: the mirror pod of a static pod (the kubelet owns it). */
+  MirrorPod: 'MirrorPod',
+  /** Skip (ignoreDaemonSets) or Block: managed by a DaemonSet. */
+  DaemonSetPod: 'DaemonSetPod',
+  /** Wait: the pod is terminating; waited for, never evicted again. */
+  Terminating: 'Terminating',
+  /** Block (or Evict with deleteEmptyDirData): the pod has emptyDir volumes whose data an eviction loses. */
+  EmptyDirData: 'EmptyDirData',
+  /** Block (or Evict with force): the pod has no controller to re-create it. */
+  NoController: 'NoController',
+  /** Evict: a replicated pod kubectl drain would evict. */
+  Evictable: 'Evictable',
+  /** Skip: label drainflow.dev/drain (or cluster.x-k8s.io/drain) `skip`. */
+  DrainLabelSkip: 'DrainLabelSkip',
+  /** Block: label `drain: wait-completed`, until the pod finishes. */
+  WaitCompleted: 'WaitCompleted',
+  /** Block: annotation `karpenter.sh/do-not-disrupt: "true"` (unless ignoreDoNotDisrupt). */
+  DoNotDisrupt: 'DoNotDisrupt',
+} as const;
+/** A value of {@link PodReason} (the reason of a pod's classification). */
+export type PodReason = ValueOf<typeof PodReason>;
+
+/** Reasons of the per-pod policy (skip reasons, blocker kinds), CamelCase. */
+export const PodPolicyReason = {
+  /** Skip: label `drain: skip`. */
+  DrainLabelSkip: PodReason.DrainLabelSkip,
+  /** Block: label `drain: wait-completed`, until the pod finishes. */
+  WaitCompleted: PodReason.WaitCompleted,
+  /** Block: annotation `karpenter.sh/do-not-disrupt: "true"`. */
+  DoNotDisrupt: PodReason.DoNotDisrupt,
+  /**
+   * Counted gone: still terminating past eviction.skipWaitForDeleteTimeoutSeconds (the reason of a
+   * pod in status.nodes[].skipped, and a Warning Event).
+   */
+  DeleteTimeoutPassed: 'DeleteTimeoutPassed',
+} as const;
+/** A value of {@link PodPolicyReason}. */
+export type PodPolicyReason = ValueOf<typeof PodPolicyReason>;
+
+/**
+ * Blocker reasons (`status.nodes[].blockedBy[].reason`, and a Warning Event the first time a pod
+ * reports one, but DisruptionBudget) that come from the eviction calls rather than from a pod's
+ * classification ({@link PodReason}). A refusal the API server explains otherwise carries the
+ * Status reason it answered (e.g. `Forbidden`), or `HTTP<code>`.
+ */
+export const BlockerReason = {
+  /** A PodDisruptionBudget allows no disruption now (429, or the budget the drain counts is 0). */
+  DisruptionBudget: 'DisruptionBudget',
+  /** More than one PodDisruptionBudget selects the pod: the eviction subresource answers 500. */
+  MultiplePodDisruptionBudgets: 'MultiplePodDisruptionBudgets',
+  /** A 429 not caused by a PodDisruptionBudget (API Priority and Fairness, "still being processed"). */
+  TooManyRequests: 'TooManyRequests',
+  /** The eviction call got no answer (timeout, transport error); the pod is looked at before it is tried again. */
+  CallFailed: 'CallFailed',
+  /** 409 from the eviction subresource while the pod still exists; tried again after the backoff. */
+  Conflict: 'Conflict',
+  /** 403 with cause NamespaceTerminating: the namespace's deletion removes the pod. */
+  NamespaceTerminating: 'NamespaceTerminating',
+  /** The deadline passed before the pod was evicted. */
+  NotEvicted: 'NotEvicted',
+  /** The deadline passed while the pod was still terminating. */
+  Terminating: PodReason.Terminating,
+} as const;
+/** A value of {@link BlockerReason}. */
+export type BlockerReason = ValueOf<typeof BlockerReason>;
+
+// ---------------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Reasons of the Events recorded on a plan that are no phase, node or blocker reason (those are
+ * recorded too: the plan's phase changes, NEWS_NODE_REASONS, blocker reasons, and the Events of
+ * {@link DeadlineReason} and {@link PodPolicyReason}).
+ */
+export const EventReason = {
+  /** Normal (operator): the plan's Temporal workflow was started. */
+  WorkflowStarted: 'WorkflowStarted',
+  /** Normal (operator): a spec change was sent to the workflow as a signal. */
+  SignalSent: 'SignalSent',
+  /** Normal (operator): the plan was deleted; its workflow was aborted to hand the nodes back. */
+  CleanupStarted: 'CleanupStarted',
+  /** Normal (operator): the plan's workflow has closed; the finalizer is removed. */
+  CleanupFinished: 'CleanupFinished',
+  /** Normal (operator): nodes a closed workflow still claimed were handed back. */
+  NodesHandedBack: 'NodesHandedBack',
+  /** Warning (operator): a node a closed workflow still claimed could not be handed back; retried. */
+  NodeHandBackFailed: 'NodeHandBackFailed',
+  /** Warning (operator): the spec is not valid; the plan is set Failed/InvalidSpec. */
+  InvalidSpec: 'InvalidSpec',
+  /** Warning (plan workflow): handing a node back at the end of the plan failed. */
+  HandBackFailed: 'HandBackFailed',
+} as const;
+/** A value of {@link EventReason}. */
+export type EventReason = ValueOf<typeof EventReason>;
+
+// ---------------------------------------------------------------------------------------------
+// All of them
+// ---------------------------------------------------------------------------------------------
+
+/** Every group of reasons, by name (what `docs/reasons.md` lists). */
+export const REASON_GROUPS = {
+  ConditionReason,
+  PlanReason,
+  NodeReason,
+  RollReason,
+  DeadlineReason,
+  WindowReason,
+  PreflightReason,
+  PodReason,
+  PodPolicyReason,
+  BlockerReason,
+  EventReason,
+} as const;
+
+/** Any reason drainflow writes (a value of one of {@link REASON_GROUPS}). */
+export type Reason =
+  | ConditionReason
+  | PlanReason
+  | NodeReason
+  | RollReason
+  | DeadlineReason
+  | WindowReason
+  | PreflightReason
+  | PodReason
+  | PodPolicyReason
+  | BlockerReason
+  | EventReason;
+
+/** Every reason drainflow writes, each once. */
+export const ALL_REASONS: ReadonlySet<Reason> = new Set<Reason>(
+  Object.values(REASON_GROUPS).flatMap((g) => Object.values(g) as Reason[]),
+);
