@@ -79,9 +79,11 @@ describe('a two-day drain (time-skipping)', () => {
     assert.equal(final.reason, 'DeadlineExceeded');
     assert.equal(Date.parse(final.deadline!) - startedAt, 48 * HOUR);
     // The node deadlines fire at exactly 48 h; the plan completes when their final reports arrive,
-    // which takes the real milliseconds the workflow tasks take (the server's clock runs meanwhile).
+    // which takes the real milliseconds the workflow tasks take (the server's clock runs meanwhile:
+    // 1.3 s was seen on a host with a load average of 25). The next timer of a blocked node is
+    // up to 120 s away (retryBackoff.maxSeconds), so "within 5 s" still tells the deadline apart.
     const late = Date.parse(final.completedAt!) - Date.parse(final.deadline!);
-    assert.ok(late >= 0 && late < 1000, `completed ${late} ms after the deadline`);
+    assert.ok(late >= 0 && late < 5000, `completed ${late} ms after the deadline`);
     for (const r of nodeResults) {
       assert.equal(r.phase, 'Blocked');
       assert.equal(r.reason, 'DeadlineExceeded');
