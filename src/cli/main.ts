@@ -69,6 +69,10 @@ withTemporal(
     'cap on Eviction API calls per second across all workers of the task queue, enforced by Temporal (default $DRAINFLOW_MAX_EVICTIONS_PER_SECOND: no limit)',
   )
   .option(
+    '--resync-seconds <n>',
+    'how often the operator checks that the workflows of unfinished plans still run (default $DRAINFLOW_RESYNC_SECONDS or 60)',
+  )
+  .option(
     '--log-level <level>',
     'trace, debug, info, warn, error, fatal or silent, for drainflow and the Temporal SDK (default $DRAINFLOW_LOG_LEVEL or info)',
   )

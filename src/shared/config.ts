@@ -61,6 +61,7 @@ export const SETTINGS = {
     env: 'DRAINFLOW_MAX_EVICTIONS_PER_SECOND',
     emptyIsUnset: true,
   },
+  resyncSeconds: { flag: '--resync-seconds', env: 'DRAINFLOW_RESYNC_SECONDS' },
 } as const satisfies Record<string, SettingSource>;
 
 /** A key of {@link SETTINGS}. */
@@ -79,6 +80,10 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const EMPTY = 'must not be empty: unset the variable to use the default, or give a value';
 const MAX_EVICTIONS_MESSAGE = 'must be a positive number of eviction calls per second, e.g. 5 or 0.5';
+const RESYNC_MESSAGE = 'must be a whole number of seconds from 1 to 86400, e.g. 60';
+
+/** Default period of the operator's resync of plans that expect a running workflow, seconds. */
+export const DEFAULT_RESYNC_SECONDS = 60;
 
 /** A TCP port 0-65535 (0: any free port) given as a decimal string or a number. */
 const port = z.union([z.number(), z.string()]).transform((v, ctx) => {
@@ -237,6 +242,20 @@ export const RunConfigSchema = z
       .number({ error: MAX_EVICTIONS_MESSAGE })
       .positive(MAX_EVICTIONS_MESSAGE)
       .optional(),
+    /**
+     * Every this many seconds the operator asks Temporal about each plan whose phase still expects a
+     * running workflow, so a workflow terminated, failed, timed out or cancelled behind the plan's back
+     * is noticed without any change to the plan (one describe call per such plan and period).
+     */
+    resyncSeconds: z
+      .string()
+      .superRefine((v, ctx) => {
+        const ok = /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 86_400;
+        if (!ok)
+          ctx.addIssue({ code: 'custom', message: v === '' ? EMPTY : `${RESYNC_MESSAGE}, got "${v}"` });
+      })
+      .transform(Number)
+      .default(DEFAULT_RESYNC_SECONDS),
   })
   .strict();
 /** Validated configuration of `drainflow run`. */
@@ -278,6 +297,7 @@ export interface RunFlags extends ConnectionFlags {
   leaderElection?: boolean;
   planSelector?: string;
   maxEvictionsPerSecond?: string;
+  resyncSeconds?: string;
 }
 
 /** The value of a setting: its flag, else its variable (empty → unset for optional settings). */
@@ -353,6 +373,7 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
     leaderElection: flags.leaderElection,
     planSelector: pick('planSelector', flags.planSelector, env),
     maxEvictionsPerSecond: pick('maxEvictionsPerSecond', flags.maxEvictionsPerSecond, env),
+    resyncSeconds: pick('resyncSeconds', flags.resyncSeconds, env),
   };
   const cfg = parseSettings(RunConfigSchema, raw);
   if (cfg.mode === 'local' && !cfg.kubeconfig) {
