@@ -125,7 +125,15 @@ for (const [action, help] of [
       );
       return;
     }
-    const st = await control(context(opts), name, action);
+    const { status: st, by } = await control(context(opts), name, action);
+    if (by === 'operator') {
+      console.log(
+        st.phase === 'Aborted'
+          ? `abort: the workflow of plan ${name} had closed without handing the nodes back; spec.abort is set and the operator handed them back: ${st.message ?? ''}`
+          : `abort: the workflow of plan ${name} had closed without handing the nodes back; spec.abort is set, and the operator hands them back per spec.uncordon (phase ${st.phase ?? 'unknown'} so far: is the operator running? drainflow watch ${name})`,
+      );
+      return;
+    }
     const then =
       action === 'release' || action === 'abort' ? '; nodes are handed back per spec.uncordon' : '';
     const pending = phaseAfter(action, st.phase);

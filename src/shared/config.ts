@@ -125,6 +125,13 @@ const address = z
 /** A non-empty string (an empty variable of a setting with a default is refused). */
 const nonEmpty = z.string().min(1, EMPTY);
 
+/**
+ * The task queue, one rule for `drainflow run` and the CLI: non-empty, default `drainflow`. The
+ * plan commands talk to the task queue Temporal records for the plan's workflow, yet refuse a bad
+ * DRAINFLOW_TASK_QUEUE as `run` does, so one environment works for both or fails for both.
+ */
+const taskQueue = nonEmpty.default(DEFAULT_TASK_QUEUE);
+
 /** Name: DNS-1123 label-ish part of a label key or a label value (at most 63 characters). */
 const LABEL_NAME = /^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$/;
 /** Prefix of a label key: a DNS subdomain (at most 253 characters). */
@@ -213,7 +220,7 @@ export const RunConfigSchema = z
     mode: z.enum(['local', 'in-cluster']).describe('local: kubeconfig; in-cluster: the pod service account'),
     kubeconfig: z.string().optional(),
     ...temporalShape,
-    taskQueue: nonEmpty.default(DEFAULT_TASK_QUEUE),
+    taskQueue,
     temporalUiUrl: z
       .string()
       .refine((u) => /^https?:\/\/[^\s/]+/.test(u) && URL.canParse(u), {
@@ -267,6 +274,8 @@ export const CliConfigSchema = z
     /** Undefined: the kubeconfig's default loading ($KUBECONFIG, then ~/.kube/config). */
     kubeconfig: z.string().optional(),
     ...temporalShape,
+    /** Checked by the rule of `drainflow run` (DRAINFLOW_TASK_QUEUE; no flag), see {@link taskQueue}. */
+    taskQueue,
   })
   .strict();
 /** Validated configuration of the CLI plan commands. */
@@ -333,8 +342,15 @@ const TLS_KEYS: Record<string, SettingKey> = {
   serverName: 'tlsServerName',
 };
 
-/** Parses `raw` with `schema`. @throws Error with one line per bad setting, naming it. */
-function parseSettings<S extends z.ZodType>(schema: S, raw: object): z.infer<S> {
+/**
+ * Parses `raw` with `schema`. `envOnly`: settings named by their variable alone (the command has no
+ * flag for them). @throws Error with one line per bad setting, naming it.
+ */
+function parseSettings<S extends z.ZodType>(
+  schema: S,
+  raw: object,
+  envOnly: ReadonlySet<SettingKey> = new Set(),
+): z.infer<S> {
   const res = schema.safeParse(JSON.parse(JSON.stringify(raw)));
   if (res.success) return res.data;
   const lines = res.error.issues.map((i) => {
@@ -345,6 +361,8 @@ function parseSettings<S extends z.ZodType>(schema: S, raw: object): z.infer<S> 
         second && TLS_KEYS[second]
           ? settingName(TLS_KEYS[second])
           : `${settingName('tlsCert')}, ${settingName('tlsKey')}`;
+    else if (first && envOnly.has(first as SettingKey))
+      name = (SETTINGS[first as SettingKey] as SettingSource).env ?? first;
     else if (first && first in SETTINGS) name = settingName(first as SettingKey);
     else name = first ?? '(configuration)';
     return `invalid setting ${name}: ${i.message}`;
@@ -388,10 +406,15 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
  * @throws Error with one line per bad setting, naming the flag or variable.
  */
 export function loadCliConfig(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): CliConfig {
-  return parseSettings(CliConfigSchema, {
-    kubeconfig: pick('kubeconfig', flags.kubeconfig, env),
-    ...rawTemporal(flags, env),
-  });
+  return parseSettings(
+    CliConfigSchema,
+    {
+      kubeconfig: pick('kubeconfig', flags.kubeconfig, env),
+      ...rawTemporal(flags, env),
+      taskQueue: pick('taskQueue', undefined, env),
+    },
+    new Set<SettingKey>(['taskQueue']),
+  );
 }
 
 /**
