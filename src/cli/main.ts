@@ -69,6 +69,10 @@ withTemporal(
     'cap on Eviction API calls per second across all workers of the task queue, enforced by Temporal (default $DRAINFLOW_MAX_EVICTIONS_PER_SECOND: no limit)',
   )
   .option(
+    '--resync-seconds <n>',
+    'how often the operator checks that the workflows of unfinished plans still run (default $DRAINFLOW_RESYNC_SECONDS or 60)',
+  )
+  .option(
     '--log-level <level>',
     'trace, debug, info, warn, error, fatal or silent, for drainflow and the Temporal SDK (default $DRAINFLOW_LOG_LEVEL or info)',
   )
@@ -121,7 +125,15 @@ for (const [action, help] of [
       );
       return;
     }
-    const st = await control(context(opts), name, action);
+    const { status: st, by } = await control(context(opts), name, action);
+    if (by === 'operator') {
+      console.log(
+        st.phase === 'Aborted'
+          ? `abort: the workflow of plan ${name} had closed without handing the nodes back; spec.abort is set and the operator handed them back: ${st.message ?? ''}`
+          : `abort: the workflow of plan ${name} had closed without handing the nodes back; spec.abort is set, and the operator hands them back per spec.uncordon (phase ${st.phase ?? 'unknown'} so far: is the operator running? drainflow watch ${name})`,
+      );
+      return;
+    }
     const then =
       action === 'release' || action === 'abort' ? '; nodes are handed back per spec.uncordon' : '';
     const pending = phaseAfter(action, st.phase);

@@ -14,6 +14,7 @@ import {
 import proto from '@temporalio/proto';
 import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
 import { FINAL_PLAN_PHASES, PlanPhase } from '../api/reasons.js';
+import { closeStatusOfReason, closedWorkflowReason, expectsRunningWorkflow } from '../api/closed-workflow.js';
 import { PlanApi } from '../k8s/plans.js';
 import {
   controlUpdate,
@@ -27,9 +28,10 @@ import { renderPlan } from './render.js';
 
 /**
  * Connection settings of the plan commands: the validated CLI settings of src/shared/config.ts
- * (kubeconfig; Temporal address, namespace, TLS, API key — the same as `drainflow run`'s).
+ * (kubeconfig; Temporal address, namespace, TLS, API key — the same as `drainflow run`'s). The task
+ * queue is only checked there: the commands use the one Temporal records for the plan's workflow.
  */
-export type CliContext = CliConfig;
+export type CliContext = Omit<CliConfig, 'taskQueue'>;
 
 /** A user-facing error: printed as is, exit status 1. */
 export class CliError extends Error {}
@@ -158,24 +160,54 @@ export async function releaseNode(
   }
 }
 
+/** What {@link control} did: the plan's status, and who took the action in. */
+export interface ControlResult {
+  status: MaintenancePlanStatus;
+  /**
+   * `workflow`: the workflow accepted the Update. `operator`: the workflow had closed without
+   * handing the nodes back, so abort set spec.abort and the operator hands them back (status read
+   * from the plan; phase Aborted once done).
+   */
+  by: 'workflow' | 'operator';
+}
+
+/**
+ * Whether the plan's workflow closed (`closeStatus`, Temporal's name) without handing the nodes
+ * back: the plan still reads a phase that expects a running workflow, or the operator marked it
+ * Failed with a Workflow* reason (src/api/closed-workflow.ts). Only the close statuses the operator
+ * projects count (TERMINATED, FAILED, TIMED_OUT, CANCELED): a COMPLETED workflow wrote its own status.
+ */
+export function closedWithoutHandBack(plan: Pick<MaintenancePlan, 'status'>, closeStatus: string): boolean {
+  if (!closedWorkflowReason(closeStatus)) return false;
+  const phase = plan.status?.phase;
+  return (
+    expectsRunningWorkflow(phase) || (phase === 'Failed' && Boolean(closeStatusOfReason(plan.status?.reason)))
+  );
+}
+
 /**
  * Sets the spec flag, then sends pause/resume/abort/release as an Update and returns the new state.
+ * An abort of a plan whose workflow closed without handing the nodes back ({@link
+ * closedWithoutHandBack}) sets spec.abort and waits up to {@link PHASE_WAIT_MS} for the operator to
+ * hand them back (phase Aborted).
  * @throws CliError when the workflow does not exist or has finished, when no worker polls its task
  *   queue (at once; the spec flag is set and takes effect when a worker runs), or when no worker
  *   answers in time.
  */
-export async function control(
-  ctx: CliContext,
-  name: string,
-  action: ControlAction,
-): Promise<MaintenancePlanStatus> {
+export async function control(ctx: CliContext, name: string, action: ControlAction): Promise<ControlResult> {
   const { plan, handle, client } = await planHandle(ctx, name);
   try {
     const desc = await handle.describe();
     if (desc.status.name !== 'RUNNING') {
-      throw new CliError(
-        `the workflow of plan "${name}" has ended (plan phase ${plan.status?.phase ?? 'unknown'}); nothing to ${action}`,
-      );
+      const ended = `the workflow of plan "${name}" has ended (${desc.status.name}; plan phase ${plan.status?.phase ?? 'unknown'}${plan.status?.reason ? `/${plan.status.reason}` : ''})`;
+      if (!closedWithoutHandBack(plan, desc.status.name ?? ''))
+        throw new CliError(`${ended}; nothing to ${action}`);
+      if (action !== 'abort')
+        throw new CliError(
+          `${ended} without handing the nodes back; nothing to ${action}: drainflow abort ${name} has the operator hand them back (uncordons what the plan cordoned, per spec.uncordon), as deleting the plan does`,
+        );
+      await kubeApi(ctx).api.patchSpec(name, SPEC_FLAG.abort);
+      return { status: await operatorAborted(ctx, name), by: 'operator' };
     }
     const phase = plan.status?.phase;
     if (
@@ -204,7 +236,7 @@ export async function control(
       UPDATE_TIMEOUT_MS,
       `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue? ${flag} is set, so the ${action} takes effect when a worker runs`,
     );
-    return await settledPhase(handle, action, accepted);
+    return { status: await settledPhase(handle, action, accepted), by: 'workflow' };
   } catch (err) {
     const missing = missingWorkflowNote(ctx, plan, handle.workflowId, err);
     if (missing) throw new CliError(`plan "${name}": ${missing}`);
@@ -216,6 +248,18 @@ export async function control(
 
 /** How long `abort` and `release` wait for the phase they lead to, ms. */
 export const PHASE_WAIT_MS = 10_000;
+
+/** Polls the plan up to {@link PHASE_WAIT_MS} for phase Aborted (the operator's hand-back); returns the last status read. */
+async function operatorAborted(ctx: CliContext, name: string): Promise<MaintenancePlanStatus> {
+  const until = Date.now() + PHASE_WAIT_MS;
+  let last: MaintenancePlanStatus = {};
+  while (Date.now() < until) {
+    last = (await readPlan(ctx, name)).status ?? {};
+    if (last.phase === 'Aborted') return last;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return last;
+}
 
 /**
  * The phase an action leads to once the workflow has acted on it, or undefined when the Update's
@@ -460,6 +504,16 @@ export async function status(ctx: CliContext, name: string): Promise<PlanStatusV
   const handle = client.workflow.getHandle(id);
   try {
     try {
+      // A closed workflow is not queried: a worker would replay its whole history to answer, and a
+      // terminated one answers with its state before the end (Running), not what became of it.
+      const desc = await client.connection
+        .withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.describe())
+        .catch((err: unknown) => {
+          if (err instanceof WorkflowNotFoundError || err instanceof NamespaceNotFoundError) throw err;
+          return undefined; // slow or failing: the query below says more
+        });
+      if (desc && desc.status.name !== 'RUNNING')
+        return { plan, live: undefined, ...closedNote(plan, desc.status.name ?? '', name) };
       const live = await client.connection.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () =>
         handle.query(progressQuery),
       );
@@ -475,10 +529,33 @@ export async function status(ctx: CliContext, name: string): Promise<PlanStatusV
 }
 
 /**
+ * The note of `status` for a closed workflow (pure): none when the plan shows what became of it (a
+ * phase its workflow closes in, the operator's Workflow* reason included); otherwise that the workflow
+ * closed though the plan still reads a phase that expects it to run, and what to do.
+ */
+export function closedNote(
+  plan: Pick<MaintenancePlan, 'status'>,
+  closeStatus: string,
+  name: string,
+): { note?: string } {
+  const phase = plan.status?.phase;
+  if (!expectsRunningWorkflow(phase)) return {};
+  const ended = `the workflow has ended (${closeStatus}) but the plan still reads ${phase ?? 'no phase'}`;
+  if (!closedWorkflowReason(closeStatus))
+    return {
+      note: `${ended}: the workflow's last status write has not arrived yet; ask again (if it stays so, see the worker's logs); shown: the status the plan last wrote`,
+    };
+  return {
+    note: `${ended}: the operator marks such a plan Failed at its next resync (--resync-seconds); if that does not happen, is the operator running?; drainflow abort ${name} has the operator hand back its nodes; shown: the status the plan last wrote`,
+  };
+}
+
+/**
  * Why Temporal has no such workflow, or undefined when `err` says something else: the namespace
  * does not exist on this server, or the workflow the operator recorded in the plan's status is not
- * there (a different Temporal server or namespace than the operator's), or the plan has no workflow
- * yet (the operator has not started one).
+ * there (a different Temporal server or namespace than the operator's), or the operator refused the
+ * plan (Failed/InvalidSpec, the condition's message quoted), or the plan has no workflow yet (the
+ * operator has not started one).
  */
 export function missingWorkflowNote(
   ctx: Pick<CliContext, 'temporalAddress' | 'temporalNamespace'>,
@@ -495,7 +572,14 @@ export function missingWorkflowNote(
     }: is this the Temporal the operator uses? (${settings})`;
   if (!(err instanceof WorkflowNotFoundError)) return undefined;
   if (recorded)
-    return `workflow ${workflowId}, which the operator recorded in the plan's status (namespace "${recorded.namespace}"), is not on ${server}, namespace "${ctx.temporalNamespace}": is this the Temporal the operator uses? (${settings})`;
+    return `workflow ${workflowId}, which the operator recorded in the plan's status (namespace "${recorded.namespace}"), was not found on ${ctx.temporalAddress}/${ctx.temporalNamespace}: this CLI may point at another Temporal than the operator's (${settings}), or Temporal has deleted the workflow's history after its retention period`;
+  const s = plan.status;
+  if (s?.phase === 'Failed' && s.reason === 'InvalidSpec') {
+    const refused = s.conditions?.find(
+      (c) => c.type === 'Progressing' && c.reason === 'InvalidSpec',
+    )?.message;
+    return `the operator refused this plan and started no workflow for it (Failed/InvalidSpec): "${refused ?? s.message ?? 'invalid spec'}"; correct what it names (a field that cannot change after creation needs a new plan: delete this one and create a corrected one)`;
+  }
   return `the plan has no workflow yet (none recorded in its status, and ${server} has none named ${workflowId}): is the operator running?`;
 }
 

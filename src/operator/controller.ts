@@ -9,7 +9,11 @@
  * - on deletion aborts a running workflow, waits for it to hand the nodes back, and removes the
  *   finalizer; when the workflow is not running (terminated, failed, timed out, cancelled, completed
  *   or unknown to Temporal) it hands back itself what the plan still claims ({@link
- *   PlanController.handBackClaimedNodes}) before removing the finalizer.
+ *   PlanController.handBackClaimedNodes}) before removing the finalizer,
+ * - marks Failed a plan whose workflow closed (terminated, failed, timed out, cancelled) while the
+ *   plan still expected it to run — noticed on first sight, when spec.abort is set, and on a resync
+ *   every `--resync-seconds` — and on spec.abort hands such a plan's nodes back itself, with the
+ *   same hand-back as a deletion (src/operator/closed-workflow.ts).
  *
  * It acts only when the plan is new to it, when metadata.generation changed (a spec change), or when
  * deletion started. A status-only update (the workflow's own status writes) leads to no API call and
@@ -54,6 +58,12 @@ import {
   type UncordonPolicy,
 } from '../api/plan.js';
 import { ConditionType, EventReason, PlanPhase, PlanReason } from '../api/reasons.js';
+import {
+  CLOSED_WORKFLOW_VERB,
+  WORKFLOW_CLOSED_EVENT,
+  closeStatusOfReason,
+  expectsRunningWorkflow,
+} from '../api/closed-workflow.js';
 import { apiCode } from '../k8s/errors.js';
 import { EventRecorder } from '../k8s/events.js';
 import { listClaimedNodes } from '../k8s/node-claim.js';
@@ -81,6 +91,8 @@ import {
   type PlanView,
   type SignalName,
 } from './decide.js';
+import type { ClosedWorkflowReasonName } from '../api/closed-workflow.js';
+import { closedWorkflowStatus } from './closed-workflow.js';
 import { KeyedQueue, type HandlerResult } from './queue.js';
 import type { SignalDefinition } from '@temporalio/common';
 
@@ -141,6 +153,9 @@ export class PlanController {
   private restartTimer: NodeJS.Timeout | undefined;
   private restartDelayMs = 0;
   private gaugeScheduled = false;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  /** Plan names queued by the resync: their next run asks Temporal whether the workflow still runs. */
+  private readonly resyncDue = new Set<string>();
 
   constructor(private readonly deps: ControllerDeps) {
     this.log = deps.logger;
@@ -180,6 +195,25 @@ export class PlanController {
     this.informer = informer;
     this.log.info({ path: PLANS_PATH }, 'watching MaintenancePlans');
     await informer.start();
+    const every = this.deps.config.resyncSeconds * 1000;
+    this.resyncTimer = setInterval(() => this.resync(), every);
+    this.resyncTimer.unref();
+  }
+
+  /**
+   * Queues every cached plan whose phase still expects a running workflow ({@link
+   * expectsRunningWorkflow}) and that this process started or adopted, so its next run asks Temporal
+   * whether the workflow closed behind its back ({@link needsWorkflow}); other plans cost nothing.
+   */
+  private resync(): void {
+    if (this.stopped) return;
+    for (const [name, entry] of this.latest) {
+      const mem = this.memory.get(entry.obj.metadata.uid);
+      if (entry.deleted || !mem?.started || mem.closedProjected) continue;
+      if (!expectsRunningWorkflow(entry.obj.status?.phase)) continue;
+      this.resyncDue.add(name);
+      this.queue.add(name);
+    }
   }
 
   /** Stops the informer, aborts long waits, and waits for the running reconciles to return. */
@@ -187,6 +221,7 @@ export class PlanController {
     if (this.stopped) return;
     this.stopped = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
     await this.informer?.stop().catch(() => undefined);
     await this.queue.close();
     this.log.info('stopped watching MaintenancePlans');
@@ -272,7 +307,13 @@ export class PlanController {
     for (const [uid, mem] of this.memory) {
       if (mem.name === name && uid !== entry.obj.metadata.uid) await this.forget(uid, name);
     }
-    return this.reconcile(entry.obj, signal);
+    const resync = this.resyncDue.delete(name);
+    try {
+      return await this.reconcile(entry.obj, signal, resync);
+    } catch (err) {
+      if (resync) this.resyncDue.add(name); // the retry asks again
+      throw err;
+    }
   }
 
   /**
@@ -294,13 +335,17 @@ export class PlanController {
   }
 
   /** One reconcile: observe the plan (and its workflow when needed), {@link decide}, act. */
-  private async reconcile(plan: MaintenancePlan, signal: AbortSignal): Promise<HandlerResult | void> {
-    const obs = await this.observe(plan);
+  private async reconcile(
+    plan: MaintenancePlan,
+    signal: AbortSignal,
+    resync: boolean,
+  ): Promise<HandlerResult | void> {
+    const obs = await this.observe(plan, resync);
     return this.act(plan, obs, decide(obs), signal);
   }
 
   /** What {@link decide} reads: the plan, the parsed spec, the memory, and the workflow's state if needed. */
-  private async observe(plan: MaintenancePlan): Promise<Observation> {
+  private async observe(plan: MaintenancePlan, resync: boolean): Promise<Observation> {
     const { name, uid } = plan.metadata;
     const workflowId = planWorkflowId({ name, uid });
     const rawNames = (plan.spec as { nodeNames?: unknown } | undefined)?.nodeNames;
@@ -319,7 +364,12 @@ export class PlanController {
       nodeNames: Array.isArray(rawNames) ? rawNames.length : 0,
     };
     const memory = this.memory.get(uid);
-    const obs: Observation = { plan: view, workflowId, ...(memory ? { memory } : {}) };
+    const obs: Observation = {
+      plan: view,
+      workflowId,
+      ...(memory ? { memory } : {}),
+      ...(resync ? { resync } : {}),
+    };
     if (!view.deleting) {
       try {
         obs.spec = parseSpec(plan.spec ?? {});
@@ -330,7 +380,7 @@ export class PlanController {
             : String(err);
       }
     }
-    if (needsWorkflow(view, memory)) {
+    if (needsWorkflow(obs)) {
       const desc = await this.describe(workflowId);
       obs.workflow = !desc
         ? { state: 'absent' }
@@ -391,6 +441,9 @@ export class PlanController {
         case 'writeNodeCount':
           await this.writeNodeCount(plan, action.nodesTotal, log);
           break;
+        case 'closedWorkflow':
+          await this.closedWorkflow(plan, workflowId, action, log);
+          break;
       }
     }
     if (decision.after) this.memory.set(uid, { ...decision.after });
@@ -413,6 +466,55 @@ export class PlanController {
       if (apiCode(err) === 404) return;
       throw err;
     }
+  }
+
+  /**
+   * A workflow that closed while the plan expected it to run ({@link closedWorkflowAction}): with
+   * `handBack` (spec.abort) hands back what the plan still claims ({@link handBackClaimedNodes}, as
+   * on deletion), then writes the status of src/operator/closed-workflow.ts — Failed, or Aborted once
+   * handed back — on the plan read fresh, replaced with its resourceVersion (a concurrent writer makes
+   * it fail with 409 and the queue retries). Nothing is written when the fresh plan is gone, another
+   * plan of that name, or meanwhile in a phase its workflow closes in (its own last status write won).
+   * `warn`: one Warning Event WorkflowClosed with the status message.
+   */
+  private async closedWorkflow(
+    plan: MaintenancePlan,
+    workflowId: string,
+    action: { reason: ClosedWorkflowReasonName; handBack: boolean; warn: boolean },
+    log: Logger,
+  ): Promise<void> {
+    const closeStatus = closeStatusOfReason(action.reason) ?? 'TERMINATED';
+    let handedBack: string[] | undefined;
+    if (action.handBack) {
+      const why = `spec.abort of a plan whose workflow ${workflowId} ${CLOSED_WORKFLOW_VERB[closeStatus]}`;
+      handedBack = await this.handBackClaimedNodes(plan, why, log);
+    }
+    const fresh = await this.plans.get(plan.metadata.name);
+    if (!fresh || fresh.metadata.uid !== plan.metadata.uid) return;
+    const phase = fresh.status?.phase;
+    const stillOpen =
+      expectsRunningWorkflow(phase) || (phase === 'Failed' && fresh.status?.reason === action.reason);
+    if (!stillOpen) {
+      log.info({ phase }, 'the plan reached a final phase meanwhile; not marking it');
+      return;
+    }
+    const status = closedWorkflowStatus({
+      planName: plan.metadata.name,
+      workflowId,
+      reason: action.reason,
+      status: fresh.status,
+      generation: fresh.metadata.generation ?? 0,
+      ...(handedBack ? { handedBack } : {}),
+      nowIso: new Date().toISOString(),
+    });
+    await this.plans.replaceStatus(fresh, status);
+    this.deps.metrics.operatorActions.inc({ action: 'closed' });
+    log.warn(
+      { phase: status.phase, was: phase, reason: action.reason, handedBack },
+      'plan status written for its closed workflow',
+    );
+    if (action.warn)
+      await this.event(plan, 'Warning', WORKFLOW_CLOSED_EVENT, status.message ?? action.reason);
   }
 
   /** Signals the workflow. @returns false when the workflow is closed or unknown (not an error). */

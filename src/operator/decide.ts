@@ -17,9 +17,21 @@
  *   longer knows it): a plan is never re-run.
  * - A spec change of a plan with a workflow relays the flags that changed ({@link planSignals}); an
  *   invalid change is reported by a Warning Event and not relayed.
+ * - A workflow found closed (TERMINATED, FAILED, TIMED_OUT, CANCELED) while the plan's phase still
+ *   expects it to run ({@link expectsRunningWorkflow}) — seen on first sight, on a periodic resync,
+ *   or when spec.abort is newly set — is projected once: phase Failed with the reason of the close
+ *   status and a Warning Event ({@link closedWorkflowAction}). spec.abort on such a plan (at once, or
+ *   later on the Failed plan) hands its nodes back without a workflow, as a deletion does, and the
+ *   plan ends Aborted with that reason. No signal is sent to a workflow known to be closed.
  */
 import type { MaintenancePlanSpec } from '../api/plan.js';
 import { EventReason, PlanPhase } from '../api/reasons.js';
+import {
+  closeStatusOfReason,
+  closedWorkflowReason,
+  expectsRunningWorkflow,
+  type ClosedWorkflowReasonName,
+} from '../api/closed-workflow.js';
 
 /** Final phases a plan can reach before its nodes are resolved (see {@link missingNodeCount}). */
 const FINAL_PHASES_FOR_NODE_COUNT: ReadonlySet<PlanPhase> = new Set<PlanPhase>([
@@ -52,6 +64,8 @@ export interface Memory {
   abortSent?: boolean;
   /** Finalizer removed: nothing left to do for this UID. */
   cleanedUp?: boolean;
+  /** The reason written when the workflow was found closed ({@link closedWorkflowAction}): not projected again. */
+  closedProjected?: ClosedWorkflowReasonName;
 }
 
 /** The plan's workflow as Temporal describes it: absent, running, or closed (with its status name). */
@@ -89,6 +103,8 @@ export interface Observation {
   memory?: Memory;
   /** Set when {@link needsWorkflow} said so; otherwise not asked. */
   workflow?: WorkflowState;
+  /** A periodic resync (no informer event): look whether the workflow closed behind the plan's back. */
+  resync?: boolean;
 }
 
 /** A signal the operator sends to the plan's workflow. */
@@ -111,7 +127,13 @@ export type Action =
   /** Signal the workflow; when it is closed or unknown, skip the remaining signals. */
   | { type: 'signal'; signal: SignalName }
   /** Merge-patch status.nodesTotal. */
-  | { type: 'writeNodeCount'; nodesTotal: number };
+  | { type: 'writeNodeCount'; nodesTotal: number }
+  /**
+   * The workflow closed while the plan expected it to run: with `handBack` first hand back what the
+   * plan still claims (as on deletion); then write the status (src/operator/closed-workflow.ts:
+   * Failed, or Aborted once handed back) with `reason`, and when `warn` record the Warning Event.
+   */
+  | { type: 'closedWorkflow'; reason: ClosedWorkflowReasonName; handBack: boolean; warn: boolean };
 
 /** The outcome of {@link decide}. */
 export interface Decision {
@@ -124,11 +146,57 @@ export interface Decision {
 
 /**
  * Whether {@link decide} needs the workflow's state for this plan (one Temporal describe call): on
- * deletion (to abort a running workflow), and on first sight of a UID whose generation is to be handled.
+ * deletion (to abort a running workflow), on first sight of a UID whose generation is to be handled,
+ * and — for a started workflow not yet found closed whose plan still expects it to run — on a
+ * periodic resync and when spec.abort is newly set (so an abort of a workflow that closed behind
+ * the plan's back hands the nodes back rather than signalling nobody).
  */
-export function needsWorkflow(plan: PlanView, memory: Memory | undefined): boolean {
+export function needsWorkflow(obs: Omit<Observation, 'workflow'>): boolean {
+  const { plan, memory } = obs;
   if (plan.deleting) return plan.hasFinalizer && !memory?.cleanedUp;
-  return memory === undefined;
+  if (memory === undefined) return true;
+  if (!memory.started || memory.closedProjected || !expectsRunningWorkflow(plan.phase)) return false;
+  if (obs.resync) return true;
+  return memory.generation !== plan.generation && Boolean(obs.spec?.abort) && !memory.relayed?.abort;
+}
+
+/**
+ * The step for a workflow that closed behind the plan's back, or undefined when there is none:
+ *
+ * - the workflow was seen closed with a projected status ({@link closedWorkflowReason}) while the
+ *   phase expects it to run, and it was not projected yet: write Failed with a Warning Event, and
+ *   with spec.abort hand the nodes back at once (Aborted);
+ * - the plan is Failed with such a reason already (projected before, perhaps by an earlier
+ *   operator) and spec.abort is set: hand the nodes back (Aborted).
+ *
+ * A COMPLETED workflow is never projected: it wrote its own final status, which the cache may not
+ * show yet. An absent workflow is not either: an operator pointed at another Temporal than the one
+ * that ran the plan would otherwise fail every plan.
+ */
+export function closedWorkflowAction(
+  obs: Observation,
+): Extract<Action, { type: 'closedWorkflow' }> | undefined {
+  const { plan, spec, memory } = obs;
+  const abort = Boolean(spec?.abort);
+  const wf = obs.workflow;
+  if (wf?.state === 'closed' && expectsRunningWorkflow(plan.phase) && !memory?.closedProjected) {
+    const reason = closedWorkflowReason(wf.status);
+    if (reason) return { type: 'closedWorkflow', reason, handBack: abort, warn: true };
+  }
+  if (plan.phase === 'Failed' && abort && closeStatusOfReason(plan.reason)) {
+    return {
+      type: 'closedWorkflow',
+      reason: plan.reason as ClosedWorkflowReasonName,
+      handBack: true,
+      warn: false,
+    };
+  }
+  return undefined;
+}
+
+/** The memory after a {@link closedWorkflowAction}: projected, so never again for this UID. */
+function projected(mem: Memory, action: Extract<Action, { type: 'closedWorkflow' }>): Memory {
+  return { ...mem, closedProjected: action.reason };
 }
 
 /**
@@ -218,6 +286,22 @@ export function decide(obs: Observation): Decision {
   }
 
   if (memory && memory.generation === generation) {
+    const closedAct = closedWorkflowAction(obs);
+    if (closedAct) {
+      return {
+        before: memory,
+        actions: [
+          {
+            type: 'log',
+            level: 'warn',
+            msg: 'the workflow closed while the plan expected it to run; marking the plan Failed',
+            fields: { reason: closedAct.reason, phase: plan.phase },
+          },
+          closedAct,
+        ],
+        after: projected(memory, closedAct),
+      };
+    }
     const actions: Action[] = [
       { type: 'log', level: 'debug', msg: 'no spec change; nothing to do', fields: { generation } },
     ];
@@ -244,18 +328,21 @@ export function decide(obs: Observation): Decision {
       // operator): assert every flag; the workflow treats repeats as no-ops.
       if (wf.state === 'running' && spec && plan.observedGeneration < generation)
         actions.push(...signalActions(undefined, spec));
+      const closedAct = closedWorkflowAction(obs);
+      if (closedAct) actions.push(closedAct);
       const count = missingNodeCount(plan);
-      if (count !== undefined) actions.push({ type: 'writeNodeCount', nodesTotal: count });
+      if (count !== undefined && !closedAct) actions.push({ type: 'writeNodeCount', nodesTotal: count });
+      const after: Memory = {
+        name: plan.name,
+        generation,
+        started: true,
+        ...(spec ? { relayed: flagsOf(spec) } : {}),
+      };
       return {
         // generation -1 until this run succeeds, so a failed relay is retried (asserting every flag).
         before: { name: plan.name, generation: -1, started: true },
         actions,
-        after: {
-          name: plan.name,
-          generation,
-          started: true,
-          ...(spec ? { relayed: flagsOf(spec) } : {}),
-        },
+        after: closedAct ? projected(after, closedAct) : after,
       };
     }
   }
@@ -271,6 +358,7 @@ export function decide(obs: Observation): Decision {
     }
     const after: Memory = { ...mem, started: true, relayed: flagsOf(spec), generation };
     if (plan.statusWorkflowId === obs.workflowId) {
+      const closedAct = closedWorkflowAction(obs);
       // It ran before and Temporal no longer knows it (history past retention): never re-run a plan.
       return {
         before: mem,
@@ -281,8 +369,10 @@ export function decide(obs: Observation): Decision {
             level: 'warn',
             msg: 'the plan records a workflow Temporal no longer knows; not starting it again',
           },
+          // A plan marked Failed for its closed workflow, aborted since: the hand-back needs no workflow.
+          ...(closedAct ? [closedAct] : []),
         ],
-        after,
+        after: closedAct ? projected(after, closedAct) : after,
       };
     }
     return {
@@ -312,9 +402,22 @@ export function decide(obs: Observation): Decision {
       after: { ...mem, generation },
     };
   }
-  return {
-    before: mem,
-    actions: signalActions(mem.relayed, spec),
-    after: { ...mem, relayed: flagsOf(spec), generation },
-  };
+  const after: Memory = { ...mem, relayed: flagsOf(spec), generation };
+  // The workflow is closed (seen now, or projected before): a signal would reach nobody.
+  const closedAct = closedWorkflowAction(obs);
+  if (closedAct) return { before: mem, actions: [closedAct], after: projected(after, closedAct) };
+  if (mem.closedProjected)
+    return {
+      before: mem,
+      actions: [
+        {
+          type: 'log',
+          level: 'info',
+          msg: 'the workflow has closed; spec change not relayed',
+          fields: { generation },
+        },
+      ],
+      after,
+    };
+  return { before: mem, actions: signalActions(mem.relayed, spec), after };
 }

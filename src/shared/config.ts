@@ -61,6 +61,7 @@ export const SETTINGS = {
     env: 'DRAINFLOW_MAX_EVICTIONS_PER_SECOND',
     emptyIsUnset: true,
   },
+  resyncSeconds: { flag: '--resync-seconds', env: 'DRAINFLOW_RESYNC_SECONDS' },
 } as const satisfies Record<string, SettingSource>;
 
 /** A key of {@link SETTINGS}. */
@@ -79,6 +80,10 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const EMPTY = 'must not be empty: unset the variable to use the default, or give a value';
 const MAX_EVICTIONS_MESSAGE = 'must be a positive number of eviction calls per second, e.g. 5 or 0.5';
+const RESYNC_MESSAGE = 'must be a whole number of seconds from 1 to 86400, e.g. 60';
+
+/** Default period of the operator's resync of plans that expect a running workflow, seconds. */
+export const DEFAULT_RESYNC_SECONDS = 60;
 
 /** A TCP port 0-65535 (0: any free port) given as a decimal string or a number. */
 const port = z.union([z.number(), z.string()]).transform((v, ctx) => {
@@ -119,6 +124,13 @@ const address = z
 
 /** A non-empty string (an empty variable of a setting with a default is refused). */
 const nonEmpty = z.string().min(1, EMPTY);
+
+/**
+ * The task queue, one rule for `drainflow run` and the CLI: non-empty, default `drainflow`. The
+ * plan commands talk to the task queue Temporal records for the plan's workflow, yet refuse a bad
+ * DRAINFLOW_TASK_QUEUE as `run` does, so one environment works for both or fails for both.
+ */
+const taskQueue = nonEmpty.default(DEFAULT_TASK_QUEUE);
 
 /** Name: DNS-1123 label-ish part of a label key or a label value (at most 63 characters). */
 const LABEL_NAME = /^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$/;
@@ -208,7 +220,7 @@ export const RunConfigSchema = z
     mode: z.enum(['local', 'in-cluster']).describe('local: kubeconfig; in-cluster: the pod service account'),
     kubeconfig: z.string().optional(),
     ...temporalShape,
-    taskQueue: nonEmpty.default(DEFAULT_TASK_QUEUE),
+    taskQueue,
     temporalUiUrl: z
       .string()
       .refine((u) => /^https?:\/\/[^\s/]+/.test(u) && URL.canParse(u), {
@@ -237,6 +249,20 @@ export const RunConfigSchema = z
       .number({ error: MAX_EVICTIONS_MESSAGE })
       .positive(MAX_EVICTIONS_MESSAGE)
       .optional(),
+    /**
+     * Every this many seconds the operator asks Temporal about each plan whose phase still expects a
+     * running workflow, so a workflow terminated, failed, timed out or cancelled behind the plan's back
+     * is noticed without any change to the plan (one describe call per such plan and period).
+     */
+    resyncSeconds: z
+      .string()
+      .superRefine((v, ctx) => {
+        const ok = /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 86_400;
+        if (!ok)
+          ctx.addIssue({ code: 'custom', message: v === '' ? EMPTY : `${RESYNC_MESSAGE}, got "${v}"` });
+      })
+      .transform(Number)
+      .default(DEFAULT_RESYNC_SECONDS),
   })
   .strict();
 /** Validated configuration of `drainflow run`. */
@@ -248,6 +274,8 @@ export const CliConfigSchema = z
     /** Undefined: the kubeconfig's default loading ($KUBECONFIG, then ~/.kube/config). */
     kubeconfig: z.string().optional(),
     ...temporalShape,
+    /** Checked by the rule of `drainflow run` (DRAINFLOW_TASK_QUEUE; no flag), see {@link taskQueue}. */
+    taskQueue,
   })
   .strict();
 /** Validated configuration of the CLI plan commands. */
@@ -278,6 +306,7 @@ export interface RunFlags extends ConnectionFlags {
   leaderElection?: boolean;
   planSelector?: string;
   maxEvictionsPerSecond?: string;
+  resyncSeconds?: string;
 }
 
 /** The value of a setting: its flag, else its variable (empty → unset for optional settings). */
@@ -313,8 +342,15 @@ const TLS_KEYS: Record<string, SettingKey> = {
   serverName: 'tlsServerName',
 };
 
-/** Parses `raw` with `schema`. @throws Error with one line per bad setting, naming it. */
-function parseSettings<S extends z.ZodType>(schema: S, raw: object): z.infer<S> {
+/**
+ * Parses `raw` with `schema`. `envOnly`: settings named by their variable alone (the command has no
+ * flag for them). @throws Error with one line per bad setting, naming it.
+ */
+function parseSettings<S extends z.ZodType>(
+  schema: S,
+  raw: object,
+  envOnly: ReadonlySet<SettingKey> = new Set(),
+): z.infer<S> {
   const res = schema.safeParse(JSON.parse(JSON.stringify(raw)));
   if (res.success) return res.data;
   const lines = res.error.issues.map((i) => {
@@ -325,6 +361,8 @@ function parseSettings<S extends z.ZodType>(schema: S, raw: object): z.infer<S> 
         second && TLS_KEYS[second]
           ? settingName(TLS_KEYS[second])
           : `${settingName('tlsCert')}, ${settingName('tlsKey')}`;
+    else if (first && envOnly.has(first as SettingKey))
+      name = (SETTINGS[first as SettingKey] as SettingSource).env ?? first;
     else if (first && first in SETTINGS) name = settingName(first as SettingKey);
     else name = first ?? '(configuration)';
     return `invalid setting ${name}: ${i.message}`;
@@ -353,6 +391,7 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
     leaderElection: flags.leaderElection,
     planSelector: pick('planSelector', flags.planSelector, env),
     maxEvictionsPerSecond: pick('maxEvictionsPerSecond', flags.maxEvictionsPerSecond, env),
+    resyncSeconds: pick('resyncSeconds', flags.resyncSeconds, env),
   };
   const cfg = parseSettings(RunConfigSchema, raw);
   if (cfg.mode === 'local' && !cfg.kubeconfig) {
@@ -367,10 +406,15 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
  * @throws Error with one line per bad setting, naming the flag or variable.
  */
 export function loadCliConfig(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): CliConfig {
-  return parseSettings(CliConfigSchema, {
-    kubeconfig: pick('kubeconfig', flags.kubeconfig, env),
-    ...rawTemporal(flags, env),
-  });
+  return parseSettings(
+    CliConfigSchema,
+    {
+      kubeconfig: pick('kubeconfig', flags.kubeconfig, env),
+      ...rawTemporal(flags, env),
+      taskQueue: pick('taskQueue', undefined, env),
+    },
+    new Set<SettingKey>(['taskQueue']),
+  );
 }
 
 /**

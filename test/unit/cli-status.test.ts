@@ -3,7 +3,8 @@
  * src/cli/plans.ts): a poll within POLLER_FRESH_MS, not reported stopping by its heartbeat, and a
  * heartbeat not overdue. And what the note says in each case (workersNote), with the figures seen
  * on the local stack after a `kill -9` of the worker and after a graceful stop. And the note when
- * Temporal has no such workflow or namespace (missingWorkflowNote).
+ * Temporal has no such workflow or namespace (missingWorkflowNote), or the workflow closed behind
+ * the plan's back (closedNote, closedWithoutHandBack).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,8 @@ import {
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_SLACK_MS,
   POLLER_FRESH_MS,
+  closedNote,
+  closedWithoutHandBack,
   liveWorkers,
   missingWorkflowNote,
   workersNote,
@@ -170,7 +173,29 @@ describe('missingWorkflowNote', () => {
       what: 'the recorded workflow is not on this server: a different Temporal, not the operator',
       plan: recorded,
       err: notFound,
-      note: /^workflow maintenanceplan-p-1, which the operator recorded in the plan's status \(namespace "prod"\), is not on the Temporal server at 127\.0\.0\.1:7233, namespace "default": is this the Temporal the operator uses\?/,
+      note: /^workflow maintenanceplan-p-1, which the operator recorded in the plan's status \(namespace "prod"\), was not found on 127\.0\.0\.1:7233\/default: this CLI may point at another Temporal than the operator's \(--temporal-address \/ TEMPORAL_ADDRESS, --temporal-namespace \/ TEMPORAL_NAMESPACE\)/,
+    },
+    {
+      what: 'the operator refused the plan: its condition quoted, the operator not blamed',
+      plan: {
+        status: {
+          phase: 'Failed',
+          reason: 'InvalidSpec',
+          message: 'spec.windows.0.timeZone: must be a known IANA time zone name (e.g. Europe/Berlin, UTC)',
+          conditions: [
+            {
+              type: 'Progressing',
+              status: 'False',
+              reason: 'InvalidSpec',
+              lastTransitionTime: '2026-12-01T00:00:00Z',
+              message:
+                'spec.windows.0.timeZone: must be a known IANA time zone name (e.g. Europe/Berlin, UTC)',
+            },
+          ],
+        },
+      },
+      err: notFound,
+      note: /^the operator refused this plan and started no workflow for it \(Failed\/InvalidSpec\): "spec\.windows\.0\.timeZone: must be a known IANA time zone name \(e\.g\. Europe\/Berlin, UTC\)"; correct what it names/,
     },
     {
       what: 'no workflow recorded and none found: the operator has not started one',
@@ -194,6 +219,48 @@ describe('missingWorkflowNote', () => {
   for (const r of rows) {
     it(r.what, () => {
       const note = missingWorkflowNote(ctx, r.plan, 'maintenanceplan-p-1', r.err);
+      if (r.note === undefined) assert.equal(note, undefined);
+      else assert.match(note ?? '', r.note);
+      if (r.plan.status?.reason === 'InvalidSpec') assert.doesNotMatch(note ?? '', /operator running/);
+    });
+  }
+});
+
+describe('closedWithoutHandBack and closedNote', () => {
+  const plan = (phase?: string, reason?: string): Pick<MaintenancePlan, 'status'> =>
+    phase ? { status: { phase, ...(reason ? { reason } : {}) } as MaintenancePlan['status'] } : {};
+  const rows: {
+    plan: Pick<MaintenancePlan, 'status'>;
+    close: string;
+    handBack: boolean;
+    note: RegExp | undefined;
+  }[] = [
+    { plan: plan('Running'), close: 'RUNNING', handBack: false, note: /still reads Running/ },
+    {
+      plan: plan('Running'),
+      close: 'TERMINATED',
+      handBack: true,
+      note: /^the workflow has ended \(TERMINATED\) but the plan still reads Running: the operator marks such a plan Failed .*; drainflow abort p has the operator hand back its nodes; shown: the status the plan last wrote$/,
+    },
+    { plan: plan('Drained'), close: 'CANCELED', handBack: true, note: /still reads Drained/ },
+    { plan: plan(), close: 'TIMED_OUT', handBack: true, note: /still reads no phase/ },
+    { plan: plan('Failed', 'WorkflowTerminated'), close: 'TERMINATED', handBack: true, note: undefined },
+    { plan: plan('Failed', 'NodeNotFound'), close: 'COMPLETED', handBack: false, note: undefined },
+    { plan: plan('Aborted', 'WorkflowTerminated'), close: 'TERMINATED', handBack: false, note: undefined },
+    { plan: plan('Completed', 'Released'), close: 'COMPLETED', handBack: false, note: undefined },
+    // Completed while the cache says Running: the workflow wrote its own status; no hand-back offered.
+    {
+      plan: plan('Running'),
+      close: 'COMPLETED',
+      handBack: false,
+      note: /ended \(COMPLETED\) but the plan still reads Running: the workflow's last status write has not arrived yet/,
+    },
+  ];
+  for (const r of rows) {
+    it(`${r.plan.status?.phase ?? 'no phase'}/${r.plan.status?.reason ?? '-'}, workflow ${r.close}`, () => {
+      assert.equal(closedWithoutHandBack(r.plan, r.close), r.handBack, 'hand-back by the operator');
+      if (r.close === 'RUNNING') return;
+      const { note } = closedNote(r.plan, r.close, 'p');
       if (r.note === undefined) assert.equal(note, undefined);
       else assert.match(note ?? '', r.note);
     });

@@ -90,6 +90,8 @@ interface BadRow {
   env?: NodeJS.ProcessEnv | (() => NodeJS.ProcessEnv);
   /** The exact start of the message: the setting's name. */
   names: string;
+  /** The name in the CLI's message when it differs (a setting the plan commands have no flag for). */
+  cliNames?: string;
   /** What the message says about it. */
   says: RegExp;
 }
@@ -185,10 +187,32 @@ const BAD: BadRow[] = [
   },
   {
     what: 'empty task queue variable',
-    of: ['run'],
+    of: both,
     env: { DRAINFLOW_TASK_QUEUE: '' },
     names: '--task-queue / DRAINFLOW_TASK_QUEUE',
+    cliNames: 'DRAINFLOW_TASK_QUEUE',
     says: /must not be empty/,
+  },
+  {
+    what: 'empty resync variable',
+    of: ['run'],
+    env: { DRAINFLOW_RESYNC_SECONDS: '' },
+    names: '--resync-seconds / DRAINFLOW_RESYNC_SECONDS',
+    says: /must not be empty/,
+  },
+  {
+    what: 'resync of zero seconds',
+    of: ['run'],
+    flags: { resyncSeconds: '0' },
+    names: '--resync-seconds / DRAINFLOW_RESYNC_SECONDS',
+    says: /must be a whole number of seconds from 1 to 86400, e\.g\. 60, got "0"/,
+  },
+  {
+    what: 'resync that is no whole number',
+    of: ['run'],
+    env: { DRAINFLOW_RESYNC_SECONDS: '1.5' },
+    names: '--resync-seconds / DRAINFLOW_RESYNC_SECONDS',
+    says: /whole number of seconds/,
   },
   {
     what: 'empty log level variable',
@@ -309,7 +333,8 @@ describe('settings: every bad setting fails at start with a message naming it', 
         const env = { KUBECONFIG: kubeconfig, ...(typeof row.env === 'function' ? row.env() : row.env) };
         const start = () => (of === 'run' ? startRun(row.flags ?? {}, env) : startCli(row.flags ?? {}, env));
         assert.throws(start, (err: Error) => {
-          assert.match(err.message, new RegExp(`^invalid setting ${escape(row.names)}: `), err.message);
+          const names = of === 'cli' && row.cliNames ? row.cliNames : row.names;
+          assert.match(err.message, new RegExp(`^invalid setting ${escape(names)}: `), err.message);
           assert.match(err.message, row.says, err.message);
           return true;
         });
@@ -338,6 +363,39 @@ describe('settings: every bad setting fails at start with a message naming it', 
   });
 });
 
+describe('settings: one rule for run and the CLI', () => {
+  // Every variable both read: empty, and a value. Both load it or both refuse it.
+  const shared = [
+    'TEMPORAL_ADDRESS',
+    'TEMPORAL_NAMESPACE',
+    'DRAINFLOW_TASK_QUEUE',
+    'TEMPORAL_TLS_CA',
+    'TEMPORAL_TLS_CERT',
+    'TEMPORAL_TLS_KEY',
+    'TEMPORAL_TLS_SERVER_NAME',
+    'TEMPORAL_API_KEY',
+  ];
+  const outcome = (start: () => void): string => {
+    try {
+      start();
+      return 'loads';
+    } catch (err) {
+      return `refused: ${(err as Error).message.replace(/^invalid setting [^:]*: /, '')}`;
+    }
+  };
+  for (const name of shared) {
+    for (const value of ['', ' ', 'temporal.example.com:7233']) {
+      it(`${name}=${JSON.stringify(value)}`, () => {
+        const env = { KUBECONFIG: kubeconfig, [name]: value };
+        assert.equal(
+          outcome(() => startCli({}, env)),
+          outcome(() => startRun({}, env)),
+        );
+      });
+    }
+  }
+});
+
 describe('settings: what loads', () => {
   it('defaults, with empty optional variables meaning "not used" (as in the deployed ConfigMap)', () => {
     const env = {
@@ -361,11 +419,13 @@ describe('settings: what loads', () => {
     assert.equal(run.tls, undefined);
     assert.equal(run.apiKey, undefined);
     assert.equal(run.planSelector, undefined);
+    assert.equal(run.resyncSeconds, 60);
     const cli = loadCliConfig({}, env);
     assert.deepEqual(cli, {
       kubeconfig,
       temporalAddress: '127.0.0.1:7233',
       temporalNamespace: 'default',
+      taskQueue: 'drainflow',
     });
     assert.deepEqual(temporalConnectionOptions(cli), { address: '127.0.0.1:7233' });
   });

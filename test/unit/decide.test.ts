@@ -5,7 +5,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
+import type { MaintenancePlanStatus } from '../../src/api/plan.js';
+import { closedWorkflowStatus } from '../../src/operator/closed-workflow.js';
 import {
+  closedWorkflowAction,
   decide,
   mayAbortOnForget,
   missingNodeCount,
@@ -44,6 +47,7 @@ function obs(
     spec?: MaintenancePlanSpecInput | 'invalid';
     memory?: Memory;
     workflow?: WorkflowState;
+    resync?: boolean;
   } = {},
 ): Observation {
   const o: Observation = { plan: view(plan), workflowId: WF };
@@ -51,6 +55,7 @@ function obs(
   else o.spec = parseSpec(opts.spec ?? { nodeNames: ['a'] });
   if (opts.memory) o.memory = opts.memory;
   if (opts.workflow) o.workflow = opts.workflow;
+  if (opts.resync) o.resync = true;
   return o;
 }
 
@@ -59,6 +64,7 @@ const mem = (over: Partial<Memory> = {}): Memory => ({ name: 'p', generation: 1,
 const running: WorkflowState = { state: 'running' };
 const absent: WorkflowState = { state: 'absent' };
 const closed: WorkflowState = { state: 'closed', status: 'COMPLETED' };
+const terminated: WorkflowState = { state: 'closed', status: 'TERMINATED' };
 
 /** The actions without their log lines, as compact strings. */
 function steps(d: Decision): string[] {
@@ -78,6 +84,8 @@ function steps(d: Decision): string[] {
           return `event ${a.reason}`;
         case 'writeNodeCount':
           return `nodesTotal=${a.nodesTotal}`;
+        case 'closedWorkflow':
+          return `closed ${a.reason}${a.handBack ? ', hand back' : ''}${a.warn ? ', warn' : ''}`;
         default:
           return a.type;
       }
@@ -264,7 +272,11 @@ describe('decide', () => {
       name: 'release and abort at once: release, then abort',
       obs: obs(
         { generation: 2 },
-        { spec: { nodeNames: ['a'], release: true, abort: true }, memory: mem({ relayed: flags() }) },
+        {
+          spec: { nodeNames: ['a'], release: true, abort: true },
+          memory: mem({ relayed: flags() }),
+          workflow: running,
+        },
       ),
       steps: ['release', 'abort'],
       before: mem({ relayed: flags() }),
@@ -293,6 +305,191 @@ describe('decide', () => {
       after: mem({ generation: 2, relayed: flags() }),
       log: /spec changed to an invalid one/,
     },
+    // ---- a workflow that closed behind the plan's back (terminated, failed, timed out, cancelled)
+    {
+      name: 'resync, workflow running: nothing',
+      obs: obs(
+        { observedGeneration: 1, phase: 'Running' },
+        { memory: mem({ relayed: flags() }), workflow: running, resync: true },
+      ),
+      steps: [],
+    },
+    ...(
+      [
+        ['TERMINATED', 'WorkflowTerminated'],
+        ['FAILED', 'WorkflowFailed'],
+        ['TIMED_OUT', 'WorkflowTimedOut'],
+        ['CANCELED', 'WorkflowCanceled'],
+      ] as const
+    ).map(([status, reason]) => ({
+      name: `resync, workflow ${status} while Running: Failed/${reason}, a Warning Event, once`,
+      obs: obs(
+        { observedGeneration: 1, phase: 'Running' as const },
+        { memory: mem({ relayed: flags() }), workflow: { state: 'closed' as const, status }, resync: true },
+      ),
+      steps: [`closed ${reason}, warn`],
+      before: mem({ relayed: flags() }),
+      after: mem({ relayed: flags(), closedProjected: reason }),
+      log: /the workflow closed while the plan expected it to run/,
+    })),
+    {
+      name: 'resync, workflow terminated while Drained (waiting for a release): Failed too',
+      obs: obs(
+        { observedGeneration: 1, phase: 'Drained' },
+        { memory: mem({ relayed: flags() }), workflow: terminated, resync: true },
+      ),
+      steps: ['closed WorkflowTerminated, warn'],
+      before: mem({ relayed: flags() }),
+      after: mem({ relayed: flags(), closedProjected: 'WorkflowTerminated' }),
+    },
+    {
+      name: 'resync, workflow COMPLETED though the cache says Running: nothing (its last status write is on its way)',
+      obs: obs(
+        { observedGeneration: 1, phase: 'Running' },
+        { memory: mem({ relayed: flags() }), workflow: closed, resync: true },
+      ),
+      steps: [],
+    },
+    {
+      name: 'resync, workflow unknown to this Temporal: nothing (an operator on another Temporal fails no plan)',
+      obs: obs(
+        { observedGeneration: 1, phase: 'Running' },
+        { memory: mem({ relayed: flags() }), workflow: absent, resync: true },
+      ),
+      steps: [],
+    },
+    {
+      name: 'resync of a plan in a phase its workflow closes in: Temporal not asked',
+      obs: obs(
+        { observedGeneration: 1, phase: 'Completed' },
+        { memory: mem({ relayed: flags() }), resync: true },
+      ),
+      steps: [],
+    },
+    {
+      name: 'resync of a plan projected already: Temporal not asked',
+      obs: obs(
+        { observedGeneration: 1, phase: 'Running' },
+        { memory: mem({ relayed: flags(), closedProjected: 'WorkflowTerminated' }), resync: true },
+      ),
+      steps: [],
+    },
+    {
+      name: 'restart, workflow terminated while Running: adopt and mark Failed',
+      obs: obs({ observedGeneration: 1, phase: 'Running' }, { workflow: terminated }),
+      steps: ['finalizer(keep going)', 'closed WorkflowTerminated, warn'],
+      before: { name: 'p', generation: -1, started: true },
+      after: {
+        name: 'p',
+        generation: 1,
+        started: true,
+        relayed: flags(),
+        closedProjected: 'WorkflowTerminated',
+      },
+    },
+    {
+      name: 'restart, workflow terminated, spec.abort set: adopt, hand back, mark Aborted',
+      obs: obs(
+        { generation: 2, observedGeneration: 1, phase: 'Running' },
+        { spec: { nodeNames: ['a'], abort: true }, workflow: terminated },
+      ),
+      steps: ['finalizer(keep going)', 'closed WorkflowTerminated, hand back, warn'],
+      before: { name: 'p', generation: -1, started: true },
+      after: {
+        name: 'p',
+        generation: 2,
+        started: true,
+        relayed: flags(false, false, true),
+        closedProjected: 'WorkflowTerminated',
+      },
+    },
+    {
+      name: 'restart, Failed/WorkflowTerminated before, spec.abort set: hand back, no second Warning',
+      obs: obs(
+        { generation: 2, observedGeneration: 1, phase: 'Failed', reason: 'WorkflowTerminated' },
+        { spec: { nodeNames: ['a'], abort: true }, workflow: terminated },
+      ),
+      steps: ['finalizer(keep going)', 'closed WorkflowTerminated, hand back'],
+      before: { name: 'p', generation: -1, started: true },
+      after: {
+        name: 'p',
+        generation: 2,
+        started: true,
+        relayed: flags(false, false, true),
+        closedProjected: 'WorkflowTerminated',
+      },
+    },
+    {
+      name: 'spec.abort set, workflow found terminated: hand back and mark Aborted, no signal',
+      obs: obs(
+        { generation: 2, phase: 'Running' },
+        { spec: { nodeNames: ['a'], abort: true }, memory: mem({ relayed: flags() }), workflow: terminated },
+      ),
+      steps: ['closed WorkflowTerminated, hand back, warn'],
+      before: mem({ relayed: flags() }),
+      after: mem({
+        generation: 2,
+        relayed: flags(false, false, true),
+        closedProjected: 'WorkflowTerminated',
+      }),
+    },
+    {
+      name: 'spec.abort on a plan marked Failed/WorkflowTerminated: hand back without asking Temporal',
+      obs: obs(
+        { generation: 2, phase: 'Failed', reason: 'WorkflowTerminated' },
+        {
+          spec: { nodeNames: ['a'], abort: true },
+          memory: mem({ relayed: flags(), closedProjected: 'WorkflowTerminated' }),
+        },
+      ),
+      steps: ['closed WorkflowTerminated, hand back'],
+      before: mem({ relayed: flags(), closedProjected: 'WorkflowTerminated' }),
+      after: mem({
+        generation: 2,
+        relayed: flags(false, false, true),
+        closedProjected: 'WorkflowTerminated',
+      }),
+    },
+    {
+      name: 'spec.paused on a plan marked Failed/WorkflowTerminated: not relayed (nobody to signal)',
+      obs: obs(
+        { generation: 2, phase: 'Failed', reason: 'WorkflowTerminated' },
+        {
+          spec: { nodeNames: ['a'], paused: true },
+          memory: mem({ relayed: flags(), closedProjected: 'WorkflowTerminated' }),
+        },
+      ),
+      steps: [],
+      before: mem({ relayed: flags(), closedProjected: 'WorkflowTerminated' }),
+      after: mem({ generation: 2, relayed: flags(true), closedProjected: 'WorkflowTerminated' }),
+      log: /spec change not relayed/,
+    },
+    {
+      name: 'spec.abort on a plan Failed for another reason (NodeNotFound): the abort signal as before',
+      obs: obs(
+        { generation: 2, phase: 'Failed', reason: 'NodeNotFound' },
+        { spec: { nodeNames: ['a'], abort: true }, memory: mem({ relayed: flags() }) },
+      ),
+      steps: ['abort'],
+      before: mem({ relayed: flags() }),
+      after: mem({ generation: 2, relayed: flags(false, false, true) }),
+    },
+    {
+      name: 'status records a workflow Temporal no longer knows, Failed/WorkflowTerminated, spec.abort: hand back',
+      obs: obs(
+        { statusWorkflowId: WF, phase: 'Failed', reason: 'WorkflowTerminated' },
+        { spec: { nodeNames: ['a'], abort: true }, workflow: absent },
+      ),
+      steps: ['finalizer', 'closed WorkflowTerminated, hand back'],
+      before: { name: 'p', generation: -1, started: false },
+      after: {
+        name: 'p',
+        generation: 1,
+        started: true,
+        relayed: flags(false, false, true),
+        closedProjected: 'WorkflowTerminated',
+      },
+    },
   ];
 
   for (const row of rows) {
@@ -307,11 +504,7 @@ describe('decide', () => {
           `log ${row.log}: ${logs(d).join(' | ')}`,
         );
       // Asking Temporal is decided by needsWorkflow; every row that needs it has it.
-      assert.equal(
-        row.obs.workflow !== undefined,
-        needsWorkflow(row.obs.plan, row.obs.memory),
-        'needsWorkflow',
-      );
+      assert.equal(row.obs.workflow !== undefined, needsWorkflow(row.obs), 'needsWorkflow');
     });
   }
 
@@ -333,6 +526,144 @@ describe('decide', () => {
       const started = steps(decide(o)).includes('startWorkflow');
       if (o.plan.deleting || !o.spec) assert.equal(started, false);
     }
+  });
+});
+
+describe('closedWorkflowAction', () => {
+  it('projects only the close statuses a plan did not write itself', () => {
+    for (const status of ['COMPLETED', 'CONTINUED_AS_NEW', 'RUNNING', 'UNSPECIFIED'])
+      assert.equal(
+        closedWorkflowAction(obs({ phase: 'Running' }, { workflow: { state: 'closed', status } })),
+        undefined,
+        status,
+      );
+  });
+});
+
+describe('closedWorkflowStatus', () => {
+  const now = '2026-12-01T23:00:00.000Z';
+  const earlier = '2026-12-01T22:00:00.000Z';
+  const running: MaintenancePlanStatus = {
+    phase: 'Running',
+    reason: 'Draining',
+    message: 'draining 1 node(s)',
+    observedGeneration: 1,
+    startedAt: earlier,
+    nodesTotal: 1,
+    nodes: [{ name: 'n1', phase: 'Draining' }] as MaintenancePlanStatus['nodes'],
+    workflow: { namespace: 'default', workflowId: WF },
+    deadlineAction: { policy: 'Stop', message: 'at … evictions stop' },
+    window: { open: true } as MaintenancePlanStatus['window'],
+    conditions: [
+      {
+        type: 'Blocked',
+        status: 'True',
+        reason: 'DisruptionBudget',
+        message: 'node n1: …',
+        lastTransitionTime: earlier,
+      },
+      {
+        type: 'Progressing',
+        status: 'True',
+        reason: 'Draining',
+        message: 'draining',
+        lastTransitionTime: earlier,
+      },
+    ],
+  };
+  const cond = (s: MaintenancePlanStatus, type: string) => s.conditions?.find((c) => c.type === type);
+
+  it('Running → Failed with the reason, what happened and what to do; nodes and workflow kept', () => {
+    const s = closedWorkflowStatus({
+      planName: 'p',
+      workflowId: WF,
+      reason: 'WorkflowTerminated',
+      status: running,
+      generation: 1,
+      nowIso: now,
+    });
+    assert.equal(s.phase, 'Failed');
+    assert.equal(s.reason, 'WorkflowTerminated');
+    assert.match(
+      s.message!,
+      /^Temporal workflow maintenanceplan-p-u1 was terminated \(close status TERMINATED\) while the plan was Running: .*stay cordoned and claimed\. Set spec\.abort: true \(drainflow abort p\) .* or delete the plan$/,
+    );
+    assert.deepEqual(
+      [
+        cond(s, 'Progressing')?.status,
+        cond(s, 'Progressing')?.reason,
+        cond(s, 'Progressing')?.lastTransitionTime,
+      ],
+      ['False', 'WorkflowTerminated', now],
+    );
+    // Blocked stays True (its transition time too), now saying why and what to do.
+    assert.deepEqual(
+      [cond(s, 'Blocked')?.status, cond(s, 'Blocked')?.reason, cond(s, 'Blocked')?.lastTransitionTime],
+      ['True', 'WorkflowTerminated', earlier],
+    );
+    assert.equal(cond(s, 'Blocked')?.message, s.message);
+    assert.equal(s.completedAt, now);
+    assert.equal(s.deadlineAction, undefined);
+    assert.equal(s.window, undefined);
+    assert.deepEqual([s.nodes, s.workflow, s.startedAt], [running.nodes, running.workflow, earlier]);
+  });
+
+  it('each close status in its own words', () => {
+    for (const [reason, words] of [
+      ['WorkflowFailed', 'failed (close status FAILED)'],
+      ['WorkflowTimedOut', 'timed out (close status TIMED_OUT)'],
+      ['WorkflowCanceled', 'was cancelled (close status CANCELED)'],
+    ] as const) {
+      const s = closedWorkflowStatus({
+        planName: 'p',
+        workflowId: WF,
+        reason,
+        status: running,
+        generation: 1,
+        nowIso: now,
+      });
+      assert.ok(s.message!.includes(words), s.message);
+    }
+  });
+
+  it('handed back on spec.abort: Aborted, the nodes named, Blocked False, Drained False/Aborted', () => {
+    const failed = closedWorkflowStatus({
+      planName: 'p',
+      workflowId: WF,
+      reason: 'WorkflowTerminated',
+      status: running,
+      generation: 1,
+      nowIso: earlier,
+    });
+    const s = closedWorkflowStatus({
+      planName: 'p',
+      workflowId: WF,
+      reason: 'WorkflowTerminated',
+      status: failed,
+      generation: 2,
+      handedBack: ['n1 (uncordoned)'],
+      nowIso: now,
+    });
+    assert.equal(s.phase, 'Aborted');
+    assert.equal(s.reason, 'WorkflowTerminated');
+    assert.equal(
+      s.message,
+      `Temporal workflow ${WF} was terminated (close status TERMINATED); on spec.abort the operator handed back 1 node(s): n1 (uncordoned)`,
+    );
+    assert.deepEqual([cond(s, 'Blocked')?.status, cond(s, 'Blocked')?.reason], ['False', 'NotBlocked']);
+    assert.deepEqual([cond(s, 'Drained')?.status, cond(s, 'Drained')?.reason], ['False', 'Aborted']);
+    assert.equal(s.observedGeneration, 2);
+    assert.equal(s.completedAt, earlier, 'completedAt kept from the Failed status');
+    const none = closedWorkflowStatus({
+      planName: 'p',
+      workflowId: WF,
+      reason: 'WorkflowTerminated',
+      status: failed,
+      generation: 2,
+      handedBack: [],
+      nowIso: now,
+    });
+    assert.match(none.message!, /no node carried its claim any more$/);
   });
 });
 

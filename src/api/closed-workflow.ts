@@ -1,0 +1,66 @@
+/**
+ * Words of a plan whose Temporal workflow closed without the plan reaching a phase a workflow ends
+ * in (terminated or cancelled from the Temporal UI or CLI, failed, timed out): the CamelCase
+ * reasons the operator projects onto such a plan (phase Failed, then Aborted once `spec.abort`
+ * handed its nodes back), and the phases a drainflow workflow closes in. Pure constants, safe to
+ * import from workflow code.
+ */
+import type { PlanPhase } from './plan.js';
+
+/**
+ * Plan reason per Temporal close status (`WorkflowExecutionStatus` names as the client's
+ * `describe()` gives them). COMPLETED and CONTINUED_AS_NEW are absent: a completed run wrote its
+ * own final status, and a run continued as new is followed by the next one.
+ */
+export const ClosedWorkflowReason = {
+  TERMINATED: 'WorkflowTerminated',
+  FAILED: 'WorkflowFailed',
+  TIMED_OUT: 'WorkflowTimedOut',
+  CANCELED: 'WorkflowCanceled',
+} as const;
+
+/** One of the {@link ClosedWorkflowReason} values. */
+export type ClosedWorkflowReasonName = (typeof ClosedWorkflowReason)[keyof typeof ClosedWorkflowReason];
+
+/** What happened, in words, per close status: "was terminated", "failed", … */
+export const CLOSED_WORKFLOW_VERB: Record<keyof typeof ClosedWorkflowReason, string> = {
+  TERMINATED: 'was terminated',
+  FAILED: 'failed',
+  TIMED_OUT: 'timed out',
+  CANCELED: 'was cancelled',
+};
+
+/** Warning Event reason recorded once when the operator marks such a plan Failed. */
+export const WORKFLOW_CLOSED_EVENT = 'WorkflowClosed';
+
+/**
+ * The phases a drainflow plan workflow writes last before it closes (Failed, Aborted, Completed,
+ * Previewed). A plan in any other phase (Pending, Running, Paused, Blocked, Drained, or none yet)
+ * has a workflow that is still meant to run: it waits for evictions, a release or an abort.
+ */
+export const PHASES_A_WORKFLOW_CLOSES_IN: ReadonlySet<PlanPhase> = new Set<PlanPhase>([
+  'Failed',
+  'Aborted',
+  'Completed',
+  'Previewed',
+]);
+
+/** Whether a plan in `phase` still expects its workflow to run (see {@link PHASES_A_WORKFLOW_CLOSES_IN}). */
+export function expectsRunningWorkflow(phase: PlanPhase | undefined): boolean {
+  return phase === undefined || !PHASES_A_WORKFLOW_CLOSES_IN.has(phase);
+}
+
+/** The plan reason for a Temporal close status, or undefined when that status is not projected. */
+export function closedWorkflowReason(status: string): ClosedWorkflowReasonName | undefined {
+  return Object.hasOwn(ClosedWorkflowReason, status)
+    ? ClosedWorkflowReason[status as keyof typeof ClosedWorkflowReason]
+    : undefined;
+}
+
+/** The Temporal close status a {@link ClosedWorkflowReason} stands for, or undefined for another reason. */
+export function closeStatusOfReason(
+  reason: string | undefined,
+): keyof typeof ClosedWorkflowReason | undefined {
+  const hit = Object.entries(ClosedWorkflowReason).find(([, r]) => r === reason);
+  return hit?.[0] as keyof typeof ClosedWorkflowReason | undefined;
+}
