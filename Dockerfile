@@ -21,14 +21,11 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # tsc -p tsconfig.build.json: src/ -> dist/ (ESM; relative imports already end in .js).
 RUN npm run build
-# Bundle the workflows once at build time (the same webpack bundle the worker builds at start):
+# Bundle the workflows once at build time (the same slimmed webpack bundle the worker builds at
+# start, by the same module src/worker/bundle.ts):
 # fails the build when workflow code imports something a workflow may not, and leaves
 # dist/workflow-bundle.js for a worker started with a prebuilt bundle.
-RUN node --input-type=module -e "\
-  import { bundleWorkflowCode } from '@temporalio/worker'; \
-  import { writeFileSync } from 'node:fs'; \
-  const { code } = await bundleWorkflowCode({ workflowsPath: '/src/dist/workflows/index.js' }); \
-  writeFileSync('/src/dist/workflow-bundle.js', code);"
+RUN node dist/worker/bundle.js /src/dist/workflows/index.js /src/dist/workflow-bundle.js
 
 # --- deps: production dependencies only ---------------------------------------------------------
 FROM ${NODE_IMAGE} AS deps

@@ -29,6 +29,15 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS scripts preloaded with `node --require` (bench/mem-sampler.cjs).
+    files: ['**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', process: 'readonly', setInterval: 'readonly', Buffer: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Type-aware rules over all TypeScript (the files of tsconfig.json). A promise nobody awaits or
     // catches loses its error; in workflow code an unhandled rejection fails every workflow task
     // from then on (the workflow stops making progress), in the worker or operator it ends the process.

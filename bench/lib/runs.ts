@@ -227,6 +227,12 @@ export async function runOnce(
           ...(nodeOptions ? { nodeOptions } : {}),
           ...(mallocArenaMax ? { mallocArenaMax } : {}),
         };
+      else
+        // Peak RSS without them is V8's and glibc's default behaviour, not the deployed worker's
+        // (bench/notes.md: fleet 593-708 MiB without, about 300 with).
+        r.warnings.push(
+          'drainflow ran without the memory settings of deploy/base/worker.yaml: set BENCH_DRAINFLOW_NODE_OPTIONS and MALLOC_ARENA_MAX to compare peak RSS',
+        );
       await sleep(2000);
       const startup = procs.proc();
       const reset = procs.resetPeaks();
