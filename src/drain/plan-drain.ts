@@ -9,7 +9,7 @@
 import { DeadlineReason } from '../api/deadline.js';
 import type { OnDeadline, PlanPhase } from '../api/plan.js';
 import type { NodeProgress } from '../workflows/messages.js';
-import type { NodeState, PlanState } from './projection.js';
+import { aboutNode, type NodeState, type PlanState } from './projection.js';
 import {
   applyBudgetRequest,
   emptyLedger,
@@ -319,7 +319,7 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
     return {
       phase: 'Blocked',
       reason: DeadlineReason.NodesSkipped,
-      message: `${nodes.filter((n) => n.phase === 'Drained' || n.phase === 'Released').length} node(s) drained${skipped.length ? `; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}` : ''}${undrained.length ? `; released undrained after a failed beforeDrain hook: ${undrained.map((n) => n.name).join(', ')}` : ''}; still blocking: ${describeBlockers() || 'nothing recorded'}`,
+      message: `${nodes.filter((n) => n.phase === 'Drained' || n.phase === 'Released').length} node(s) drained${skipped.length ? `; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}` : ''}${undrained.length ? `; released undrained after a failed beforeDrain hook: ${undrained.map((n) => n.name).join(', ')}` : ''}${describeBlockers() ? `; held at their deadline by ${describeBlockers()}` : ''}`,
     };
   const hookFailed = nodes.find((n) => n.reason === 'HookFailed');
   if (hookFailed)
@@ -361,6 +361,13 @@ export function runningSummary(s: PlanRunState): { reason: string; message: stri
     };
   if (running.length === 0 || held.length < running.length)
     return { reason: 'Draining', message: `draining ${s.plan.nodes.length} node(s)` };
+  // A failed hook is not retried: its node waits for a per-node release or an abort.
+  const hookFailed = held.filter((n) => n.reason === 'HookFailed');
+  if (hookFailed.length === held.length)
+    return {
+      reason: 'HookFailed',
+      message: `${held.length} node(s) held up by a failed hook, not retried: ${hookFailed.map((n) => aboutNode(n.name, n.message ?? 'hook failed')).join('; ')}; fix the node, then release it (drainflow release <plan> --node ${hookFailed[0]!.name}) or abort the plan`,
+    };
   const first = held[0]!;
   const blockers = held
     .flatMap((n) => n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`))
@@ -368,6 +375,6 @@ export function runningSummary(s: PlanRunState): { reason: string; message: stri
     .join('; ');
   return {
     reason: first.reason ?? 'NodeBlocked',
-    message: `${held.length} node(s) held up, retrying until the deadline: ${blockers || `node ${first.name}: ${first.message ?? first.phase}`}`,
+    message: `${held.length} node(s) held up, retrying until the deadline: ${blockers || aboutNode(first.name, first.message ?? first.phase)}`,
   };
 }
