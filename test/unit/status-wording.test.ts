@@ -2,11 +2,18 @@
  * What the status says in words (src/drain/projection.ts, src/drain/plan-drain.ts), where a new
  * user read something untrue: a node's name said twice, a failed hook "retried until the
  * deadline", an aborted node still "blocked by" pods, the last node left to SkipNode told "the
- * plan goes on", and an ended plan "still blocking: nothing recorded".
+ * plan goes on", an ended plan "still blocking: nothing recorded", and "N pod(s) to go" while
+ * evicted pods wait out their grace period.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Blocker } from '../../src/api/plan.js';
+import {
+  applyObservation,
+  decideNode,
+  initialNodeState,
+  type NodeDrainState,
+} from '../../src/drain/node-drain.js';
 import { planOutcome, runningSummary, type PlanRunState } from '../../src/drain/plan-drain.js';
 import {
   aboutNode,
@@ -175,5 +182,53 @@ describe('status wording', () => {
     const undrained = node('n1', { phase: 'Skipped', reason: 'ReleasedUndrained', message: 'released' });
     const none = planOutcome(run([node('n0'), undrained], ['n0', 'n1'], ['n0', 'n1']));
     assert.equal(none.message, '1 node(s) drained; released undrained after a failed beforeDrain hook: n1');
+  });
+});
+
+describe('a draining node whose evicted pods wait out their grace period', () => {
+  const observe = (): NodeDrainState => {
+    const s = initialNodeState('n1', NOW + 3_600_000, false);
+    const pod = (name: string, terminating: boolean) => ({
+      key: `app/${name}`,
+      namespace: 'app',
+      name,
+      uid: `uid-${name}`,
+      pdbs: [],
+      ...(terminating
+        ? {
+            action: 'Wait' as const,
+            reason: 'Terminating',
+            message: 'pod is terminating',
+            deletionTimestampMs: NOW,
+          }
+        : { action: 'Evict' as const, reason: 'Evict', message: '' }),
+    });
+    applyObservation(
+      s,
+      {
+        changed: true,
+        fingerprint: 'f1',
+        node: { exists: true, unschedulable: true },
+        pods: [pod('a', true), pod('b', true), pod('c', false)],
+        pdbs: [],
+      },
+      ++s.observeSeq,
+      NOW,
+    );
+    return s;
+  };
+  const settings = { maxConcurrentPerNode: 0, retryBackoff: { initialSeconds: 5, maxSeconds: 120 } };
+
+  it('says how many of the pods to go are terminating', () => {
+    const d = decideNode(observe(), NOW, { ...settings, terminatingWords: true });
+    assert.equal(d.phase, 'Draining');
+    assert.equal(
+      d.message,
+      '3 pod(s) to go, 2 of them terminating (eviction accepted, waiting out the grace period)',
+    );
+  });
+
+  it('runs recorded before patched(terminating-words) keep their message', () => {
+    assert.equal(decideNode(observe(), NOW, settings).message, '3 pod(s) to go');
   });
 });
