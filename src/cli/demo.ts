@@ -157,7 +157,10 @@ export function recordTimeline(
   }
 }
 
-const say = (msg: string) => process.stderr.write(`[demo] ${msg}\n`);
+const began = Date.now();
+/** A progress line on stderr with the seconds since the demo began: `[demo 12.3 s] …`. */
+const say = (msg: string) =>
+  process.stderr.write(`[demo ${((Date.now() - began) / 1000).toFixed(1)} s] ${msg}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(
@@ -299,13 +302,15 @@ export async function demo(opts: DemoOptions): Promise<number> {
       return a && b;
     });
 
+    say('drainflow is ready');
     if (await plans.get(PLAN)) {
       say('removing the plan of an earlier demo');
       await plans.delete(PLAN);
       await until('the old plan to go', 120_000, async () => !(await plans.get(PLAN)));
     }
     if (await core.readNamespace({ name: NS }).catch(() => undefined)) {
-      await core.deleteNamespace({ name: NS });
+      say(`removing namespace ${NS} of an earlier demo (its pods' grace periods first)`);
+      await core.deleteNamespace({ name: NS }).catch(() => undefined);
       await until(
         'the old demo namespace to go',
         120_000,
@@ -341,6 +346,7 @@ export async function demo(opts: DemoOptions): Promise<number> {
       );
     });
 
+    say(`nodes ${names.join(', ')} Ready`);
     // Workload: sized to about podsPerNode pods per node.
     await core.createNamespace({ body: { metadata: { name: NS } } });
     await until('the default ServiceAccount', 30_000, async () =>

@@ -38,6 +38,8 @@ describe('npm run demo -- --rolling', () => {
     console.log(
       `demo --rolling: exit ${r.code} in ${(r.ms / 1000).toFixed(1)} s, ${lines.length} lines of output`,
     );
+    // Where the time goes (the demo's own progress lines carry the seconds since it began).
+    for (const l of r.err.split('\n').filter((x) => x.startsWith('[demo '))) console.log(l.slice(0, 120));
     assert.equal(r.code, 0, `exit status 0\n--- stdout\n${r.out}\n--- stderr\n${r.err}`);
     assert.match(
       r.err,
