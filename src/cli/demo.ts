@@ -4,6 +4,16 @@
  * kwok nodes (Deployments behind PodDisruptionBudgets of different tightness, a StatefulSet, a
  * DaemonSet), applies a MaintenancePlan, shows the drain live and ends with a summary.
  * Exit status 0 when the plan ends Drained.
+ *
+ * `--rolling`: a rolling maintenance instead (README "Rolling maintenance"): uncordon
+ * AfterEachNode, maxUnavailableNodes 1 and an afterDrain Job hook per node (a kernel patch that
+ * "reboots" the node and checks its health); each node is drained, patched by its Job and handed
+ * back before the next one is cordoned. Exit status 0 when the plan ends Completed with every node
+ * handed back (AllNodesHandedBack). On kwok the Job's pod does not run its command: kwok marks a
+ * Job pod Succeeded as soon as it runs (scripts/stack/kwok-stages.yaml).
+ *
+ * The operator and worker listen on DRAINFLOW_OPERATOR_PORT and DRAINFLOW_WORKER_PORT (the
+ * settings of src/shared/config.ts), 18080 and 18081 when unset.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
@@ -16,9 +26,16 @@ import {
   PolicyV1Api,
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
-import { GROUP, PLURAL, type MaintenancePlanStatus } from '../api/plan.js';
-import { PlanPhase } from '../api/reasons.js';
+import {
+  GROUP,
+  PLURAL,
+  type MaintenancePlanSpecInput,
+  type MaintenancePlanStatus,
+  type NodeStatus,
+} from '../api/plan.js';
+import { FINAL_PHASES } from '../drain/projection.js';
 import { PlanApi } from '../k8s/plans.js';
+import { SETTINGS, loadConfig } from '../shared/config.js';
 import { watch } from './plans.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -28,8 +45,8 @@ const POOL_LABEL = 'drainflow.dev/pool';
 const POOL = 'demo';
 /** The demo's operator acts only on plans with this label (--plan-selector). */
 const DEMO_LABEL = 'drainflow.dev/demo';
-const OPERATOR_PORT = 18080;
-const WORKER_PORT = 18081;
+/** Ports of the demo's operator and worker when DRAINFLOW_OPERATOR_PORT / DRAINFLOW_WORKER_PORT are unset. */
+export const DEMO_PORTS = { operator: 18080, worker: 18081 } as const;
 
 /** Options of the demo (see `npm run demo -- --help`). */
 export interface DemoOptions {
@@ -39,9 +56,111 @@ export interface DemoOptions {
   pdb: 'none' | 'loose' | 'tight';
   timeoutSeconds: number;
   keep: boolean;
+  /** A rolling maintenance (uncordon AfterEachNode, maxUnavailableNodes 1, an afterDrain Job hook). */
+  rolling?: boolean;
 }
 
-const say = (msg: string) => process.stderr.write(`[demo] ${msg}\n`);
+/**
+ * The operator and worker ports of the demo: DRAINFLOW_OPERATOR_PORT and DRAINFLOW_WORKER_PORT
+ * when set (validated as `drainflow run` validates them), else {@link DEMO_PORTS}.
+ * @throws Error naming the variable when it is not a port number, or is 0 (the demo must know
+ *   the port to check that drainflow is ready).
+ */
+export function demoPorts(env: NodeJS.ProcessEnv): { operator: number; worker: number } {
+  const op = SETTINGS.operatorPort.env;
+  const wk = SETTINGS.workerPort.env;
+  const cfg = loadConfig(
+    { mode: 'local', kubeconfig: 'unused' },
+    { [op]: env[op] ?? String(DEMO_PORTS.operator), [wk]: env[wk] ?? String(DEMO_PORTS.worker) },
+  );
+  for (const [name, port] of [
+    [op, cfg.operatorPort],
+    [wk, cfg.workerPort],
+  ] as const)
+    if (port === 0)
+      throw new Error(
+        `invalid setting ${name}: the demo needs a fixed port to check that drainflow is ready (got 0)`,
+      );
+  if (cfg.operatorPort === cfg.workerPort)
+    throw new Error(
+      `invalid settings ${op} and ${wk}: both are ${cfg.operatorPort}; the operator and the worker need a port each`,
+    );
+  return { operator: cfg.operatorPort, worker: cfg.workerPort };
+}
+
+/** The demo's afterDrain hook: a Job that "patches the kernel", "reboots" and checks the node's health. */
+export function kernelPatchHook(namespace: string): NonNullable<MaintenancePlanSpecInput['hooks']> {
+  return {
+    afterDrain: {
+      job: {
+        namespace,
+        timeoutSeconds: 120,
+        template: {
+          metadata: { labels: { app: 'kernel-patch' } },
+          spec: {
+            template: {
+              spec: {
+                automountServiceAccountToken: false,
+                containers: [
+                  {
+                    name: 'patch',
+                    image: 'registry.k8s.io/pause:3.10',
+                    // What a real hook would run (kwok does not run containers).
+                    command: ['/bin/sh', '-c', 'apply-kernel-patch && reboot-node && wait-node-healthy'],
+                  },
+                ],
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+/** One line of the rolling timeline: what changed on a node, `seconds` after the plan was applied. */
+export interface TimelineEntry {
+  seconds: number;
+  node: string;
+  text: string;
+}
+
+/**
+ * What the timeline says of a node: phase, reason (when it differs), hook and message (unless the
+ * hook says it), e.g. `Drained (HookRunning); afterDrain hook Running (Job ns/j)`.
+ */
+export function nodeMoment(n: NodeStatus): string {
+  const h = n.hook;
+  const hook = h
+    ? `; ${h.name} hook ${h.phase}${h.ref ? ` (${h.ref.includes('/') ? 'Job' : 'workflow'} ${h.ref})` : ''}${h.message ? `: ${h.message}` : ''}`
+    : '';
+  const reason = n.reason && n.reason !== n.phase ? ` (${n.reason})` : '';
+  const message = n.message && n.reason !== 'HookRunning' ? ` — ${n.message}` : '';
+  return `${n.phase}${reason}${hook}${message}`;
+}
+
+/**
+ * Adds to `timeline` one entry per node whose phase, reason or hook phase changed since `seen`
+ * (node name → last moment key), and updates `seen`.
+ */
+export function recordTimeline(
+  timeline: TimelineEntry[],
+  seen: Map<string, string>,
+  status: MaintenancePlanStatus,
+  seconds: number,
+): void {
+  for (const n of status.nodes ?? []) {
+    const key = `${n.phase}|${n.reason ?? ''}|${n.hook?.name ?? ''}|${n.hook?.phase ?? ''}`;
+    if (seen.get(n.name) === key) continue;
+    seen.set(n.name, key);
+    timeline.push({ seconds, node: n.name, text: nodeMoment(n) });
+  }
+}
+
+const began = Date.now();
+/** A progress line on stderr with the seconds since the demo began: `[demo 12.3 s] …`. */
+const say = (msg: string) =>
+  process.stderr.write(`[demo ${((Date.now() - began) / 1000).toFixed(1)} s] ${msg}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(
@@ -91,6 +210,7 @@ export async function demo(opts: DemoOptions): Promise<number> {
   execFileSync('bash', [join(root, 'scripts/stack/stack.sh'), 'up'], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
+  const ports = demoPorts(process.env);
   const env = stackEnv();
   Object.assign(process.env, env);
   const kubectl = env.DRAINFLOW_KUBECTL!;
@@ -140,7 +260,9 @@ export async function demo(opts: DemoOptions): Promise<number> {
   const logDir = join(env.KUBECONFIG!, '..', 'logs');
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, 'drainflow-demo.log');
-  say(`starting drainflow (operator + worker); log: ${logFile}`);
+  say(
+    `starting drainflow (operator on port ${ports.operator}, worker on port ${ports.worker}); log: ${logFile}`,
+  );
   const fd = openSync(logFile, 'a');
   const child: ChildProcess = spawn(
     process.execPath,
@@ -150,9 +272,9 @@ export async function demo(opts: DemoOptions): Promise<number> {
       '--task-queue',
       'drainflow-demo',
       '--operator-port',
-      String(OPERATOR_PORT),
+      String(ports.operator),
       '--worker-port',
-      String(WORKER_PORT),
+      String(ports.worker),
       '--plan-selector',
       `${DEMO_LABEL}=true`,
     ],
@@ -174,19 +296,21 @@ export async function demo(opts: DemoOptions): Promise<number> {
     await until('drainflow to become ready', 90_000, async () => {
       if (child.exitCode !== null) throw new Error(`drainflow exited (${child.exitCode}); see ${logFile}`);
       const [a, b] = await Promise.all([
-        fetch(`http://127.0.0.1:${OPERATOR_PORT}/readyz`).then((r) => r.ok),
-        fetch(`http://127.0.0.1:${WORKER_PORT}/readyz`).then((r) => r.ok),
+        fetch(`http://127.0.0.1:${ports.operator}/readyz`).then((r) => r.ok),
+        fetch(`http://127.0.0.1:${ports.worker}/readyz`).then((r) => r.ok),
       ]);
       return a && b;
     });
 
+    say('drainflow is ready');
     if (await plans.get(PLAN)) {
       say('removing the plan of an earlier demo');
       await plans.delete(PLAN);
       await until('the old plan to go', 120_000, async () => !(await plans.get(PLAN)));
     }
     if (await core.readNamespace({ name: NS }).catch(() => undefined)) {
-      await core.deleteNamespace({ name: NS });
+      say(`removing namespace ${NS} of an earlier demo (its pods' grace periods first)`);
+      await core.deleteNamespace({ name: NS }).catch(() => undefined);
       await until(
         'the old demo namespace to go',
         120_000,
@@ -222,6 +346,7 @@ export async function demo(opts: DemoOptions): Promise<number> {
       );
     });
 
+    say(`nodes ${names.join(', ')} Ready`);
     // Workload: sized to about podsPerNode pods per node.
     await core.createNamespace({ body: { metadata: { name: NS } } });
     await until('the default ServiceAccount', 30_000, async () =>
@@ -268,7 +393,8 @@ export async function demo(opts: DemoOptions): Promise<number> {
         opts.pdb === 'tight'
           ? [
               ['frontend', { maxUnavailable: 1 }],
-              ['api', { minAvailable: '75%' }],
+              // 75% of fewer than 4 replicas rounds up to all of them: no disruption ever allowed.
+              ['api', perApp >= 4 ? { minAvailable: '75%' } : { minAvailable: perApp - 1 }],
               ['db', { maxUnavailable: 1 }],
             ]
           : [
@@ -296,17 +422,27 @@ export async function demo(opts: DemoOptions): Promise<number> {
     });
 
     const targets = names.slice(0, opts.drain);
-    say(`applying MaintenancePlan ${PLAN} for ${targets.join(', ')}`);
-    const t0 = Date.now();
-    await plans.create(
-      { name: PLAN, labels: { [DEMO_LABEL]: 'true' } },
-      {
-        nodeNames: targets,
-        maxUnavailableNodes: 1,
-        drainTimeoutSeconds: opts.timeoutSeconds,
-        uncordon: 'OnDelete',
-      },
+    say(
+      `applying MaintenancePlan ${PLAN} for ${targets.join(', ')}${opts.rolling ? ': rolling maintenance, one node out of service at a time, an afterDrain Job hook per node (kernel patch, "reboot", health check), each node uncordoned when its hook succeeded' : ''}`,
     );
+    const t0 = Date.now();
+    const spec: MaintenancePlanSpecInput = opts.rolling
+      ? {
+          nodeNames: targets,
+          maxUnavailableNodes: 1,
+          drainTimeoutSeconds: opts.timeoutSeconds,
+          uncordon: 'AfterEachNode',
+          hooks: kernelPatchHook(NS),
+        }
+      : {
+          nodeNames: targets,
+          maxUnavailableNodes: 1,
+          drainTimeoutSeconds: opts.timeoutSeconds,
+          uncordon: 'OnDelete',
+        };
+    await plans.create({ name: PLAN, labels: { [DEMO_LABEL]: 'true' } }, spec);
+    const timeline: TimelineEntry[] = [];
+    const seen = new Map<string, string>();
     const final = (await watch(
       {
         kubeconfig: env.KUBECONFIG!,
@@ -314,7 +450,13 @@ export async function demo(opts: DemoOptions): Promise<number> {
         temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
       },
       PLAN,
-      { intervalMs: 500 },
+      {
+        intervalMs: 500,
+        until: (st) => {
+          recordTimeline(timeline, seen, st, (Date.now() - t0) / 1000);
+          return st.phase !== undefined && FINAL_PHASES.has(st.phase);
+        },
+      },
     )) as MaintenancePlanStatus;
     const seconds = ((Date.now() - t0) / 1000).toFixed(1);
     const p = final.evictionProgress;
@@ -324,9 +466,26 @@ export async function demo(opts: DemoOptions): Promise<number> {
       `pods evicted: ${p?.evicted ?? 0}/${p?.total ?? 0}; eviction calls: ${p?.attempts ?? 0}; answered 429: ${p?.tooManyRequests ?? 0}`,
     );
     for (const n of final.nodes ?? []) {
+      const hook = n.hook
+        ? `; ${n.hook.name} hook ${n.hook.phase}${n.hook.ref ? ` (Job ${n.hook.ref})` : ''}`
+        : '';
       console.log(
-        `  ${n.name}: ${n.phase}, ${n.podsEvicted}/${n.podsTotal} pods evicted${n.blockedBy?.length ? `, blocked by ${n.blockedBy.map((b) => b.pod).join(', ')}` : ''}`,
+        `  ${n.name}: ${n.phase}, ${n.podsEvicted}/${n.podsTotal} pods evicted${hook}${n.blockedBy?.length ? `, blocked by ${n.blockedBy.map((b) => b.pod).join(', ')}` : ''}`,
       );
+    }
+    let ok = final.phase === 'Drained';
+    if (opts.rolling) {
+      console.log('node by node (seconds after the plan was applied):');
+      for (const e of timeline) console.log(`  ${e.seconds.toFixed(1).padStart(6)} s  ${e.node}: ${e.text}`);
+      const cordoned = (await core.listNode({ labelSelector: `${POOL_LABEL}=${POOL}` })).items
+        .filter((n) => n.spec?.unschedulable)
+        .map((n) => n.metadata!.name!);
+      console.log(
+        cordoned.length
+          ? `still cordoned: ${cordoned.join(', ')}`
+          : 'every node is uncordoned again: each was handed back after its hook',
+      );
+      ok = final.phase === 'Completed' && final.reason === 'AllNodesHandedBack' && cordoned.length === 0;
     }
     console.log(`Temporal UI: ${final.workflow?.url ?? env.TEMPORAL_UI_URL}`);
     if (opts.keep) {
@@ -335,14 +494,16 @@ export async function demo(opts: DemoOptions): Promise<number> {
       );
       await new Promise<void>((resolve) => child.once('exit', () => resolve()));
     } else {
-      say('cleaning up: deleting the plan (drainflow uncordons its nodes), the workload and the demo nodes');
+      say(
+        `cleaning up: deleting the plan (drainflow uncordons its nodes${opts.rolling ? '; its hook Jobs go with it' : ''}), the workload and the demo nodes`,
+      );
       await plans.delete(PLAN);
       await until('the plan to be deleted', 120_000, async () => !(await plans.get(PLAN)));
       await core.deleteNamespace({ name: NS });
       for (const name of names) await core.deleteNode({ name }).catch(() => undefined);
       say('done; the local stack keeps running (npm run stack -- down stops it)');
     }
-    return final.phase === PlanPhase.Drained ? 0 : 1;
+    return ok ? 0 : 1;
   } finally {
     await stopChild();
   }

@@ -7,6 +7,7 @@ import { Command, Option } from 'commander';
 import { loadCliConfig, type ConnectionFlags } from '../shared/config.js';
 import { CliError, control, phaseAfter, releaseNode, status, watch, type CliContext } from './plans.js';
 import { renderPlan } from './render.js';
+import { releaseNodeWords } from './render-roll.js';
 
 /**
  * Installed as the kubectl plugin `kubectl-drainflow` too (kubectl runs `kubectl-<name>` from PATH
@@ -100,7 +101,9 @@ withConnection(
     .description("show a plan's progress (live from its workflow when running)"),
 ).action(async (name: string, opts) => {
   const { plan, live, note, unreachable } = await status(context(opts), name);
-  console.log(renderPlan({ metadata: plan.metadata, status: live ?? plan.status }, Date.now()));
+  console.log(
+    renderPlan({ metadata: plan.metadata, spec: plan.spec, status: live ?? plan.status }, Date.now()),
+  );
   if (unreachable) {
     // The written status is shown, but a Temporal that cannot be reached is a failure to fix.
     console.error(`drainflow: ${note}`);
@@ -115,14 +118,15 @@ for (const [action, help] of [
 ] as const) {
   const cmd = withConnection(program.command(`${action} <plan>`).description(help));
   if (action === 'release')
-    cmd.option('--node <node>', 'uncordon AfterEachNode: release this one node (uncordoned once drained)');
+    cmd.option(
+      '--node <node>',
+      'uncordon AfterEachNode: hand back this one node (once drained; at once when its hook failed, undrained after a failed beforeDrain)',
+    );
   cmd.action(async (name: string, opts) => {
     if (action === 'release' && typeof opts.node === 'string') {
       const st = await releaseNode(context(opts), name, opts.node);
       const n = st.nodes?.find((x) => x.name === opts.node);
-      console.log(
-        `release: node ${opts.node} of plan ${name} accepted by the workflow (node phase ${n?.phase ?? 'unknown'}); it is uncordoned once drained`,
-      );
+      console.log(releaseNodeWords(name, opts.node, n));
       return;
     }
     const { status: st, by } = await control(context(opts), name, action);
@@ -197,6 +201,10 @@ program
   )
   .option('--timeout <seconds>', 'plan drainTimeoutSeconds', '300')
   .option('--keep', 'keep the workload, the plan and drainflow running at the end')
+  .option(
+    '--rolling',
+    'a rolling maintenance: uncordon AfterEachNode, one node at a time, an afterDrain Job hook per node',
+  )
   .action(async (opts) => {
     const { demo } = await import('./demo.js');
     process.exitCode = await demo({
@@ -206,6 +214,7 @@ program
       pdb: opts.pdb,
       timeoutSeconds: Number(opts.timeout),
       keep: Boolean(opts.keep),
+      rolling: Boolean(opts.rolling),
     });
   });
 

@@ -120,7 +120,8 @@ async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promi
 
 /**
  * `drainflow release PLAN --node NODE` (spec.uncordon AfterEachNode): sends the `releaseNode`
- * Update, so the node is uncordoned once drained (at once when it is drained and waits).
+ * Update, so the node is uncordoned once drained (at once when it is drained and waits, or blocked
+ * by a failed hook; undrained, phase Skipped, after a failed beforeDrain hook).
  * @returns the plan's status after the workflow took the release in.
  * @throws CliError when the plan's uncordon is not AfterEachNode, the node is not in the plan, the
  *   workflow has ended or no worker answers in time.

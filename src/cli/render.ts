@@ -6,6 +6,7 @@
 import type { Blocker, MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
 import { BlockerReason, ConditionType, FINAL_NODE_PHASES, PlanPhase } from '../api/reasons.js';
 import { renderPreflight } from './render-preflight.js';
+import { hookLine, releaseHint } from './render-roll.js';
 
 /** A text progress bar `[#####-----]` of `width` cells. */
 export function bar(done: number, total: number, width = 20): string {
@@ -33,6 +34,12 @@ export function windowLine(s: MaintenancePlanStatus, nowMs: number): string | un
 }
 
 /**
+ * Node phases whose message the per-node lines already say (progress bar, blockers, hook line):
+ * a node's message is printed in the other phases (Waiting, Blocked, Paused, Skipped, Released, …).
+ */
+const QUIET_NODE_PHASES: ReadonlySet<string> = new Set(['Pending', 'Cordoned', 'Draining']);
+
+/**
  * What to look at for a blocker, when the reason alone does not say: a pod stuck terminating has
  * had its deletion accepted (it has a deletionTimestamp) and waits for its grace period to end,
  * for its finalizers to be removed, or for its node's kubelet to confirm that it stopped.
@@ -43,8 +50,14 @@ export function blockerHint(b: Pick<Blocker, 'pod' | 'reason'>): string {
   return ` (its deletion was accepted; it waits for its grace period, its finalizers or its node's kubelet: kubectl get pod -n ${ns} ${name} -o jsonpath='{.metadata.finalizers}')`;
 }
 
-/** Renders the plan's status as lines of text. */
-export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, nowMs: number): string {
+/**
+ * Renders the plan's status as lines of text. With the plan's spec, a node waiting to be handed
+ * back (uncordon AfterEachNode) also says how to release it.
+ */
+export function renderPlan(
+  plan: Pick<MaintenancePlan, 'metadata' | 'status'> & { spec?: Pick<MaintenancePlan['spec'], 'uncordon'> },
+  nowMs: number,
+): string {
   const s: MaintenancePlanStatus = plan.status ?? {};
   const p = s.evictionProgress;
   const lines: string[] = [];
@@ -60,7 +73,13 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
   // While the plan still runs, the Blocked condition says what holds it up (e.g. NodeHeldByOtherPlan).
   const blocked = s.conditions?.find((c) => c.type === ConditionType.Blocked && c.status === 'True');
   if (blocked && active) lines.push(`  waiting: ${blocked.reason} — ${blocked.message}`);
-  if (p) {
+  const unstarted = (s.nodes ?? []).every((n) => n.phase === 'Pending' || n.phase === 'Waiting');
+  if (p && p.total === 0 && unstarted && active && (s.nodes ?? []).length > 0) {
+    // Running with 0/0 pods: no node drain has begun, and a node's pods are counted when it does.
+    lines.push(
+      "  pods: none counted yet: no node's drain has begun (a node's pods are counted once it is claimed and cordoned)",
+    );
+  } else if (p) {
     const stuck = p.failed > 0 ? `, ${p.failed} cannot be evicted` : '';
     const deleted = p.deleted ? `, ${p.deleted} deleted at the deadline (not evicted)` : '';
     lines.push(
@@ -93,6 +112,14 @@ export function renderPlan(plan: Pick<MaintenancePlan, 'metadata' | 'status'>, n
           ? `  deadline in ${secondsUntil(n.deadline, nowMs)} s (${n.deadline})`
           : ''),
     );
+    if (n.phase === 'Pending' && active)
+      lines.push('      not started yet: nodes start in plan order, at most maxUnavailableNodes at a time');
+    const release = active ? releaseHint(plan.metadata.name, n, plan.spec?.uncordon) : undefined;
+    if (n.message && !release && !QUIET_NODE_PHASES.has(n.phase) && n.reason !== 'Drained')
+      lines.push(`      ${n.reason ? `${n.reason}: ` : ''}${n.message}`);
+    const hook = hookLine(n, nowMs);
+    if (hook) lines.push(`      ${hook}`);
+    if (release) lines.push(`      ${release}`);
     for (const b of n.blockedBy ?? []) {
       const tries = b.attempts ? `, ${b.attempts} call(s)` : '';
       lines.push(

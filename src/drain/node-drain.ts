@@ -221,6 +221,13 @@ export interface NodeDrainSettings {
    * among the pods still to leave. Absent in runs recorded before `patched('pod-policy')`.
    */
   orderGroups?: boolean;
+  /**
+   * The Draining message says how many of the pods to go are terminating (evicted or deleted,
+   * waiting out their grace period): `3 pod(s) to go, 2 of them terminating (…)`. Absent in runs
+   * recorded before `patched('terminating-words')`: the message is part of the node's progress
+   * report, so a message that changes more often would send reports those runs did not.
+   */
+  terminatingWords?: boolean;
 }
 
 /**
@@ -993,6 +1000,8 @@ export function decideNode(
       evict,
       wakeAtMs,
     };
+  const terminating = settings.terminatingWords ? pods.filter((p) => p.state === 'Terminating').length : 0;
+  const togo = `${pods.length} pod(s) to go${terminating ? `, ${terminating} of them terminating (eviction accepted, waiting out the grace period)` : ''}`;
   if (group !== undefined) {
     const inGroup = pods.filter((p) => (p.order ?? 0) === group);
     const later = pods.length - inGroup.length;
@@ -1012,17 +1021,13 @@ export function decideNode(
         ...result(
           NodePhase.Draining,
           NodeReason.Draining,
-          `${pods.length} pod(s) to go; order group ${group} first (${inGroup.length} pod(s)), ${later} pod(s) in later groups`,
+          `${togo}; order group ${group} first (${inGroup.length} pod(s)), ${later} pod(s) in later groups`,
         ),
         evict,
         wakeAtMs,
       };
   }
-  return {
-    ...result(NodePhase.Draining, NodeReason.Draining, `${pods.length} pod(s) to go`),
-    evict,
-    wakeAtMs,
-  };
+  return { ...result('Draining', NodeReason.Draining, togo), evict, wakeAtMs };
 }
 
 /** Whether a pod that has not been tried waits for its PDB's budget (for the blocker list). */

@@ -17,7 +17,7 @@ import {
   RollReason,
 } from '../api/reasons.js';
 import type { NodeProgress } from '../workflows/messages.js';
-import type { NodeState, PlanState } from './projection.js';
+import { aboutNode, type NodeState, type PlanState } from './projection.js';
 import {
   applyBudgetRequest,
   emptyLedger,
@@ -332,7 +332,7 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
     return {
       phase: PlanPhase.Blocked,
       reason: DeadlineReason.NodesSkipped,
-      message: `${nodes.filter((n) => n.phase === NodePhase.Drained || n.phase === NodePhase.Released).length} node(s) drained${skipped.length ? `; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}` : ''}${undrained.length ? `; released undrained after a failed beforeDrain hook: ${undrained.map((n) => n.name).join(', ')}` : ''}; still blocking: ${describeBlockers() || 'nothing recorded'}`,
+      message: `${nodes.filter((n) => n.phase === 'Drained' || n.phase === 'Released').length} node(s) drained${skipped.length ? `; skipped at their deadline and handed back: ${skipped.map((n) => n.name).join(', ')}` : ''}${undrained.length ? `; released undrained after a failed beforeDrain hook: ${undrained.map((n) => n.name).join(', ')}` : ''}${describeBlockers() ? `; held at their deadline by ${describeBlockers()}` : ''}`,
     };
   const hookFailed = nodes.find((n) => n.reason === RollReason.HookFailed);
   if (hookFailed)
@@ -373,14 +373,21 @@ export function runningSummary(s: PlanRunState): { reason: string; message: stri
       message: `node(s) ${awaiting.map((n) => n.name).join(', ')} drained, waiting for a per-node release`,
     };
   if (running.length === 0 || held.length < running.length)
-    return { reason: PlanReason.Draining, message: `draining ${s.plan.nodes.length} node(s)` };
+    return { reason: 'Draining', message: `draining ${s.plan.nodes.length} node(s)` };
+  // A failed hook is not retried: its node waits for a per-node release or an abort.
+  const hookFailed = held.filter((n) => n.reason === 'HookFailed');
+  if (hookFailed.length === held.length)
+    return {
+      reason: 'HookFailed',
+      message: `${held.length} node(s) held up by a failed hook, not retried: ${hookFailed.map((n) => aboutNode(n.name, n.message ?? 'hook failed')).join('; ')}; fix the node, then release it (drainflow release <plan> --node ${hookFailed[0]!.name}) or abort the plan`,
+    };
   const first = held[0]!;
   const blockers = held
     .flatMap((n) => n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`))
     .slice(0, 5)
     .join('; ');
   return {
-    reason: first.reason ?? PlanReason.NodeBlocked,
-    message: `${held.length} node(s) held up, retrying until the deadline: ${blockers || `node ${first.name}: ${first.message ?? first.phase}`}`,
+    reason: first.reason ?? 'NodeBlocked',
+    message: `${held.length} node(s) held up, retrying until the deadline: ${blockers || aboutNode(first.name, first.message ?? first.phase)}`,
   };
 }

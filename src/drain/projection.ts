@@ -114,7 +114,9 @@ export function deadlineAction(state: PlanState): DeadlineAction | undefined {
     policy === 'Stop'
       ? `at ${at} evictions stop on the nodes not drained by then (${list}); they stay cordoned and the plan ends Blocked (DeadlineExceeded)`
       : policy === 'SkipNode'
-        ? `at its deadline (the first at ${at}) a node not drained is handed back (uncordoned if this plan cordoned it) and reported Skipped; the plan goes on with its other nodes (${list})`
+        ? open.length === 1
+          ? `at its deadline (${at}) node ${list}, if not drained, is handed back (uncordoned if this plan cordoned it) and reported Skipped; it is the plan's last node left, so the plan then ends Blocked (NodesSkipped)`
+          : `at its deadline (the first at ${at}) a node not drained is handed back (uncordoned if this plan cordoned it) and reported Skipped; the plan goes on with its other nodes (${list})`
         : `at its deadline (the first at ${at}) the pods still on a node are deleted without the Eviction API, PodDisruptionBudgets bypassed (${list}); a PodsWillBeDeleted Warning Event goes out ${state.deadlineWarningSeconds ?? 0} s before`;
   return {
     policy,
@@ -151,6 +153,14 @@ export function shownOutcome(state: Pick<PlanState, 'phase' | 'reason' | 'messag
     reason: DeadlineReason.DrainedWithDeletions,
     message: `${state.message}; ${deleted} pod(s) deleted at the deadline without the Eviction API (onDeadline DeletePods), not evicted`,
   };
+}
+
+/**
+ * `node N: message`, unless the message names the node already (`node N is held by plan P`):
+ * then the message alone, so the node's name is not said twice.
+ */
+export function aboutNode(name: string, message: string): string {
+  return message.startsWith(`node ${name} `) ? message : `node ${name}: ${message}`;
 }
 
 /** `pod (PDB x): Reason; …` of the first `cap` blockers. */
@@ -230,8 +240,8 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
         ? {
             type: ConditionType.Blocked,
             status: 'True',
-            reason: waiting.reason ?? ConditionReason.NodeBlocked,
-            message: `node ${waiting.name}: ${waiting.message ?? waiting.phase}`,
+            reason: waiting.reason ?? 'NodeBlocked',
+            message: aboutNode(waiting.name, waiting.message ?? waiting.phase),
             observedGeneration: gen,
           }
         : {
@@ -319,13 +329,13 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     const { blockers } = sortAndCapBlockers(n.blockedBy);
     const windowNode = windowPaused && n.phase === NodePhase.Paused;
     const reason = windowNode ? WindowReason.OutsideMaintenanceWindow : n.reason;
-    // A skipped node was handed back: nothing blocks it any more. What held it at its deadline
-    // goes into its message instead of blockers that would read as if they still applied.
-    const nodeSkipped = n.phase === NodePhase.Skipped;
+    // A skipped node was handed back, an aborted one gave up: nothing blocks it any more. What
+    // held it goes into its message instead of blockers that would read as if they still applied.
+    const nodeSkipped = n.phase === 'Skipped' || n.phase === 'Aborted';
     const message = windowNode
       ? state.message
       : nodeSkipped && blockers.length > 0
-        ? `${n.message ?? 'skipped at its deadline'}; held then by ${blockerSummary(blockers, 5)}`
+        ? `${n.message ?? (n.phase === 'Aborted' ? 'aborted' : 'skipped at its deadline')}; held then by ${blockerSummary(blockers, 5)}`
         : n.message;
     return {
       name: n.name,
@@ -351,9 +361,9 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
   const evicted = sum((n) => n.podsEvicted);
   const failed = sum((n) => n.podsFailed);
   const action = deadlineAction(state);
-  // Pods left on a skipped node are no longer waited for: not pending.
+  // Pods left on a skipped or aborted node are no longer waited for: not pending.
   const left = (n: NodeState) =>
-    n.phase === NodePhase.Skipped
+    n.phase === 'Skipped' || n.phase === 'Aborted'
       ? 0
       : Math.max(0, n.podsTotal - n.podsEvicted - (n.podsDeleted ?? 0) - n.podsFailed);
   const progress: EvictionProgress = {

@@ -149,6 +149,9 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   const podPolicy = patched('pod-policy');
   const deleteTimeout = podPolicy ? spec.skipWaitForDeleteTimeoutSeconds : undefined;
   if (podPolicy) settings.orderGroups = true;
+  // patched: node runs recorded before the Draining message counted terminating pods report the
+  // message they reported then (the message is part of the progress report).
+  if (patched('terminating-words')) settings.terminatingWords = true;
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
   // patched: spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts). Only specs that set

@@ -275,7 +275,8 @@ describe('the plan side of the deadline policy', () => {
     const o = planOutcome(s);
     assert.equal(o.phase, 'Blocked');
     assert.equal(o.reason, 'NodesSkipped');
-    assert.match(o.message, /1 node\(s\) drained; skipped .*: n1; still blocking: app\/db-0/);
+    assert.match(o.message, /1 node\(s\) drained; skipped .*: n1; held at their deadline by app\/db-0/);
+    assert.doesNotMatch(o.message, /still blocking/, 'the plan has ended: nothing blocks it any more');
   });
 
   it('Stop with a per-node deadline: the stopped node keeps its slot (still cordoned); the plan settles', () => {

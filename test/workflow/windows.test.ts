@@ -4,7 +4,9 @@
  * next window, whose durable timer resumes it; with deadlineCountsOutsideWindows false the deadline
  * counts time inside windows only; a plan created outside its windows cordons nothing until one
  * opens; a user's pause and a window's pause are told apart; an unknown time zone fails the plan
- * with a message naming the field. Replay fixture of the new shape: `UPDATE_HISTORIES=windows-v1`.
+ * with a message naming the field; a deadline that falls outside the windows fires while the plan
+ * is paused by them (onDeadline Stop ends it Blocked/DeadlineExceeded) unless
+ * deadlineCountsOutsideWindows is false (then the deadline clock stops outside). Replay fixture of the new shape: `UPDATE_HISTORIES=windows-v1`.
  *
  * The windows are daily, in UTC, placed relative to the test server's clock (every day is named,
  * so a window that crosses midnight needs no care).
@@ -191,6 +193,124 @@ describe('maintenance windows (time-skipping)', () => {
       'cordoned only inside the window',
     );
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
+  });
+
+  /**
+   * A drain held by a PDB that never allows a disruption, a window of 20 min open at the start,
+   * then 2 h closed, and a 30 min deadline (onDeadline Stop): counted in wall time the deadline
+   * falls 10 min into the closed time.
+   */
+  const deadlineOutside = async (countsOutside: boolean) => {
+    const sim = new SimCluster({ observePollMs: 0 });
+    sim.addNode('n1');
+    sim.pdbs.set('app/db', 0);
+    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+    const w0 = (await serverMinute()) - MIN;
+    const firstEnd = w0 + 20 * MIN;
+    const secondStart = firstEnd + 2 * HOUR;
+    const windows = [daily(w0, 20), daily(secondStart, 60)];
+    const inp = input(`windows-deadline-${countsOutside}`, {
+      nodeNames: ['n1'],
+      uncordon: 'OnRelease',
+      drainTimeoutSeconds: 1800,
+      onDeadline: 'Stop',
+      windows,
+      deadlineCountsOutsideWindows: countsOutside,
+    });
+    return { sim, inp, windows, firstEnd, secondStart };
+  };
+
+  it('deadlineCountsOutsideWindows true: a deadline that falls outside the windows fires while paused; onDeadline Stop ends the plan, saying so', async () => {
+    const { sim, inp, firstEnd, secondStart } = await deadlineOutside(true);
+    const result = await withWorker(sim, async (tq) => {
+      const h = await startPlan(tq, inp);
+      await waitUntil(
+        () => sim.lastStatus()?.nodes?.[0]?.blockedBy?.length === 1,
+        'n1 blocked by its PDB inside the window',
+      );
+      const first = sim.lastStatus()!;
+      const startedAt = Date.parse(first.startedAt!);
+      const deadline = startedAt + 30 * MIN;
+      assert.equal(first.deadline, new Date(deadline).toISOString(), 'wall time: 30 min from the start');
+      assert.ok(deadline > firstEnd && deadline < secondStart, 'the deadline falls outside the windows');
+      await waitUntil(
+        () => sim.lastStatus()?.reason === 'OutsideMaintenanceWindow',
+        'paused at the window end',
+        60_000,
+        '1m',
+      );
+      assert.equal(sim.lastStatus()!.phase, 'Paused');
+      assert.equal(sim.lastStatus()!.deadlineAction?.policy, 'Stop');
+      assert.equal(sim.lastStatus()!.deadlineAction?.at, first.deadline, 'the notice names the deadline');
+      await waitUntil(() => sim.lastStatus()?.phase === 'Blocked', 'Blocked at the deadline', 60_000, '1m');
+      const st = sim.lastStatus()!;
+      const now = await wf.env.currentTimeMs();
+      await h.signal(releaseSignal); // uncordon OnRelease: the workflow ends once the node is handed back
+      return { st, now, result: await wf.resultOf(h) };
+    });
+    const { st, now } = result;
+    assert.equal(result.result.phase, 'Completed', JSON.stringify(result.result));
+    assert.equal(st.phase, 'Blocked');
+    assert.equal(st.reason, 'DeadlineExceeded');
+    assert.match(st.message!, /deadline passed; still blocking: app\/db-0 \(PDB app\/db\)/);
+    assert.equal(st.nodes?.[0]?.phase, 'Blocked', 'n1 stays cordoned, Blocked');
+    assert.equal(st.nodes?.[0]?.reason, 'DeadlineExceeded');
+    const ended = Date.parse(st.completedAt!);
+    assert.ok(
+      ended >= Date.parse(st.deadline!) && ended < secondStart,
+      `ended at the deadline, outside the windows (${st.completedAt}, next window ${new Date(secondStart).toISOString()})`,
+    );
+    assert.ok(now < secondStart, 'the plan did not wait for the next window');
+    assert.deepEqual(evictionsBetween(sim, firstEnd, secondStart), [], 'no eviction outside the windows');
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
+  });
+
+  it('deadlineCountsOutsideWindows false: the deadline clock stops outside the windows', async () => {
+    const { sim, inp, windows, firstEnd, secondStart } = await deadlineOutside(false);
+    const result = await withWorker(sim, async (tq) => {
+      const h = await startPlan(tq, inp);
+      await waitUntil(
+        () => sim.lastStatus()?.nodes?.[0]?.blockedBy?.length === 1,
+        'n1 blocked by its PDB inside the window',
+      );
+      const first = sim.lastStatus()!;
+      const startedAt = Date.parse(first.startedAt!);
+      // 30 min of window time: what is left of the first window, then the rest in the second.
+      const deadline = secondStart + (30 * MIN - (firstEnd - startedAt));
+      assert.equal(first.deadline, new Date(deadline).toISOString());
+      assert.equal(deadline, windowedDeadline(windows, startedAt, 30 * MIN));
+      // Past the instant the deadline would be in wall time, still outside the windows.
+      await waitUntil(
+        () => sim.lastStatus()?.reason === 'OutsideMaintenanceWindow',
+        'paused at the window end',
+        60_000,
+        '1m',
+      );
+      await wf.skip(`${Math.round((startedAt + 40 * MIN - (await wf.env.currentTimeMs())) / 1000)}s`);
+      const paused = sim.lastStatus()!;
+      assert.equal(paused.phase, 'Paused', 'not ended at startedAt + 30 min of wall time');
+      assert.equal(paused.reason, 'OutsideMaintenanceWindow');
+      assert.equal(paused.deadline, first.deadline, 'the deadline did not move');
+      assert.equal(paused.nodes?.[0]?.phase, 'Paused');
+      await waitUntil(() => sim.lastStatus()?.phase === 'Blocked', 'Blocked at the deadline', 90_000, '5m');
+      const st = sim.lastStatus()!;
+      await h.signal(releaseSignal);
+      return { st, result: await wf.resultOf(h) };
+    });
+    const { st } = result;
+    assert.equal(result.result.phase, 'Completed', JSON.stringify(result.result));
+    assert.equal(st.phase, 'Blocked');
+    assert.equal(st.reason, 'DeadlineExceeded');
+    const ended = Date.parse(st.completedAt!);
+    assert.ok(
+      ended >= Date.parse(st.deadline!) &&
+        ended >= secondStart &&
+        ended <= Date.parse(st.deadline!) + 6 * MIN,
+      `ended at its deadline of window time, inside the second window (${st.completedAt}, deadline ${st.deadline})`,
+    );
+    assert.equal(st.nodes?.[0]?.reason, 'DeadlineExceeded');
+    assert.deepEqual(evictionsBetween(sim, firstEnd, secondStart), [], 'no eviction outside the windows');
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
   });
 
   it('a time zone the worker does not know fails the plan with InvalidSpec naming the field', async () => {
