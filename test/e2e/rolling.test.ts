@@ -117,7 +117,10 @@ describe('rolling maintenance on the real stack', () => {
       {
         hooks: {
           afterDrain: {
-            job: { namespace: 'x', template: { spec: {} } },
+            job: {
+              namespace: 'x',
+              template: { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } } },
+            },
             workflow: { type: 'patch', taskQueue: 'ops' },
           },
         },

@@ -311,7 +311,10 @@ describe('spec rules of rolling maintenance', () => {
   };
   it('a hook needs exactly one of job and workflow', () => {
     const wfHook = { type: 'patch', taskQueue: 'ops' };
-    const jobHook = { namespace: 'maint', template: { spec: {} } };
+    const jobHook = {
+      namespace: 'maint',
+      template: { spec: { template: { spec: { containers: [{ name: 'patch', image: 'busybox' }] } } } },
+    };
     assert.deepEqual(errors({ ...base, hooks: { afterDrain: { workflow: wfHook } } }), []);
     assert.deepEqual(errors({ ...base, hooks: { beforeDrain: { job: jobHook } } }), []);
     assert.deepEqual(errors({ ...base, hooks: { afterDrain: {} } }), [
