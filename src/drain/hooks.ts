@@ -56,8 +56,16 @@ export const RollReason = {
   HookFailed: 'HookFailed',
   AwaitingRelease: 'AwaitingRelease',
   HandedBack: 'HandedBack',
+  /** Drained and handed back by a per-node release after its afterDrain hook failed. */
+  HandedBackAfterHookFailure: 'HandedBackAfterHookFailure',
   ReleasedUndrained: 'ReleasedUndrained',
 } as const;
+
+/**
+ * Reason of a plan that ended Completed (every node handed back, uncordon AfterEachNode) although
+ * the afterDrain hook of some of them failed and a per-node release handed them back by hand.
+ */
+export const HOOK_FAILURES_REASON = 'HandedBackWithHookFailures';
 
 /** What the node drain does next. */
 export type RollStep =
@@ -69,8 +77,11 @@ export type RollStep =
   | { kind: 'drain' }
   /** Wait for a per-node release (or abort, or the deadline); the node shows `phase`/`reason`/`message`. */
   | { kind: 'await'; phase: 'Drained' | 'Blocked'; reason: string; message: string }
-  /** Hand the node back now (uncordon unless it was unschedulable before the plan); `drained` says how it ends. */
-  | { kind: 'handBack'; drained: boolean; message: string }
+  /**
+   * Hand the node back now (uncordon unless it was unschedulable before the plan); `drained` says how
+   * it ends, `hookFailed` that a per-node release hands it back after its hook failed.
+   */
+  | { kind: 'handBack'; drained: boolean; message: string; hookFailed?: true }
   /** The node's rolling part is over; it ends Drained (still cordoned, handed back with the plan). */
   | { kind: 'end' };
 
@@ -110,6 +121,7 @@ export function nextRollStep(r: RollState, cfg: RollSettings): RollStep {
           kind: 'handBack',
           drained: r.stage === 'AfterDrain',
           message: `${message}; released by hand`,
+          hookFailed: true,
         };
       return { kind: 'await', phase: 'Blocked', reason: RollReason.HookFailed, message };
     }
