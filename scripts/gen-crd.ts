@@ -19,6 +19,7 @@ import { isDeepStrictEqual } from 'node:util';
 import * as prettier from 'prettier';
 import { stringify } from 'yaml';
 import { z } from 'zod';
+import { JOB_TEMPLATE_MESSAGES } from '../src/api/hook-job.js';
 import {
   GROUP,
   KIND,
@@ -299,11 +300,39 @@ export const POD_ORDER_EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
   ...selectorExtensions('spec.podOrder[].namespaceSelector', POD_ORDER_SELECTOR_BOUNDS.labels),
 };
 
-/** Schema extensions of one hook path: its rule, and the Job template kept as written (a Job spec). */
+/**
+ * Schema extensions of one hook path: its rule, and the Job template kept as written (a Job spec:
+ * unknown fields preserved at every level JobTemplateSchema declares) with the rules of
+ * jobTemplateProblem (src/api/hook-job.ts): at least one container, each with a name and an image.
+ */
 function hookExtensions(path: string): Record<string, Partial<JSONSchemaProps>> {
+  const t = `${path}.job.template`;
+  const keep = { 'x-kubernetes-preserve-unknown-fields': true } as const;
   return {
     [path]: { 'x-kubernetes-validations': HOOK_RULES },
-    [`${path}.job.template`]: { 'x-kubernetes-preserve-unknown-fields': true },
+    [t]: {
+      ...keep,
+      'x-kubernetes-validations': [
+        {
+          rule: 'has(self.spec) && has(self.spec.template) && has(self.spec.template.spec) && has(self.spec.template.spec.containers) && size(self.spec.template.spec.containers) > 0',
+          message: JOB_TEMPLATE_MESSAGES.noContainers,
+          reason: 'FieldValueRequired',
+        },
+      ],
+    },
+    [`${t}.spec`]: keep,
+    [`${t}.spec.template`]: keep,
+    [`${t}.spec.template.spec`]: keep,
+    [`${t}.spec.template.spec.containers[]`]: {
+      ...keep,
+      'x-kubernetes-validations': [
+        {
+          rule: 'has(self.name) && has(self.image)',
+          message: JOB_TEMPLATE_MESSAGES.containerFields,
+          reason: 'FieldValueRequired',
+        },
+      ],
+    },
   };
 }
 
@@ -676,7 +705,12 @@ export function toStructural(js: JsonSchema, path: string, used: Set<string> = n
       fail(path, 'propertyNames constraints cannot be expressed (use a CEL rule in EXTENSIONS)');
     }
     if (isPlainObject(props) && Object.keys(props).length > 0) {
-      if (isPlainObject(additional))
+      // A loose object (z.looseObject) with fields: only where EXTENSIONS keeps unknown fields.
+      const kept =
+        EXTENSIONS[path]?.['x-kubernetes-preserve-unknown-fields'] === true &&
+        isPlainObject(additional) &&
+        Object.keys(additional).length === 0;
+      if (isPlainObject(additional) && !kept)
         fail(path, 'an object cannot have both properties and additionalProperties');
       out.properties = {};
       for (const [name, sub] of Object.entries(props)) {

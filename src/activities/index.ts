@@ -13,6 +13,7 @@
  * | `observe.ts`      | observeNode (from the worker's watch cache)                        |
  * | `preflight.ts`    | preflightNode (spec.mode Preflight; dry-run evictions only)        |
  * | `jobs.ts`         | createHookJob, waitHookJob (Job hooks, spec.hooks)                 |
+ * | `hook-workflow.ts`| hookWorkflowTaskStarted (why a workflow hook timed out)            |
  *
  * Errors of the other calls (src/k8s/errors.ts): network error, timeout, 408, 429 and 5xx throw
  * {@link TransientKubernetesError} (retryable); other 4xx throw a non-retryable
@@ -29,6 +30,7 @@ import { createKubernetesPort, type KubernetesPort } from '../k8s/port.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
 import { deletePodActivity } from './delete-pod.js';
 import { createEvictionActivities } from './eviction.js';
+import { createHookWorkflowActivities, type HookWorkflowActivities } from './hook-workflow.js';
 import { createJobActivities, type JobActivities } from './jobs.js';
 import { createNodeActivities } from './nodes.js';
 import { createObserveNode } from './observe.js';
@@ -75,9 +77,11 @@ export interface ActivityDeps {
  * events get/create/patch in `default`; with Job hooks, jobs create/get and pods list in the hooks' namespaces.
  *
  * @param deps the KubeConfig to use, an optional pino logger, watch cache and port.
- * @returns an object implementing {@link DrainActivities}, {@link PreflightActivities} and {@link JobActivities}, one method per activity.
+ * @returns an object implementing {@link DrainActivities}, {@link PreflightActivities}, {@link JobActivities} and {@link HookWorkflowActivities}, one method per activity.
  */
-export function createActivities(deps: ActivityDeps): DrainActivities & PreflightActivities & JobActivities {
+export function createActivities(
+  deps: ActivityDeps,
+): DrainActivities & PreflightActivities & JobActivities & HookWorkflowActivities {
   const log = deps.logger ?? pino({ name: 'drainflow.activities', level: 'info' });
   const port = deps.port ?? createKubernetesPort(deps.kubeConfig, log);
   const pods = createPodActivities(port);
@@ -89,6 +93,8 @@ export function createActivities(deps: ActivityDeps): DrainActivities & Prefligh
     ...createPreflightActivities(port, log),
     /** Job hooks (spec.hooks.*.job): create the node's Job, wait for it (see ./jobs.ts). */
     ...createJobActivities(deps.kubeConfig),
+    /** Workflow hooks: whether a worker ever took the hook's child workflow (see ./hook-workflow.ts). */
+    ...createHookWorkflowActivities(),
     /** onDeadline DeletePods: one DELETE of a pod, no Eviction API (see ./delete-pod.ts). */
     deletePod: deletePodActivity(port, log),
     /** See {@link createObserveNode}: answered from a watch cache shared by this object's calls. */

@@ -13,6 +13,7 @@ import { PlanModeSchema, PreflightReportSchema } from './preflight.js';
 import { HookPhase, NodePhase, PlanPhase } from './reasons.js';
 
 export { HookPhase, NodePhase, PlanPhase } from './reasons.js';
+import { JobTemplateSchema, NAMESPACE_NAME } from './hook-job.js';
 
 export const GROUP = 'maintenance.drainflow.dev';
 export const VERSION = 'v1alpha1';
@@ -91,6 +92,7 @@ export const STRING_FORMATS: readonly StringFormat[] = [
   LABEL_VALUE,
   TIME_OF_DAY,
   TIME_ZONE,
+  NAMESPACE_NAME,
 ];
 
 /** Whether a label key is valid ({@link LABEL_KEY}: the pattern and the prefix's 253 characters). */
@@ -417,16 +419,12 @@ export type WorkflowHook = z.infer<typeof WorkflowHookSchema>;
 
 export const JobHookSchema = z
   .object({
-    namespace: z
-      .string()
-      .min(1)
-      .max(63)
-      .describe('Namespace the Job is created in (the worker needs Jobs create/get/delete there).'),
-    template: z
-      .looseObject({})
-      .describe(
-        'A Job template ({metadata, spec} as in a CronJob jobTemplate). drainflow names the Job, pins its pod to the node (spec.template.spec.nodeName), adds a toleration of the cordon taint node.kubernetes.io/unschedulable, labels it with the plan, node and hook, and makes the plan its owner (deleted with it).',
-      ),
+    namespace: formatted(NAMESPACE_NAME).describe(
+      'Namespace the Job is created in (the worker needs Jobs create/get/delete there).',
+    ),
+    template: JobTemplateSchema.describe(
+      'A Job template ({metadata, spec} as in a CronJob jobTemplate). drainflow names the Job, pins its pod to the node (spec.template.spec.nodeName), adds a toleration of the cordon taint node.kubernetes.io/unschedulable, labels it with the plan, node and hook, and makes the plan its owner (deleted with it).',
+    ),
     timeoutSeconds: z
       .number()
       .int()

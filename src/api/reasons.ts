@@ -276,6 +276,8 @@ export const RollReason = {
   HandedBack: 'HandedBack',
   /** Skipped: released by hand after a failed beforeDrain hook, not drained. */
   ReleasedUndrained: 'ReleasedUndrained',
+  /** Released: drained and handed back by a per-node release after its afterDrain hook failed. */
+  HandedBackAfterHookFailure: 'HandedBackAfterHookFailure',
 } as const;
 /** A value of {@link RollReason}. */
 export type RollReason = ValueOf<typeof RollReason>;

@@ -54,6 +54,12 @@ export interface RollSettings {
 /** Reasons of the rolling steps (kept here for code written before src/api/reasons.ts; import from there). */
 export { RollReason } from '../api/reasons.js';
 
+/**
+ * Reason of a plan that ended Completed (every node handed back, uncordon AfterEachNode) although
+ * the afterDrain hook of some of them failed and a per-node release handed them back by hand.
+ */
+export const HOOK_FAILURES_REASON = 'HandedBackWithHookFailures';
+
 /** What the node drain does next. */
 export type RollStep =
   /** Start hook `name` (it has not run in this node's drain). */
@@ -64,8 +70,11 @@ export type RollStep =
   | { kind: 'drain' }
   /** Wait for a per-node release (or abort, or the deadline); the node shows `phase`/`reason`/`message`. */
   | { kind: 'await'; phase: 'Drained' | 'Blocked'; reason: string; message: string }
-  /** Hand the node back now (uncordon unless it was unschedulable before the plan); `drained` says how it ends. */
-  | { kind: 'handBack'; drained: boolean; message: string }
+  /**
+   * Hand the node back now (uncordon unless it was unschedulable before the plan); `drained` says how
+   * it ends, `hookFailed` that a per-node release hands it back after its hook failed.
+   */
+  | { kind: 'handBack'; drained: boolean; message: string; hookFailed?: true }
   /** The node's rolling part is over; it ends Drained (still cordoned, handed back with the plan). */
   | { kind: 'end' };
 
@@ -105,6 +114,7 @@ export function nextRollStep(r: RollState, cfg: RollSettings): RollStep {
           kind: 'handBack',
           drained: r.stage === 'AfterDrain',
           message: `${message}; released by hand`,
+          hookFailed: true,
         };
       return { kind: 'await', phase: NodePhase.Blocked, reason: RollReason.HookFailed, message };
     }

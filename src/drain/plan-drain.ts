@@ -18,6 +18,7 @@ import {
 } from '../api/reasons.js';
 import type { NodeProgress } from '../workflows/messages.js';
 import { aboutNode, type NodeState, type PlanState } from './projection.js';
+import { HOOK_FAILURES_REASON } from './hooks.js';
 import {
   applyBudgetRequest,
   emptyLedger,
@@ -180,8 +181,9 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
   if (p.hook) n.hook = p.hook;
   if (p.claimed) s.claimed[p.node] = { cordonedByPlan: p.cordonedByPlan ?? false };
   // A node skipped at its deadline, or handed back on its own (uncordon AfterEachNode), handed
-  // itself back: the plan holds it no more.
-  else if (p.final && (p.phase === NodePhase.Skipped || p.phase === NodePhase.Released))
+  // itself back: the plan holds it no more. So does one deleted while it awaited its release (it
+  // reports claimed false: nothing is left to hand back).
+  else if (p.final && (p.phase === 'Skipped' || p.phase === 'Released' || p.phase === 'Deleted'))
     delete s.claimed[p.node];
   if (p.final) markFinished(s, p.node);
   const events: PlanEvent[] = [];
@@ -261,7 +263,9 @@ function pastPlanDeadline(s: PlanRunState): boolean {
 }
 
 /**
- * The plan's phase once the drain settled: Drained when every node is drained (or deleted), Failed
+ * The plan's phase once the drain settled: Completed when every node was handed back on its own
+ * (uncordon AfterEachNode; reason AllNodesHandedBack, or HandedBackWithHookFailures naming the nodes
+ * released by hand after a failed afterDrain hook), Drained when every node is drained (or deleted), Failed
  * when a node failed, Blocked/DeadlineExceeded when the deadline passed (nodes never started are
  * marked so), else Blocked/PodsNotEvictable. Writes the not-started nodes' phase.
  */
@@ -293,21 +297,26 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
       message: failed.map((n) => `${n.name}: ${n.message ?? ''}`).join('; '),
     };
   if (
-    nodes.every((n) => n.phase === NodePhase.Released || n.phase === NodePhase.Deleted) &&
-    nodes.some((n) => n.phase === NodePhase.Released)
-  )
-    return {
-      phase: PlanPhase.Completed,
-      reason: PlanReason.AllNodesHandedBack,
-      message: `${nodes.filter((n) => n.phase === NodePhase.Released).length} node(s) drained and handed back one by one (uncordon AfterEachNode)`,
-    };
-  if (
-    nodes.every(
-      (n) => n.phase === NodePhase.Drained || n.phase === NodePhase.Released || n.phase === NodePhase.Deleted,
-    )
+    nodes.every((n) => n.phase === 'Released' || n.phase === 'Deleted') &&
+    nodes.some((n) => n.phase === 'Released')
   ) {
-    const deleted = nodes.filter((n) => n.phase === NodePhase.Deleted).map((n) => n.name);
-    const back = nodes.filter((n) => n.phase === NodePhase.Released).length;
+    const message = `${nodes.filter((n) => n.phase === 'Released').length} node(s) drained and handed back one by one (uncordon AfterEachNode)`;
+    // Handed back by hand after a failed afterDrain hook: the plan completed, but says so.
+    const hookFailed = nodes.filter((n) => n.reason === RollReason.HandedBackAfterHookFailure);
+    if (hookFailed.length > 0)
+      return {
+        phase: 'Completed',
+        reason: HOOK_FAILURES_REASON,
+        message: `${message}; handed back by hand after a failed hook: ${hookFailed
+          .slice(0, 10)
+          .map((n) => `${n.name} (${n.message ?? 'hook failed'})`)
+          .join('; ')}${hookFailed.length > 10 ? `; and ${hookFailed.length - 10} more` : ''}`,
+      };
+    return { phase: 'Completed', reason: 'AllNodesHandedBack', message };
+  }
+  if (nodes.every((n) => n.phase === 'Drained' || n.phase === 'Released' || n.phase === 'Deleted')) {
+    const deleted = nodes.filter((n) => n.phase === 'Deleted').map((n) => n.name);
+    const back = nodes.filter((n) => n.phase === 'Released').length;
     return {
       phase: PlanPhase.Drained,
       reason: PlanReason.AllNodesDrained,

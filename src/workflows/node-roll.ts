@@ -28,10 +28,12 @@ import {
   TimeoutFailure,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { HookWorkflowActivities } from '../activities/hook-workflow.js';
 import type { JobActivities } from '../activities/jobs.js';
 import type { DrainActivities, PlanRef } from '../activities/types.js';
 import type { Hook, PodSelection } from '../api/plan.js';
@@ -50,6 +52,7 @@ import {
   type RollState,
 } from '../drain/hooks.js';
 import type { NodeDrainState, NodeOutcome } from '../drain/node-drain.js';
+import { hookTimeoutMessage } from './hook-messages.js';
 import type { NodeRollSpec } from './messages.js';
 
 const k8s = proxyActivities<DrainActivities>({
@@ -59,6 +62,12 @@ const k8s = proxyActivities<DrainActivities>({
 const jobs = proxyActivities<JobActivities>({
   startToCloseTimeout: '60s',
   retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+});
+
+// At most 3 attempts: a worker without the activity (older, or a test's) leaves the message generic.
+const hookInfo = proxyActivities<HookWorkflowActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumInterval: '5s', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 
 /** Longest wait of one release observation, seconds (the annotation is noticed sooner: it answers on change). */
@@ -120,11 +129,13 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
     if (step.kind === 'runHook' || step.kind === 'waitHook') {
       const hook = (step.name === 'beforeDrain' ? ctx.spec.beforeDrain : ctx.spec.afterDrain)!;
       if (s.aborted)
-        return {
-          phase: NodePhase.Aborted,
-          reason: NodeReason.Aborted,
-          message: `aborted before the ${step.name} hook`,
-        };
+        return { phase: 'Aborted', reason: 'Aborted', message: `aborted before the ${step.name} hook` };
+      // patched: a hook due while the node is paused (the user's pause or outside the maintenance
+      // windows) starts only once it is resumed; runs recorded before started it at once.
+      if (step.kind === 'runHook' && s.paused && patched('hooks-held')) {
+        const held = await holdHook(ctx, step.name);
+        if (held) return held;
+      }
       const outcome = await runHook(ctx, step.name, hook, nodeWfId);
       if (outcome) return outcome;
       continue;
@@ -146,12 +157,12 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
       rollDone(r);
       const how = uncordoned ? 'uncordoned' : 'left unschedulable: it was before the plan';
       return step.drained
-        ? { phase: NodePhase.Released, reason: RollReason.HandedBack, message: `${step.message}; ${how}` }
-        : {
-            phase: NodePhase.Skipped,
-            reason: RollReason.ReleasedUndrained,
+        ? {
+            phase: 'Released',
+            reason: step.hookFailed ? RollReason.HandedBackAfterHookFailure : RollReason.HandedBack,
             message: `${step.message}; ${how}`,
-          };
+          }
+        : { phase: 'Skipped', reason: RollReason.ReleasedUndrained, message: `${step.message}; ${how}` };
     }
     // await: a per-node release, an abort, or the deadline.
     s.phase = step.phase;
@@ -208,10 +219,15 @@ async function runHook(
       if (!end.succeeded) throw ApplicationFailure.nonRetryable(end.message, 'HookJobFailed');
     })();
   }
-  let settled: { ok: boolean; message?: string } | undefined;
+  let settled: { ok: boolean; message?: string; timedOut?: boolean } | undefined;
   result.then(
     () => (settled = { ok: true }),
-    (err: unknown) => (settled = { ok: false, message: errorMessage(err) }),
+    (err: unknown) =>
+      (settled = {
+        ok: false,
+        message: errorMessage(err),
+        timedOut: rootCause(err) instanceof TimeoutFailure,
+      }),
   );
   for (;;) {
     const again = ctx.report();
@@ -227,11 +243,83 @@ async function runHook(
         message: `aborted during the ${name} hook`,
       };
   }
+  // patched: a failed hook says why in its own words and sends a Warning Event; runs recorded
+  // before kept Temporal's message and sent none.
+  if (!settled.ok && patched('hook-failure-report')) {
+    if (hook.workflow && settled.timedOut)
+      settled.message = hookTimeoutMessage(
+        hook.workflow,
+        await childTookATask(hookWorkflowId(nodeWfId, name)),
+      );
+    await k8s.recordEvent
+      .executeWithOptions({ summary: `event HookFailed ${node}` }, [
+        {
+          plan,
+          type: 'Warning',
+          reason: RollReason.HookFailed,
+          message: `node ${node}: ${name} hook failed: ${settled.message ?? 'no message'}`,
+        },
+      ])
+      .catch(() => undefined);
+  }
   hookEnded(r, name, settled.ok, settled.message);
   s.reason = undefined;
   s.message = undefined;
   ctx.report();
   return undefined;
+}
+
+/** The innermost cause of a child workflow's or activity's failure. */
+function rootCause(err: unknown): unknown {
+  let e: unknown = err;
+  while ((e instanceof ChildWorkflowFailure || e instanceof ActivityFailure) && e.cause) e = e.cause;
+  return e;
+}
+
+/** Whether the hook's child workflow ever had a workflow task started by a worker (undefined: unknown). */
+async function childTookATask(workflowId: string): Promise<boolean | undefined> {
+  try {
+    const { taskStarted } = await hookInfo.hookWorkflowTaskStarted.executeWithOptions(
+      { summary: `did a worker take ${workflowId}` },
+      [{ workflowId }],
+    );
+    return taskStarted;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Waits, before hook `name` starts, while the node is paused (by the user or the maintenance
+ * windows): the hook starts once resumed. @returns an outcome when the node ends first (abort, or
+ * the plan's deadline: a beforeDrain hook's node ends Blocked, an afterDrain hook's Drained and
+ * still cordoned, as at the end of the release wait).
+ */
+async function holdHook(ctx: RollContext, name: HookName): Promise<NodeOutcome | undefined> {
+  const { s } = ctx;
+  s.phase = 'Paused';
+  s.reason = NodeReason.PausedByUser;
+  s.message = `paused: the ${name} hook starts when the plan is resumed`;
+  for (;;) {
+    if (s.aborted) return { phase: 'Aborted', reason: 'Aborted', message: `aborted before the ${name} hook` };
+    if (!s.paused) return undefined;
+    if (Date.now() >= ctx.deadlineMs())
+      return name === 'beforeDrain'
+        ? {
+            phase: 'Blocked',
+            reason: NodeReason.DeadlineExceeded,
+            message: 'deadline passed while paused, before the beforeDrain hook started',
+          }
+        : {
+            phase: 'Drained',
+            reason: 'Drained',
+            message: 'drained; deadline passed while paused, before the afterDrain hook started',
+          };
+    if (ctx.continueAsNewDue()) await ctx.continueAsNewNow();
+    const again = ctx.report();
+    const until = Math.min(ctx.deadlineMs(), again ?? Infinity);
+    await condition(() => !s.paused || s.aborted, Math.max(1, until - Date.now()));
+  }
 }
 
 /** Waits for a per-node release (signal or annotation), an abort, or the deadline. */
@@ -247,6 +335,8 @@ async function awaitRelease(
     retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
   });
   let since = s.view?.fingerprint;
+  /** The observation saw the node gone. */
+  let deleted = false;
   // An unchanged answer means the activity waited its bound: never look again sooner (as the drain loop).
   let nextObserveAtMs = 0;
   for (;;) {
@@ -283,6 +373,7 @@ async function awaitRelease(
                 if (o.changed) {
                   since = o.fingerprint;
                   if (o.node.released) release(r);
+                  if (!o.node.exists) deleted = true;
                 } else nextObserveAtMs = startedAtMs + RELEASE_OBSERVE_SECONDS * 1000;
               },
               (err: unknown) => {
@@ -305,6 +396,17 @@ async function awaitRelease(
     if (obs && !answered) {
       scope.cancel();
       await obs;
+    }
+    // patched: a node deleted while it waits for its release ends Deleted and frees its slot (as
+    // in the drain loop); runs recorded before went on waiting.
+    if (deleted && !r.released && patched('release-wait-node-deleted')) {
+      s.claimed = false;
+      rollDone(r);
+      return {
+        phase: 'Deleted',
+        reason: NodeReason.NodeDeleted,
+        message: `node ${node} was deleted while it waited for its per-node release`,
+      };
     }
   }
 }

@@ -316,6 +316,41 @@ describe('MaintenancePlan CRD on a real API server', () => {
         /spec\.windows\[1\]\.end: Forbidden: must differ from start/,
       ],
     ],
+    // spec.hooks.*.job: refused at creation, not after the node was cordoned and drained.
+    [
+      'a Job hook that can never run',
+      {
+        nodeNames: ['a'],
+        hooks: {
+          beforeDrain: { job: { namespace: 'Bad_NS', template: { spec: {} } } },
+          afterDrain: {
+            job: {
+              namespace: 'maint',
+              template: { spec: { template: { spec: { containers: [{ name: 'patch' }] } } } },
+            },
+          },
+        },
+      },
+      [
+        /spec\.hooks\.beforeDrain\.job\.namespace: Forbidden: must be a namespace name: a DNS label .* \(got "Bad_NS"\)/,
+        /spec\.hooks\.beforeDrain\.job\.template: Required value: must hold a pod template with at least one container: spec\.template\.spec\.containers/,
+        /spec\.hooks\.afterDrain\.job\.template\.spec\.template\.spec\.containers\[0\]: Required value: every container of spec\.template\.spec\.containers needs a name and an image/,
+      ],
+    ],
+    [
+      'a Job hook with no containers',
+      {
+        nodeNames: ['a'],
+        hooks: {
+          afterDrain: {
+            job: { namespace: 'maint', template: { spec: { template: { spec: { containers: [] } } } } },
+          },
+        },
+      },
+      [
+        /spec\.hooks\.afterDrain\.job\.template: Required value: must hold a pod template with at least one container/,
+      ],
+    ],
     // spec.podOrder, podSelection.ignoreDoNotDisrupt, eviction.skipWaitForDeleteTimeoutSeconds.
     [
       'a podOrder entry without a selector',
@@ -401,6 +436,21 @@ describe('MaintenancePlan CRD on a real API server', () => {
             { key: 'example.com/a', operator: 'Exists' },
             { key: 'b', operator: 'NotIn', values: ['x', ''] },
           ],
+        },
+      },
+      // A Job hook keeps every field of its template, also those drainflow does not read.
+      hooks: {
+        afterDrain: {
+          job: {
+            namespace: 'maint-1',
+            template: {
+              metadata: { labels: { a: 'b' } },
+              spec: {
+                backoffLimit: 2,
+                template: { spec: { containers: [{ name: 'p', image: 'busybox', command: ['x'] }] } },
+              },
+            },
+          },
         },
       },
     };

@@ -8,6 +8,9 @@
  * - a Job afterDrain hook per node (two nodes, maxUnavailableNodes 1, uncordon AfterEachNode):
  *   each node's Job runs on that node (pod spec.nodeName), after its drain and before its uncordon,
  *   and at no moment are both nodes cordoned;
+ * - a failing Job hook (kwok fails its pod, stage `drainflow-pod-fail`): the node is blocked with
+ *   the pod's termination message, a Warning Event HookFailed goes out, and after a per-node
+ *   release the plan ends Completed/HandedBackWithHookFailures;
  * - a per-node release through the CLI (`drainflow release P --node N`) and through the node
  *   annotation drainflow.dev/release=true (removed again by the hand-back).
  *
@@ -22,7 +25,7 @@ import {
   type MaintenancePlanSpecInput,
   type MaintenancePlanStatus,
 } from '../../src/api/plan.js';
-import { abortSignal } from '../../src/workflows/messages.js';
+import { abortSignal, releaseNodeUpdate } from '../../src/workflows/messages.js';
 import { createDirectPlan, refusedPlanStatus, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,
@@ -117,7 +120,10 @@ describe('rolling maintenance on the real stack', () => {
       {
         hooks: {
           afterDrain: {
-            job: { namespace: 'x', template: { spec: {} } },
+            job: {
+              namespace: 'x',
+              template: { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } } },
+            },
             workflow: { type: 'patch', taskQueue: 'ops' },
           },
         },
@@ -253,6 +259,77 @@ describe('rolling maintenance on the real stack', () => {
     }
     for (const node of nodes)
       assert.notEqual((await c.core.readNode({ name: node })).spec?.unschedulable, true);
+  });
+
+  it("a failing Job hook blocks its node with the pod's failure message and sends a Warning Event", async () => {
+    // kwok fails the hook's pod (scripts/stack/kwok-stages.yaml `drainflow-pod-fail`): exit code 1
+    // with the annotation's text as the container's termination message.
+    const failure = 'kernel-patch: package linux-5.15 not found';
+    const name = await startPlan('rolling-jobfail', {
+      nodeNames: [nodes[0]!],
+      uncordon: 'AfterEachNode',
+      drainTimeoutSeconds: 300,
+      hooks: {
+        afterDrain: {
+          job: {
+            namespace: ns,
+            timeoutSeconds: 60,
+            template: {
+              spec: {
+                template: {
+                  metadata: { annotations: { 'drainflow.dev/test-fail-message': failure } },
+                  spec: { containers: [{ name: 'patch', image: 'busybox' }] },
+                },
+              },
+            },
+          },
+        },
+      },
+    });
+    const node = await waitFor(
+      async () => {
+        const n = (await readPlanStatus(c, name))?.nodes?.[0];
+        return n?.reason === 'HookFailed' ? n : undefined;
+      },
+      90_000,
+      { what: `plan ${name}: node blocked by its hook`, intervalMs: 250 },
+    );
+    assert.equal(node.phase, 'Blocked');
+    assert.match(
+      node.message ?? '',
+      new RegExp(`afterDrain hook failed: pod .* container patch: ${failure} \\(exit code 1\\)`),
+    );
+    assert.equal(node.hook?.phase, 'Failed');
+    const plan = await c.custom.getClusterCustomObject({
+      group: 'maintenance.drainflow.dev',
+      version: 'v1alpha1',
+      plural: 'maintenanceplans',
+      name,
+    });
+    const uid = (plan as { metadata: { uid: string } }).metadata.uid;
+    const events = await waitFor(
+      async () => {
+        const l = (await h.planEvents(name, uid)).filter((e) => e.reason === 'HookFailed');
+        return l.length > 0 ? l : undefined;
+      },
+      30_000,
+      { what: 'the HookFailed Event', intervalMs: 250 },
+    );
+    assert.equal(events[0]!.type, 'Warning');
+    assert.match(
+      events[0]!.message ?? '',
+      new RegExp(`^node ${nodes[0]}: afterDrain hook failed: .*${failure}`),
+    );
+    assert.equal((await c.core.readNode({ name: nodes[0]! })).spec?.unschedulable, true, 'still cordoned');
+    // A per-node release hands it back; the plan completes, saying a hook failed.
+    await h.client.workflow
+      .getHandle(workflows.at(-1)!)
+      .executeUpdate(releaseNodeUpdate, { args: [{ node: nodes[0]! }] });
+    const final = await finished(name);
+    assert.equal(final.phase, 'Completed', showStatus(final));
+    assert.equal(final.reason, 'HandedBackWithHookFailures', showStatus(final));
+    assert.match(final.message ?? '', new RegExp(`handed back by hand after a failed hook: ${nodes[0]}`));
+    assert.notEqual((await c.core.readNode({ name: nodes[0]! })).spec?.unschedulable, true, 'uncordoned');
   });
 
   it('a per-node release through the CLI and through the node annotation', async () => {

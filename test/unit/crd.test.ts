@@ -317,6 +317,59 @@ describe('CRD file', () => {
   });
 });
 
+/** Job hooks that can and cannot run (the CRD refuses the same: test/e2e/crd.test.ts). */
+function jobHookCases(): Array<[string, unknown, RegExp | undefined]> {
+  const container = { name: 'patch', image: 'busybox' };
+  const hook = (namespace: string, template: unknown) => ({
+    nodeNames: ['a'],
+    hooks: { afterDrain: { job: { namespace, template } } },
+  });
+  const pod = (containers: unknown) => ({ spec: { template: { spec: { containers } } } });
+  const at = 'hooks\\.afterDrain\\.job';
+  return [
+    [
+      'a Job hook with a container and fields drainflow does not read',
+      hook('maint-1', {
+        metadata: { labels: { a: 'b' } },
+        spec: { backoffLimit: 2, template: { spec: { containers: [{ ...container, command: ['x'] }] } } },
+      }),
+      undefined,
+    ],
+    [
+      'a Job hook namespace that is not a DNS label',
+      hook('Bad_NS', pod([container])),
+      new RegExp(`${at}\\.namespace: must be a namespace name`),
+    ],
+    [
+      'a Job hook namespace of 64 characters',
+      hook('a'.repeat(64), pod([container])),
+      new RegExp(`${at}\\.namespace`),
+    ],
+    [
+      'a Job template without a spec',
+      hook('maint', { spec: {} }),
+      new RegExp(`${at}\\.template: must hold a pod template with at least one container`),
+    ],
+    [
+      'a Job template with no containers',
+      hook('maint', pod([])),
+      new RegExp(`${at}\\.template: must hold a pod template with at least one container`),
+    ],
+    [
+      'a Job template container without an image',
+      hook('maint', pod([{ name: 'patch' }])),
+      new RegExp(
+        `${at}\\.template: every container of spec\\.template\\.spec\\.containers needs a name and an image`,
+      ),
+    ],
+    [
+      'a Job template container with an empty image',
+      hook('maint', pod([{ name: 'patch', image: '' }])),
+      new RegExp(`${at}\\.template\\.spec\\.template\\.spec\\.containers\\.0\\.image`),
+    ],
+  ];
+}
+
 describe('spec formats: zod refuses what the CRD refuses', () => {
   const long = (n: number) => 'a'.repeat(n);
   const cases: Array<[string, unknown, RegExp | undefined]> = [
@@ -376,6 +429,8 @@ describe('spec formats: zod refuses what the CRD refuses', () => {
       },
       undefined,
     ],
+    // spec.hooks.*.job: a namespace name, and a Job template with a container that can run.
+    ...jobHookCases(),
   ];
   for (const [name, spec, error] of cases) {
     it(`${error ? 'refuses' : 'accepts'} ${name}`, () => {

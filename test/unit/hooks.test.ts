@@ -15,6 +15,7 @@ import {
   hookEnded,
   hookJobName,
   hookStarted,
+  HOOK_FAILURES_REASON,
   initialRollState,
   nextRollStep,
   release,
@@ -70,7 +71,7 @@ describe('nextRollStep (hook state transitions)', () => {
       BOTH,
       state(startB, failB, rel),
       'handBack',
-      { drained: false },
+      { drained: false, hookFailed: true },
     ],
     [
       'beforeDrain failed, released, not AfterEachNode: stays blocked',
@@ -125,7 +126,11 @@ describe('nextRollStep (hook state transitions)', () => {
       HOOKS_AFTER,
       state(toDrain, isDrained, startA, failA, rel),
       'handBack',
-      { drained: true },
+      {
+        drained: true,
+        hookFailed: true,
+        message: 'afterDrain hook failed: health check failed; released by hand',
+      },
     ],
     [
       'no hook, drained: await a per-node release',
@@ -311,7 +316,10 @@ describe('spec rules of rolling maintenance', () => {
   };
   it('a hook needs exactly one of job and workflow', () => {
     const wfHook = { type: 'patch', taskQueue: 'ops' };
-    const jobHook = { namespace: 'maint', template: { spec: {} } };
+    const jobHook = {
+      namespace: 'maint',
+      template: { spec: { template: { spec: { containers: [{ name: 'patch', image: 'busybox' }] } } } },
+    };
     assert.deepEqual(errors({ ...base, hooks: { afterDrain: { workflow: wfHook } } }), []);
     assert.deepEqual(errors({ ...base, hooks: { beforeDrain: { job: jobHook } } }), []);
     assert.deepEqual(errors({ ...base, hooks: { afterDrain: {} } }), [
@@ -406,6 +414,21 @@ describe('plan reducers with handed-back nodes', () => {
       phase: 'Completed',
       reason: 'AllNodesHandedBack',
       message: '2 node(s) drained and handed back one by one (uncordon AfterEachNode)',
+    });
+  });
+  it('every node handed back, one after its afterDrain hook failed: Completed, naming the failure', () => {
+    const s = plan();
+    mergeNodeProgress(s, progress('n1', 'Released', { final: true, reason: 'HandedBack' }));
+    mergeNodeProgress(s, {
+      ...progress('n2', 'Released', { final: true, hook: { name: 'afterDrain', phase: 'Failed' } }),
+      reason: 'HandedBackAfterHookFailure',
+      message: 'afterDrain hook failed: health check failed; released by hand; uncordoned',
+    });
+    assert.deepEqual(planOutcome(s), {
+      phase: 'Completed',
+      reason: HOOK_FAILURES_REASON,
+      message:
+        '2 node(s) drained and handed back one by one (uncordon AfterEachNode); handed back by hand after a failed hook: n2 (afterDrain hook failed: health check failed; released by hand; uncordoned)',
     });
   });
   it('a node blocked by its hook at the end makes the plan Blocked/HookFailed', () => {

@@ -15,6 +15,11 @@
  * AfterEachNode with a workflow afterDrain hook) and `rolling-release` (per-node releases by the
  * node annotation and the whole-plan release) are runs past `patched('per-node-release')` and
  * `patched('hooks')`, written by test/workflow/rolling.test.ts.
+ * `hooks-held-v0` (a hook due while the plan is paused), `hook-failure-v0` (a failed afterDrain hook
+ * released by hand) and `release-deleted-v0` (a node deleted while it awaits its per-node release)
+ * are runs from before `patched('hooks-held')`, `patched('hook-failure-report')` and
+ * `patched('release-wait-node-deleted')`, written by the recorders of test/workflow/rolling.test.ts
+ * run against the node-roll code of that time.
  * `pdb-budget-v1` (10 nodes sharing 5 PDBs; the plan and nodes n1, n2) is a run from before
  * `patched('pdb-reporters')`: grants sent from each budget handler, no reporting nodes. Refresh an
  * existing fixture only when the change
