@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { TIME_OF_DAY, TIME_ZONE, WindowFields, WindowStatusSchema } from './windows.js';
-import { PlanModeSchema, PreflightReportSchema } from './preflight.js';
+import { PlanModeSchema, PreflightReportSchema, previewSpecIssues } from './preflight.js';
 
 export const GROUP = 'maintenance.drainflow.dev';
 export const VERSION = 'v1alpha1';
@@ -564,6 +564,7 @@ export const MaintenancePlanSpecSchema = z
   .strict()
   .superRefine((spec, ctx) => {
     for (const issue of rollingSpecIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of previewSpecIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
   })
   .describe(
     'What to drain and how: the nodes, the deadline, eviction pacing and the pause/abort/release signals.',

@@ -177,6 +177,10 @@ export async function control(
       );
     }
     const phase = plan.status?.phase;
+    if (action === 'pause' && plan.spec?.mode === 'Preflight')
+      throw new CliError(
+        `plan "${name}" is a Preflight plan: it cordons and evicts nothing, so there is nothing to pause (abort or delete it to stop it)`,
+      );
     if (
       (action === 'pause' || action === 'resume') &&
       phase &&

@@ -152,6 +152,45 @@ export function shownOutcome(state: Pick<PlanState, 'phase' | 'reason' | 'messag
   };
 }
 
+/**
+ * Whether the state is a Preflight plan's (spec.mode Preflight): previewing, Previewed, or with a
+ * node examined (an aborted preview). Such a plan never evicts, so it shows no evictionProgress and
+ * its conditions speak of what the preview found.
+ */
+export function isPreview(state: Pick<PlanState, 'phase' | 'reason' | 'nodes'>): boolean {
+  return (
+    state.phase === 'Previewed' ||
+    state.reason === PreflightReason.Previewing ||
+    state.nodes.some((n) => n.phase === 'Previewed')
+  );
+}
+
+/**
+ * The Blocked condition of a Previewed plan, from its report: True with reason BlockersFound and the
+ * counts, Unknown with PreflightIncomplete when a node could not be examined, False with NoBlockers.
+ */
+function previewBlocked(
+  reason: string,
+  r: PreflightReport | undefined,
+): Pick<Condition, 'status' | 'reason' | 'message'> {
+  const refusals = r && r.dryRunRefused > 0 ? ` and ${r.dryRunRefused} dry-run refusal(s)` : '';
+  if (reason === PreflightReason.BlockersFound)
+    return {
+      status: 'True',
+      reason,
+      message: `the preview found ${r?.blockerCount ?? 0} blocker(s)${refusals} on ${r?.nodesBlocked ?? 0} of ${r?.nodesExamined ?? 0} node(s) that would keep a drain from finishing (see status.preflight); nothing was cordoned or evicted`,
+    };
+  if (reason === PreflightReason.PreflightIncomplete) {
+    const failed = r?.nodes.filter((n) => n.error !== undefined).length ?? 0;
+    return {
+      status: 'Unknown',
+      reason,
+      message: `${failed} node(s) could not be examined, so the preview cannot tell whether a drain would be blocked (see status.preflight.nodes[].error)`,
+    };
+  }
+  return { status: 'False', reason, message: 'the preview found nothing that would block a drain' };
+}
+
 /** `pod (PDB x): Reason; …` of the first `cap` blockers. */
 function blockerSummary(blockers: readonly Blocker[], cap: number): string {
   const shown = blockers.slice(0, cap).map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`);
@@ -165,8 +204,9 @@ const iso = (ms: number | undefined): string | undefined =>
  * Computes the conditions for a plan phase (metav1.Condition semantics: lastTransitionTime moves
  * only when a condition's status changes).
  * - Progressing: True while Pending/Running (reason = the plan reason), False otherwise.
- * - Drained: True in Drained/Completed.
- * - Blocked: True in Blocked, or while Running with a node blocked/waiting.
+ * - Drained: True in Drained/Completed; False with reason PreviewOnly for a Preflight plan.
+ * - Blocked: True in Blocked, or while Running with a node blocked/waiting; in Previewed what the
+ *   preview found (True BlockersFound, Unknown PreflightIncomplete, False NoBlockers).
  * - Paused: True in Paused (reason PausedByUser, or OutsideMaintenanceWindow when only the windows hold the plan).
  * - InMaintenanceWindow (plans with spec.windows, until a final phase): True while a window is open.
  * - Previewed (only once a preflight report exists): True, reason NoBlockers, BlockersFound or
@@ -194,52 +234,63 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
       : { type: 'Progressing', status: 'False', reason, message, observedGeneration: gen },
     now,
   );
+  const preview = isPreview(state);
   c = setCondition(
     c,
-    (phase === 'Drained' || phase === 'Completed') && deleted > 0
+    preview
       ? {
           type: 'Drained',
-          status: 'True',
-          reason: DeadlineReason.PodsDeletedAtDeadline,
-          message: `every node of the plan is drained; ${deleted} pod(s) were deleted at the deadline without the Eviction API`,
+          status: 'False',
+          reason: PreflightReason.PreviewOnly,
+          message: 'a Preflight plan never cordons or evicts: it only reports what a drain would do',
           observedGeneration: gen,
         }
-      : phase === 'Drained' || phase === 'Completed'
+      : (phase === 'Drained' || phase === 'Completed') && deleted > 0
         ? {
             type: 'Drained',
             status: 'True',
-            reason: 'AllPodsEvicted',
-            message: 'every node of the plan is drained',
+            reason: DeadlineReason.PodsDeletedAtDeadline,
+            message: `every node of the plan is drained; ${deleted} pod(s) were deleted at the deadline without the Eviction API`,
             observedGeneration: gen,
           }
-        : {
-            type: 'Drained',
-            status: 'False',
-            reason: phase === 'Aborted' ? 'Aborted' : 'NotDrained',
-            message: 'not every node is drained',
-            observedGeneration: gen,
-          },
+        : phase === 'Drained' || phase === 'Completed'
+          ? {
+              type: 'Drained',
+              status: 'True',
+              reason: 'AllPodsEvicted',
+              message: 'every node of the plan is drained',
+              observedGeneration: gen,
+            }
+          : {
+              type: 'Drained',
+              status: 'False',
+              reason: phase === 'Aborted' ? 'Aborted' : 'NotDrained',
+              message: 'not every node is drained',
+              observedGeneration: gen,
+            },
     now,
   );
   c = setCondition(
     c,
-    phase === 'Blocked'
-      ? { type: 'Blocked', status: 'True', reason, message, observedGeneration: gen }
-      : active && waiting
-        ? {
-            type: 'Blocked',
-            status: 'True',
-            reason: waiting.reason ?? 'NodeBlocked',
-            message: `node ${waiting.name}: ${waiting.message ?? waiting.phase}`,
-            observedGeneration: gen,
-          }
-        : {
-            type: 'Blocked',
-            status: 'False',
-            reason: 'NotBlocked',
-            message: 'nothing blocks the plan',
-            observedGeneration: gen,
-          },
+    phase === 'Previewed'
+      ? { type: 'Blocked', ...previewBlocked(reason, state.preflight), observedGeneration: gen }
+      : phase === 'Blocked'
+        ? { type: 'Blocked', status: 'True', reason, message, observedGeneration: gen }
+        : active && waiting
+          ? {
+              type: 'Blocked',
+              status: 'True',
+              reason: waiting.reason ?? 'NodeBlocked',
+              message: `node ${waiting.name}: ${waiting.message ?? waiting.phase}`,
+              observedGeneration: gen,
+            }
+          : {
+              type: 'Blocked',
+              status: 'False',
+              reason: 'NotBlocked',
+              message: 'nothing blocks the plan',
+              observedGeneration: gen,
+            },
     now,
   );
   c = setCondition(
@@ -305,7 +356,8 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
 }
 
 /**
- * Projects the plan state into `status`. Per-node blockers are sorted and capped (20 per node) so
+ * Projects the plan state into `status`. A Preflight plan ({@link isPreview}) has no
+ * `evictionProgress`. Per-node blockers are sorted and capped (20 per node) so
  * the status does not churn; `nextActionAt` is the earliest cooldown end over all nodes, absent
  * when nothing cools down. Conditions must have been computed with {@link planConditions} and
  * stored in `state.conditions`.
@@ -379,7 +431,9 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     nodesTotal: state.nodes.length,
     nodesDrained: state.nodes.filter((n) => n.phase === 'Drained' || n.phase === 'Released').length,
     nodes,
-    evictionProgress: progress,
+    // A Preflight plan never evicts: no counters that would read as evictions pending (the pods a
+    // drain would evict are status.preflight.podsToEvict).
+    ...(isPreview(state) ? {} : { evictionProgress: progress }),
     ...(action ? { deadlineAction: action } : {}),
     ...(state.window && !FINAL_PHASES.has(state.phase)
       ? {
