@@ -698,6 +698,13 @@ export const NodeStatusSchema = z
       .int()
       .optional()
       .describe('Pods deleted without the Eviction API at the deadline (onDeadline DeletePods).'),
+    podsGoneWithoutEviction: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        "Pods that left without this drain's eviction (deleted by someone else, finished, already terminating); not counted in podsEvicted.",
+      ),
     deadline: z
       .string()
       .optional()
@@ -738,6 +745,13 @@ export const EvictionProgressSchema = z
       .optional()
       .describe(
         'Pods deleted without the Eviction API at the deadline (onDeadline DeletePods), not counted in evicted.',
+      ),
+    goneWithoutEviction: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        "Pods that left without this drain's eviction (deleted by someone else, finished, already terminating), not counted in evicted.",
       ),
     nextActionAt: z
       .string()

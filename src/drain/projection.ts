@@ -42,6 +42,8 @@ export interface NodeState {
   lastError?: string;
   /** Pods deleted without the Eviction API at the deadline (onDeadline DeletePods). */
   podsDeleted?: number;
+  /** Pods that left without this drain's eviction (deleted by someone else, finished, already terminating). */
+  podsGoneWithoutEviction?: number;
   /** Deadline of this node's drain, ms since epoch, when spec.nodeDrainTimeoutSeconds makes it earlier than the plan's. */
   deadlineMs?: number;
   /** The order group being drained now (spec.podOrder), when the node reports one. */
@@ -385,6 +387,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
       podsTotal: n.podsTotal,
       podsEvicted: n.podsEvicted,
       ...(n.podsDeleted ? { podsDeleted: n.podsDeleted } : {}),
+      ...(n.podsGoneWithoutEviction ? { podsGoneWithoutEviction: n.podsGoneWithoutEviction } : {}),
       ...(n.deadlineMs !== undefined && (state.deadlineMs === undefined || n.deadlineMs < state.deadlineMs)
         ? { deadline: iso(n.deadlineMs)! }
         : {}),
@@ -405,7 +408,15 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
   const left = (n: NodeState) =>
     n.phase === 'Skipped'
       ? 0
-      : Math.max(0, n.podsTotal - n.podsEvicted - (n.podsDeleted ?? 0) - n.podsFailed);
+      : Math.max(
+          0,
+          n.podsTotal -
+            n.podsEvicted -
+            (n.podsDeleted ?? 0) -
+            (n.podsGoneWithoutEviction ?? 0) -
+            n.podsFailed,
+        );
+  const goneOther = sum((n) => n.podsGoneWithoutEviction ?? 0);
   const progress: EvictionProgress = {
     total,
     evicted,
@@ -414,6 +425,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     attempts: sum((n) => n.attempts),
     tooManyRequests: sum((n) => n.tooManyRequests),
     ...(sum((n) => n.podsDeleted ?? 0) > 0 ? { deleted: sum((n) => n.podsDeleted ?? 0) } : {}),
+    ...(goneOther > 0 ? { goneWithoutEviction: goneOther } : {}),
     ...(nexts.length && !FINAL_PHASES.has(state.phase) ? { nextActionAt: iso(Math.min(...nexts))! } : {}),
     ...(lastError ? { lastError } : {}),
   };

@@ -76,7 +76,7 @@ import {
   type PlanEvent,
   type PlanRunState,
 } from '../drain/plan-drain.js';
-import { FINAL_PHASES, planConditions, projectStatus } from '../drain/projection.js';
+import { FINAL_PHASES, planConditions, projectStatus, shownOutcome } from '../drain/projection.js';
 import { windowState, windowedDeadline, windowsError, type WindowState } from '../drain/windows.js';
 import {
   failedPreflightNode,
@@ -256,6 +256,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       upsertSearchAttributes([{ key: SA_PHASE, value: phase }]);
       if (s.lastEventPhase !== phase) {
         s.lastEventPhase = phase;
+        // A drain that ended with pods deleted at the deadline reads DrainedWithDeletions in status
+        // (shownOutcome); its Event says the same. patched: runs recorded before it keep the
+        // AllNodesDrained Event (only this branch asks, so older histories replay unchanged).
+        const shown = shownOutcome({ phase, reason, message, nodes: st.nodes });
+        const said = shown.reason !== reason && patched('deletions-event') ? shown : { reason, message };
         events.push({
           type:
             phase === 'Blocked' ||
@@ -263,8 +268,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
             (phase === 'Previewed' && reason !== PreflightReason.NoBlockers)
               ? 'Warning'
               : 'Normal',
-          reason,
-          message,
+          reason: said.reason,
+          message: said.message,
         });
       }
     }
