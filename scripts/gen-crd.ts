@@ -20,6 +20,7 @@ import * as prettier from 'prettier';
 import { stringify } from 'yaml';
 import { z } from 'zod';
 import { JOB_TEMPLATE_MESSAGES } from '../src/api/hook-job.js';
+import { PREVIEW_MESSAGES } from '../src/api/preflight.js';
 import {
   GROUP,
   KIND,
@@ -261,6 +262,29 @@ export const DEADLINE_POLICY_RULES: ValidationRule[] = [
     fieldPath: '.nodeDrainTimeoutSeconds',
     reason: 'FieldValueForbidden',
   },
+  {
+    // Optional without a default: `self == oldSelf` on the field never runs when it is added or
+    // removed, so without this rule a per-node deadline could be set on a running plan (which the
+    // workflow would ignore) while onDeadline and deadlineWarningSeconds cannot change.
+    rule: 'has(self.nodeDrainTimeoutSeconds) == has(oldSelf.nodeDrainTimeoutSeconds)',
+    message: IMMUTABLE,
+    fieldPath: '.nodeDrainTimeoutSeconds',
+    reason: 'FieldValueForbidden',
+  },
+];
+
+/**
+ * spec.mode Preflight refuses paused (previewSpecIssues in src/api/plan.ts says the same): a
+ * preview cordons and evicts nothing, so there is nothing to hold, and a paused plan that goes on
+ * previewing would say the opposite of what it does. On creation and on every update.
+ */
+export const PREVIEW_RULES: ValidationRule[] = [
+  {
+    rule: "!has(self.mode) || self.mode != 'Preflight' || !has(self.paused) || !self.paused",
+    message: PREVIEW_MESSAGES.paused,
+    fieldPath: '.paused',
+    reason: 'FieldValueForbidden',
+  },
 ];
 
 /** spec.podOrder is optional: `self == oldSelf` on it never runs when it is added or removed. */
@@ -416,6 +440,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       ...WINDOW_RULES,
       ...POD_ORDER_SPEC_RULES,
       ...ROLLING_RULES,
+      ...PREVIEW_RULES,
     ],
   },
   ...hookExtensions('spec.hooks.beforeDrain'),

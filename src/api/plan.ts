@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { TIME_OF_DAY, TIME_ZONE, WindowFields, WindowStatusSchema } from './windows.js';
-import { PlanModeSchema, PreflightReportSchema } from './preflight.js';
+import { PlanModeSchema, PreflightReportSchema, previewSpecIssues } from './preflight.js';
 import { HookPhase, NodePhase, PlanPhase } from './reasons.js';
 
 export { HookPhase, NodePhase, PlanPhase } from './reasons.js';
@@ -570,6 +570,7 @@ export const MaintenancePlanSpecSchema = z
   .strict()
   .superRefine((spec, ctx) => {
     for (const issue of rollingSpecIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of previewSpecIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
   })
   .describe(
     'What to drain and how: the nodes, the deadline, eviction pacing and the pause/abort/release signals.',
@@ -692,6 +693,13 @@ export const NodeStatusSchema = z
       .int()
       .optional()
       .describe('Pods deleted without the Eviction API at the deadline (onDeadline DeletePods).'),
+    podsGoneWithoutEviction: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        "Pods that left without this drain's eviction (deleted by someone else, finished, already terminating); not counted in podsEvicted.",
+      ),
     deadline: z
       .string()
       .optional()
@@ -732,6 +740,13 @@ export const EvictionProgressSchema = z
       .optional()
       .describe(
         'Pods deleted without the Eviction API at the deadline (onDeadline DeletePods), not counted in evicted.',
+      ),
+    goneWithoutEviction: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        "Pods that left without this drain's eviction (deleted by someone else, finished, already terminating), not counted in evicted.",
       ),
     nextActionAt: z
       .string()

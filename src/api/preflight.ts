@@ -20,6 +20,25 @@ export const PlanModeSchema = z
 /** `spec.mode` (see {@link PlanModeSchema}). */
 export type PlanMode = z.infer<typeof PlanModeSchema>;
 
+/** Messages of {@link previewSpecIssues} (shared with the CRD's CEL rule). */
+export const PREVIEW_MESSAGES = {
+  paused:
+    'must not be true with mode Preflight: a preview cordons and evicts nothing, so there is nothing to pause (abort or delete the plan to stop it)',
+};
+
+/**
+ * What spec.mode Preflight refuses (the CRD's CEL rule says the same): `paused: true`. A preview
+ * holds nothing that a pause could stop; refusing it beats a plan that reads Paused and goes on.
+ */
+export function previewSpecIssues(spec: { mode?: string; paused?: boolean }): {
+  path: string[];
+  message: string;
+}[] {
+  return spec.mode === 'Preflight' && spec.paused === true
+    ? [{ path: ['paused'], message: PREVIEW_MESSAGES.paused }]
+    : [];
+}
+
 /** Reasons of a preflight (kept here for code written before src/api/reasons.ts; import from there). */
 export { PreflightReason } from './reasons.js';
 

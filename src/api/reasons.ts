@@ -356,6 +356,8 @@ export const PreflightReason = {
   PreflightFailed: 'PreflightFailed',
   /** A dry-run eviction got no answer (timeout, transport error). */
   NoAnswer: 'NoAnswer',
+  /** Condition Drained of a Preflight plan: False, it never cordons or evicts. */
+  PreviewOnly: 'PreviewOnly',
 } as const;
 /** A value of {@link PreflightReason}. */
 export type PreflightReason = ValueOf<typeof PreflightReason>;

@@ -183,9 +183,17 @@ program
     new Option('-o, --output <format>', 'output format').choices(['text', 'json', 'yaml']).default('text'),
   )
   .option('--kubeconfig <path>', 'kubeconfig file (default $KUBECONFIG or ~/.kube/config)')
+  .addHelpText(
+    'after',
+    '\nExit status: 0 every node can drain (NoBlockers); 2 a node has a blocker or a dry-run refusal\n' +
+      '(BlockersFound); 3 a node could not be examined (PreflightIncomplete); 1 bad flags, an unreadable\n' +
+      'kubeconfig or an unreachable cluster (no report). The report is printed in every case but 1.',
+  )
   .action(async (opts) => {
-    const { formatPreflight, runPreflight } = await import('./preflight.js');
-    console.log(formatPreflight(await runPreflight(opts), String(opts.output)));
+    const { formatPreflight, preflightExitCode, runPreflight } = await import('./preflight.js');
+    const report = await runPreflight(opts);
+    console.log(formatPreflight(report, String(opts.output)));
+    process.exitCode = preflightExitCode(report);
   });
 
 program

@@ -211,6 +211,10 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
       return { status: await operatorAborted(ctx, name), by: 'operator' };
     }
     const phase = plan.status?.phase;
+    if (action === 'pause' && plan.spec?.mode === 'Preflight')
+      throw new CliError(
+        `plan "${name}" is a Preflight plan: it cordons and evicts nothing, so there is nothing to pause (abort or delete it to stop it)`,
+      );
     if (
       (action === 'pause' || action === 'resume') &&
       phase &&

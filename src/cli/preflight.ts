@@ -3,7 +3,9 @@
  * nodes (`--nodes a,b`, `--selector k=v`, or the spec of a plan file `-f plan.yaml`), calls the
  * same `preflightNode` activity the plan workflow runs (src/activities/preflight.ts) directly,
  * node by node, and prints the report ({@link renderPreflight}) or its JSON/YAML. Nothing is
- * written to the cluster: the only POSTs are evictions with `dryRun=All`.
+ * written to the cluster: the only POSTs are evictions with `dryRun=All`. The exit status says
+ * what it found ({@link preflightExitCode}): 0 no blockers, 2 blockers, 3 a node not examined,
+ * 1 an error before any report.
  *
  * RBAC of the caller: nodes list/get; pods list; poddisruptionbudgets list; pods/eviction create.
  */
@@ -13,10 +15,15 @@ import { pino } from 'pino';
 import { parse as parseYaml, stringify } from 'yaml';
 import { ZodError } from 'zod';
 import { parseSpec, type LabelSelector, type MaintenancePlanSpec } from '../api/plan.js';
-import type { PreflightReport } from '../api/preflight.js';
+import { PreflightReason, type PreflightReport } from '../api/preflight.js';
 import { createNodeActivities } from '../activities/nodes.js';
 import { createPreflightActivities } from '../activities/preflight.js';
-import { failedPreflightNode, summarizePreflight, type NodePreflight } from '../drain/preflight.js';
+import {
+  failedPreflightNode,
+  preflightOutcome,
+  summarizePreflight,
+  type NodePreflight,
+} from '../drain/preflight.js';
 import { createKubernetesPort } from '../k8s/port.js';
 import { CliError } from './plans.js';
 import { renderPreflight } from './render-preflight.js';
@@ -197,6 +204,25 @@ export async function runPreflight(
     );
   return summarizePreflight(results, nowMs());
 }
+
+/**
+ * The exit status of `drainflow preflight`, so that it can gate a script or a CI job: 0 when every
+ * node can drain (`NoBlockers`), {@link PREFLIGHT_EXIT_BLOCKERS} when a node has a blocker or a
+ * dry-run refusal (`BlockersFound`), {@link PREFLIGHT_EXIT_INCOMPLETE} when a node could not be
+ * examined (`PreflightIncomplete`). 1 stays for bad flags, an unreadable kubeconfig and an
+ * unreachable or refusing cluster (no report at all).
+ */
+export function preflightExitCode(r: PreflightReport): number {
+  const outcome = preflightOutcome(r);
+  if (outcome === PreflightReason.PreflightIncomplete) return PREFLIGHT_EXIT_INCOMPLETE;
+  if (outcome === PreflightReason.BlockersFound) return PREFLIGHT_EXIT_BLOCKERS;
+  return 0;
+}
+
+/** Exit status of `drainflow preflight` when the report found blockers. */
+export const PREFLIGHT_EXIT_BLOCKERS = 2;
+/** Exit status of `drainflow preflight` when a node could not be examined. */
+export const PREFLIGHT_EXIT_INCOMPLETE = 3;
 
 /** The report in the chosen output format: text, json or yaml. */
 export function formatPreflight(r: PreflightReport, output: string): string {

@@ -81,9 +81,11 @@ export function renderPlan(
     );
   } else if (p) {
     const stuck = p.failed > 0 ? `, ${p.failed} cannot be evicted` : '';
-    const deleted = p.deleted ? `, ${p.deleted} deleted at the deadline (not evicted)` : '';
+    const deleted =
+      (p.deleted ? `, ${p.deleted} deleted at the deadline (not evicted)` : '') +
+      (p.goneWithoutEviction ? `, ${p.goneWithoutEviction} gone without eviction` : '');
     lines.push(
-      `  pods ${bar(p.evicted + (p.deleted ?? 0), p.total)} ${p.evicted}/${p.total} evicted${deleted}${stuck}; ` +
+      `  pods ${bar(p.evicted + (p.deleted ?? 0) + (p.goneWithoutEviction ?? 0), p.total)} ${p.evicted}/${p.total} evicted${deleted}${stuck}; ` +
         `${p.attempts} eviction call(s), ${p.tooManyRequests} answered 429`,
     );
     if (p.nextActionAt && s.phase === PlanPhase.Running) {
@@ -106,8 +108,12 @@ export function renderPlan(
   }
   for (const n of s.nodes ?? []) {
     lines.push(
-      `  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted + (n.podsDeleted ?? 0), n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}` +
+      `  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted + (n.podsDeleted ?? 0) + (n.podsGoneWithoutEviction ?? 0), n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}` +
         (n.podsDeleted ? `, ${n.podsDeleted} deleted` : '') +
+        (n.podsGoneWithoutEviction ? `, ${n.podsGoneWithoutEviction} gone without eviction` : '') +
+        (n.currentOrder !== undefined && !FINAL_NODE_PHASES.has(n.phase)
+          ? `  order group ${n.currentOrder}`
+          : '') +
         (n.deadline && !FINAL_NODE_PHASES.has(n.phase)
           ? `  deadline in ${secondsUntil(n.deadline, nowMs)} s (${n.deadline})`
           : ''),
@@ -120,6 +126,7 @@ export function renderPlan(
     const hook = hookLine(n, nowMs);
     if (hook) lines.push(`      ${hook}`);
     if (release) lines.push(`      ${release}`);
+    for (const k of n.skipped ?? []) lines.push(`      skipped ${k.pod}: ${k.reason} — ${k.message}`);
     for (const b of n.blockedBy ?? []) {
       const tries = b.attempts ? `, ${b.attempts} call(s)` : '';
       lines.push(

@@ -178,6 +178,11 @@ export interface NodeDrainState {
   podsDeleted?: number;
   /** onDeadline DeletePods: of {@link podsGone}, the pods that went after such a deletion. */
   deletedGone?: number;
+  /**
+   * Of {@link podsGone}, the pods that went without this drain's eviction or deletion taking effect:
+   * deleted by someone else, finished, already terminating, or gone before the call (404).
+   */
+  goneWithoutEviction?: number;
   /** onDeadline DeletePods: whether the advance-notice Event PodsWillBeDeleted went out. */
   warned?: boolean;
   /** Pods the last observation showed skipped by their opt-out label (DrainLabelSkip), sorted, capped. */
@@ -349,12 +354,41 @@ function newRecord(item: ObservedPod): PodRecord {
   };
 }
 
-/** Drops a pod that is gone and counts it (as deleted at the deadline when this drain deleted it). */
+/**
+ * Drops a pod that is gone and counts it: as deleted at the deadline when this drain deleted it,
+ * as evicted when this drain's eviction took effect (201) or its call is still in flight, else as
+ * gone without eviction.
+ */
 function dropGone(s: NodeDrainState, uid: string): void {
   const p = s.pods[uid];
   delete s.pods[uid];
   s.podsGone++;
   if (p?.deleted) s.deletedGone = (s.deletedGone ?? 0) + 1;
+  // A pod gone while this drain's call is in flight (an observation came before the answer) counts
+  // as the drain's: its eviction or deletion most likely did it.
+  else if (p && !p.evicted && p.state !== 'Evicting' && p.state !== 'Deleting')
+    s.goneWithoutEviction = (s.goneWithoutEviction ?? 0) + 1;
+}
+
+/**
+ * The words for how a node's pods left: `all 6 pod(s) evicted`, or `3 pod(s) evicted, 3 gone
+ * without eviction (deleted by someone else, finished or already terminating)`, plus
+ * `, 1 deleted at the deadline` under onDeadline DeletePods.
+ */
+export function goneMessage(
+  s: Pick<NodeDrainState, 'podsGone' | 'deletedGone' | 'goneWithoutEviction'>,
+): string {
+  const deleted = s.deletedGone ?? 0;
+  const other = s.goneWithoutEviction ?? 0;
+  const evicted = s.podsGone - deleted - other;
+  if (deleted === 0 && other === 0) return `all ${s.podsGone} pod(s) evicted`;
+  return (
+    `${evicted} pod(s) evicted` +
+    (other
+      ? `, ${other} gone without eviction (deleted by someone else, finished or already terminating)`
+      : '') +
+    (deleted ? `, ${deleted} deleted at the deadline` : '')
+  );
 }
 
 /** Puts a pod into Blocked by a rule of the observation (classification or two PDBs). */
@@ -632,6 +666,8 @@ export function applyEvictionAnswer(
       return s;
     }
     case 'Gone':
+      // 404: the pod was gone before this eviction, so it left without one.
+      p.state = 'Pending';
       dropGone(s, uid);
       return s;
     case 'TooManyRequests': {
@@ -727,6 +763,8 @@ export function applyDeleteAnswer(
       s.podsDeleted = (s.podsDeleted ?? 0) + 1;
       return s;
     case 'Gone':
+      // 404/409: the pod was gone before this deletion, so it left without one.
+      p.state = 'Pending';
       dropGone(s, uid);
       return s;
     case 'Failed':
@@ -867,13 +905,9 @@ export function decideNode(
         ? {
             phase: NodePhase.Drained,
             reason: DeadlineReason.PodsDeletedAtDeadline,
-            message: `${s.podsGone - (s.deletedGone ?? 0)} pod(s) evicted, ${s.deletedGone ?? 0} deleted at the deadline`,
+            message: goneMessage(s),
           }
-        : {
-            phase: NodePhase.Drained,
-            reason: NodeReason.Drained,
-            message: `all ${s.podsGone} pod(s) evicted`,
-          },
+        : { phase: 'Drained', reason: NodeReason.Drained, message: goneMessage(s) },
     );
   const policy = settings.onDeadline ?? 'Stop';
   if (nowMs >= s.deadlineMs && policy === 'SkipNode')
@@ -1097,6 +1131,7 @@ export function nodeCounts(s: NodeDrainState): {
   podsEvicted: number;
   podsFailed: number;
   podsDeleted?: number;
+  podsGoneWithoutEviction?: number;
 } {
   // A deleted node's pods went with it (the pod garbage collector deletes pods bound to a missing
   // node): they no longer count as pods to evict.
@@ -1104,9 +1139,10 @@ export function nodeCounts(s: NodeDrainState): {
   const pods = Object.values(s.pods);
   return {
     podsTotal: s.podsGone + pods.length,
-    podsEvicted: s.podsGone - (s.deletedGone ?? 0),
+    podsEvicted: s.podsGone - (s.deletedGone ?? 0) - (s.goneWithoutEviction ?? 0),
     podsFailed: pods.filter((p) => p.state === 'Blocked').length,
     ...(s.podsDeleted ? { podsDeleted: s.podsDeleted } : {}),
+    ...(s.goneWithoutEviction ? { podsGoneWithoutEviction: s.goneWithoutEviction } : {}),
   };
 }
 

@@ -173,6 +173,7 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
   n.nextActionAtMs = p.nextActionAtMs;
   n.lastError = p.lastError;
   if (p.podsDeleted !== undefined) n.podsDeleted = p.podsDeleted;
+  if (p.podsGoneWithoutEviction !== undefined) n.podsGoneWithoutEviction = p.podsGoneWithoutEviction;
   // spec.podOrder / opt-outs: the current order group and the skipped pods, as the node reports them.
   if (p.orderGroup !== undefined) n.orderGroup = p.orderGroup;
   else delete n.orderGroup;

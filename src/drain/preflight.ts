@@ -20,7 +20,10 @@
  *    did not apply), else `DisruptionBudget`.
  *
  * Plus `karpenter.sh/do-not-disrupt: "true"` (a `DoNotDisrupt` blocker, which the API server does
- * not know; not with `podSelection.ignoreDoNotDisrupt`) and a node claimed by another plan. Pods
+ * not know; not with `podSelection.ignoreDoNotDisrupt`): like the drain, which never evicts such a
+ * pod, the report does not list it to evict, counts it in no total or PDB round and sends it no
+ * dry-run eviction; its other reasons (a PDB at 0, no controller) are named beside it. And a node
+ * claimed by another plan. Pods
  * the classification skips are listed with its reason, terminating pods too; its `Block` decisions
  * and any `Wait` other than `Terminating` (a pod waited for until it finishes) are blockers. The rounds a PDB needs are
  * ceil(pods behind it to evict / disruptionsAllowed): the drain evicts at most disruptionsAllowed of
@@ -191,8 +194,9 @@ export function podsToDryRun(
   selection: PodSelection,
 ): Array<{ namespace: string; name: string; uid: string }> {
   const byKey = new Map(pods.map((p) => [podKey(p), p]));
-  // Pods held only by do-not-disrupt are dry-run too: the server's verdict is part of the report.
-  return classifyPods(pods, { ...selection, ignoreDoNotDisrupt: true })
+  // The plan's own selection: a karpenter.sh/do-not-disrupt pod (not ignored) is a blocker a drain
+  // never evicts, so it gets no dry-run eviction either.
+  return classifyPods(pods, selection)
     .filter((d) => d.action === 'Evict')
     .map((d) => {
       const p = byKey.get(d.pod)!;
@@ -253,8 +257,8 @@ function pdbBlocker(pod: PodInfo, key: string, pdbs: PreflightPdbInput[]): Prefl
  */
 export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
   const { selection } = input;
-  // The do-not-disrupt annotation is checked below, after the PDB rules, so that the report names
-  // every reason a pod is held (classifyPods would stop at the annotation).
+  // The do-not-disrupt annotation is checked below, so that the report names every reason a pod is
+  // held (classifyPods would stop at the annotation).
   const decisions = classifyPods(input.pods, { ...selection, ignoreDoNotDisrupt: true });
   const byKey = new Map(input.pods.map((p) => [podKey(p), p]));
   const pdbsIn = new Map<string, PreflightPdbInput[]>();
@@ -264,6 +268,15 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     pdbsIn.set(p.namespace, list);
   }
   const ignoreDoNotDisrupt = selection.ignoreDoNotDisrupt === true;
+  /** The DoNotDisrupt blocker of a pod annotated karpenter.sh/do-not-disrupt "true", unless the plan ignores it. */
+  const doNotDisrupt = (pod: PodInfo, key: string): PreflightBlocker | undefined =>
+    !ignoreDoNotDisrupt && hasDoNotDisrupt(pod.metadata.annotations)
+      ? {
+          pod: key,
+          reason: PreflightReason.DoNotDisrupt,
+          message: `pod is annotated ${DO_NOT_DISRUPT_ANNOTATION}: "true": it must not be disrupted voluntarily; remove the annotation or move the pod`,
+        }
+      : undefined;
 
   const evict: PreflightPod[] = [];
   const skipped: PreflightSkipped[] = [];
@@ -286,14 +299,24 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
       skipped.push({ pod: d.pod, reason: d.reason, message: capMessage(d.message) });
       continue;
     }
+    const held = doNotDisrupt(pod, d.pod);
     if (d.action === 'Block' || d.action === 'Wait') {
       blockers.push({ pod: d.pod, reason: d.reason, message: capMessage(d.message) });
+      if (held) blockers.push(held);
       continue;
     }
-    // Evict: the PDB rules, do-not-disrupt, and the server's verdict.
     const mine = (pdbsIn.get(pod.metadata.namespace) ?? []).filter(
       (p) => p.selector !== undefined && matchesLabelSelector(pod.metadata.labels, p.selector),
     );
+    if (held) {
+      // A drain never evicts it (src/drain/pods.ts blocks it): a blocker only, not a pod to evict,
+      // no dry-run, no PDB round. Its PDB blocker is named too, so removing the annotation holds no surprise.
+      blockers.push(held);
+      const pdb = pdbBlocker(pod, d.pod, mine);
+      if (pdb) blockers.push(pdb);
+      continue;
+    }
+    // Evict: the PDB rules and the server's verdict.
     const names = mine.map(pdbKey).sort(compare);
     for (const p of mine) {
       const k = pdbKey(p);
@@ -309,12 +332,6 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     }
     const blocker = pdbBlocker(pod, d.pod, mine);
     if (blocker) blockers.push(blocker);
-    if (!ignoreDoNotDisrupt && hasDoNotDisrupt(pod.metadata.annotations))
-      blockers.push({
-        pod: d.pod,
-        reason: PreflightReason.DoNotDisrupt,
-        message: `pod is annotated ${DO_NOT_DISRUPT_ANNOTATION}: "true": it must not be disrupted voluntarily; remove the annotation or move the pod`,
-      });
     const verdict = input.dryRun?.[d.pod];
     if (verdict?.verdict === 'Accepted') accepted++;
     else if (verdict && verdict.verdict !== 'Gone')
@@ -440,13 +457,34 @@ export function summarizePreflight(nodes: readonly NodePreflight[], nowMs?: numb
     ...(pdbs.length ? { pdbs: pdbs.slice(0, PREFLIGHT_PDB_CAP) } : {}),
   };
   const errors = ordered.filter((n) => n.error !== undefined).length;
+  const stuck = pdbs.filter((p) => p.rounds === undefined).map((p) => p.pdb);
   const summary =
     `${report.nodesExamined} node(s) examined, nothing cordoned or evicted: ${report.podsToEvict} pod(s) to evict, ` +
     `${report.podsSkipped} skipped, ${report.blockerCount} blocker(s) on ${nodesBlocked} node(s)` +
     `; dry-run evictions: ${report.dryRunAccepted} accepted, ${report.dryRunRefused} refused` +
-    (maxRounds !== undefined ? `; the slowest PodDisruptionBudget needs ${maxRounds} round(s)` : '') +
+    roundsClause(stuck, maxRounds) +
     (errors ? `; ${errors} node(s) could not be examined` : '');
   return { summary, ...report };
+}
+
+/**
+ * The summary's clause on PodDisruptionBudget rounds. A PDB allowing 0 disruptions with pods behind
+ * it holds the drain whatever the others need, so it comes first: `; PodDisruptionBudget ns/db
+ * allows no disruption: the drain cannot finish while it does (the others need at most 4
+ * round(s))`. Else the slowest PDB's rounds; empty without PDBs.
+ *
+ * @param stuck the PDBs allowing 0 (sorted), `maxRounds` the most rounds among the others.
+ */
+export function roundsClause(stuck: readonly string[], maxRounds: number | undefined): string {
+  const others = maxRounds !== undefined ? ` (the others need at most ${maxRounds} round(s))` : '';
+  if (stuck.length === 1)
+    return `; PodDisruptionBudget ${stuck[0]} allows no disruption: the drain cannot finish while it does${others}`;
+  if (stuck.length > 1) {
+    const shown = stuck.slice(0, 3).join(', ');
+    const more = stuck.length > 3 ? ` and ${stuck.length - 3} more` : '';
+    return `; ${stuck.length} PodDisruptionBudgets allow no disruption (${shown}${more}): the drain cannot finish while they do${others}`;
+  }
+  return maxRounds !== undefined ? `; the slowest PodDisruptionBudget needs ${maxRounds} round(s)` : '';
 }
 
 /** The plan reason of a finished preflight: PreflightIncomplete, BlockersFound or NoBlockers. */

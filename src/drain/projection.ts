@@ -52,6 +52,8 @@ export interface NodeState {
   lastError?: string;
   /** Pods deleted without the Eviction API at the deadline (onDeadline DeletePods). */
   podsDeleted?: number;
+  /** Pods that left without this drain's eviction (deleted by someone else, finished, already terminating). */
+  podsGoneWithoutEviction?: number;
   /** Deadline of this node's drain, ms since epoch, when spec.nodeDrainTimeoutSeconds makes it earlier than the plan's. */
   deadlineMs?: number;
   /** The order group being drained now (spec.podOrder), when the node reports one. */
@@ -163,6 +165,45 @@ export function aboutNode(name: string, message: string): string {
   return message.startsWith(`node ${name} `) ? message : `node ${name}: ${message}`;
 }
 
+/**
+ * Whether the state is a Preflight plan's (spec.mode Preflight): previewing, Previewed, or with a
+ * node examined (an aborted preview). Such a plan never evicts, so it shows no evictionProgress and
+ * its conditions speak of what the preview found.
+ */
+export function isPreview(state: Pick<PlanState, 'phase' | 'reason' | 'nodes'>): boolean {
+  return (
+    state.phase === 'Previewed' ||
+    state.reason === PreflightReason.Previewing ||
+    state.nodes.some((n) => n.phase === 'Previewed')
+  );
+}
+
+/**
+ * The Blocked condition of a Previewed plan, from its report: True with reason BlockersFound and the
+ * counts, Unknown with PreflightIncomplete when a node could not be examined, False with NoBlockers.
+ */
+function previewBlocked(
+  reason: string,
+  r: PreflightReport | undefined,
+): Pick<Condition, 'status' | 'reason' | 'message'> {
+  const refusals = r && r.dryRunRefused > 0 ? ` and ${r.dryRunRefused} dry-run refusal(s)` : '';
+  if (reason === PreflightReason.BlockersFound)
+    return {
+      status: 'True',
+      reason,
+      message: `the preview found ${r?.blockerCount ?? 0} blocker(s)${refusals} on ${r?.nodesBlocked ?? 0} of ${r?.nodesExamined ?? 0} node(s) that would keep a drain from finishing (see status.preflight); nothing was cordoned or evicted`,
+    };
+  if (reason === PreflightReason.PreflightIncomplete) {
+    const failed = r?.nodes.filter((n) => n.error !== undefined).length ?? 0;
+    return {
+      status: 'Unknown',
+      reason,
+      message: `${failed} node(s) could not be examined, so the preview cannot tell whether a drain would be blocked (see status.preflight.nodes[].error)`,
+    };
+  }
+  return { status: 'False', reason, message: 'the preview found nothing that would block a drain' };
+}
+
 /** `pod (PDB x): Reason; …` of the first `cap` blockers. */
 function blockerSummary(blockers: readonly Blocker[], cap: number): string {
   const shown = blockers.slice(0, cap).map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`);
@@ -176,8 +217,9 @@ const iso = (ms: number | undefined): string | undefined =>
  * Computes the conditions for a plan phase (metav1.Condition semantics: lastTransitionTime moves
  * only when a condition's status changes).
  * - Progressing: True while Pending/Running (reason = the plan reason), False otherwise.
- * - Drained: True in Drained/Completed.
- * - Blocked: True in Blocked, or while Running with a node blocked/waiting.
+ * - Drained: True in Drained/Completed; False with reason PreviewOnly for a Preflight plan.
+ * - Blocked: True in Blocked, or while Running with a node blocked/waiting; in Previewed what the
+ *   preview found (True BlockersFound, Unknown PreflightIncomplete, False NoBlockers).
  * - Paused: True in Paused (reason PausedByUser, or OutsideMaintenanceWindow when only the windows hold the plan).
  * - InMaintenanceWindow (plans with spec.windows, until a final phase): True while a window is open.
  * - Previewed (only once a preflight report exists): True, reason NoBlockers, BlockersFound or
@@ -205,52 +247,63 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
       : { type: ConditionType.Progressing, status: 'False', reason, message, observedGeneration: gen },
     now,
   );
+  const preview = isPreview(state);
   c = setCondition(
     c,
-    (phase === PlanPhase.Drained || phase === PlanPhase.Completed) && deleted > 0
+    preview
       ? {
-          type: ConditionType.Drained,
-          status: 'True',
-          reason: DeadlineReason.PodsDeletedAtDeadline,
-          message: `every node of the plan is drained; ${deleted} pod(s) were deleted at the deadline without the Eviction API`,
+          type: 'Drained',
+          status: 'False',
+          reason: PreflightReason.PreviewOnly,
+          message: 'a Preflight plan never cordons or evicts: it only reports what a drain would do',
           observedGeneration: gen,
         }
-      : phase === PlanPhase.Drained || phase === PlanPhase.Completed
+      : (phase === 'Drained' || phase === 'Completed') && deleted > 0
         ? {
             type: ConditionType.Drained,
             status: 'True',
-            reason: ConditionReason.AllPodsEvicted,
-            message: 'every node of the plan is drained',
+            reason: DeadlineReason.PodsDeletedAtDeadline,
+            message: `every node of the plan is drained; ${deleted} pod(s) were deleted at the deadline without the Eviction API`,
             observedGeneration: gen,
           }
-        : {
-            type: ConditionType.Drained,
-            status: 'False',
-            reason: phase === PlanPhase.Aborted ? ConditionReason.Aborted : ConditionReason.NotDrained,
-            message: 'not every node is drained',
-            observedGeneration: gen,
-          },
+        : phase === 'Drained' || phase === 'Completed'
+          ? {
+              type: 'Drained',
+              status: 'True',
+              reason: 'AllPodsEvicted',
+              message: 'every node of the plan is drained',
+              observedGeneration: gen,
+            }
+          : {
+              type: 'Drained',
+              status: 'False',
+              reason: phase === 'Aborted' ? 'Aborted' : 'NotDrained',
+              message: 'not every node is drained',
+              observedGeneration: gen,
+            },
     now,
   );
   c = setCondition(
     c,
-    phase === PlanPhase.Blocked
-      ? { type: ConditionType.Blocked, status: 'True', reason, message, observedGeneration: gen }
-      : active && waiting
-        ? {
-            type: ConditionType.Blocked,
-            status: 'True',
-            reason: waiting.reason ?? 'NodeBlocked',
-            message: aboutNode(waiting.name, waiting.message ?? waiting.phase),
-            observedGeneration: gen,
-          }
-        : {
-            type: ConditionType.Blocked,
-            status: 'False',
-            reason: ConditionReason.NotBlocked,
-            message: 'nothing blocks the plan',
-            observedGeneration: gen,
-          },
+    phase === 'Previewed'
+      ? { type: 'Blocked', ...previewBlocked(reason, state.preflight), observedGeneration: gen }
+      : phase === 'Blocked'
+        ? { type: 'Blocked', status: 'True', reason, message, observedGeneration: gen }
+        : active && waiting
+          ? {
+              type: 'Blocked',
+              status: 'True',
+              reason: waiting.reason ?? 'NodeBlocked',
+              message: aboutNode(waiting.name, waiting.message ?? waiting.phase),
+              observedGeneration: gen,
+            }
+          : {
+              type: 'Blocked',
+              status: 'False',
+              reason: 'NotBlocked',
+              message: 'nothing blocks the plan',
+              observedGeneration: gen,
+            },
     now,
   );
   c = setCondition(
@@ -316,7 +369,8 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
 }
 
 /**
- * Projects the plan state into `status`. Per-node blockers are sorted and capped (20 per node) so
+ * Projects the plan state into `status`. A Preflight plan ({@link isPreview}) has no
+ * `evictionProgress`. Per-node blockers are sorted and capped (20 per node) so
  * the status does not churn; `nextActionAt` is the earliest cooldown end over all nodes, absent
  * when nothing cools down. Conditions must have been computed with {@link planConditions} and
  * stored in `state.conditions`.
@@ -345,6 +399,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
       podsTotal: n.podsTotal,
       podsEvicted: n.podsEvicted,
       ...(n.podsDeleted ? { podsDeleted: n.podsDeleted } : {}),
+      ...(n.podsGoneWithoutEviction ? { podsGoneWithoutEviction: n.podsGoneWithoutEviction } : {}),
       ...(n.deadlineMs !== undefined && (state.deadlineMs === undefined || n.deadlineMs < state.deadlineMs)
         ? { deadline: iso(n.deadlineMs)! }
         : {}),
@@ -365,7 +420,15 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
   const left = (n: NodeState) =>
     n.phase === 'Skipped' || n.phase === 'Aborted'
       ? 0
-      : Math.max(0, n.podsTotal - n.podsEvicted - (n.podsDeleted ?? 0) - n.podsFailed);
+      : Math.max(
+          0,
+          n.podsTotal -
+            n.podsEvicted -
+            (n.podsDeleted ?? 0) -
+            (n.podsGoneWithoutEviction ?? 0) -
+            n.podsFailed,
+        );
+  const goneOther = sum((n) => n.podsGoneWithoutEviction ?? 0);
   const progress: EvictionProgress = {
     total,
     evicted,
@@ -374,6 +437,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     attempts: sum((n) => n.attempts),
     tooManyRequests: sum((n) => n.tooManyRequests),
     ...(sum((n) => n.podsDeleted ?? 0) > 0 ? { deleted: sum((n) => n.podsDeleted ?? 0) } : {}),
+    ...(goneOther > 0 ? { goneWithoutEviction: goneOther } : {}),
     ...(nexts.length && !FINAL_PLAN_PHASES.has(state.phase)
       ? { nextActionAt: iso(Math.min(...nexts))! }
       : {}),
@@ -394,7 +458,9 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     nodesDrained: state.nodes.filter((n) => n.phase === NodePhase.Drained || n.phase === NodePhase.Released)
       .length,
     nodes,
-    evictionProgress: progress,
+    // A Preflight plan never evicts: no counters that would read as evictions pending (the pods a
+    // drain would evict are status.preflight.podsToEvict).
+    ...(isPreview(state) ? {} : { evictionProgress: progress }),
     ...(action ? { deadlineAction: action } : {}),
     ...(state.window && !FINAL_PLAN_PHASES.has(state.phase)
       ? {

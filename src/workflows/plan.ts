@@ -84,7 +84,7 @@ import {
   type PlanEvent,
   type PlanRunState,
 } from '../drain/plan-drain.js';
-import { planConditions, projectStatus } from '../drain/projection.js';
+import { planConditions, projectStatus, shownOutcome } from '../drain/projection.js';
 import { windowState, windowedDeadline, windowsError, type WindowState } from '../drain/windows.js';
 import {
   failedPreflightNode,
@@ -267,6 +267,11 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       upsertSearchAttributes([{ key: SA_PHASE, value: phase }]);
       if (s.lastEventPhase !== phase) {
         s.lastEventPhase = phase;
+        // A drain that ended with pods deleted at the deadline reads DrainedWithDeletions in status
+        // (shownOutcome); its Event says the same. patched: runs recorded before it keep the
+        // AllNodesDrained Event (only this branch asks, so older histories replay unchanged).
+        const shown = shownOutcome({ phase, reason, message, nodes: st.nodes });
+        const said = shown.reason !== reason && patched('deletions-event') ? shown : { reason, message };
         events.push({
           type:
             phase === PlanPhase.Blocked ||
@@ -274,8 +279,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
             (phase === PlanPhase.Previewed && reason !== PreflightReason.NoBlockers)
               ? 'Warning'
               : 'Normal',
-          reason,
-          message,
+          reason: said.reason,
+          message: said.message,
         });
       }
     }

@@ -410,6 +410,11 @@ describe('MaintenancePlan CRD on a real API server', () => {
       [/spec\.podSelection\.ignoreDoNotDisrupt: Invalid value: "string": .*must be of type boolean/],
       { skipsCel: true },
     ],
+    [
+      'a paused Preflight plan',
+      { nodeNames: ['a'], mode: 'Preflight', paused: true },
+      [/spec\.paused: Forbidden: must not be true with mode Preflight: a preview cordons and evicts nothing/],
+    ],
   ];
   for (const [name, spec, messages, opts] of invalid) {
     it(`kubectl apply refuses a plan with ${name}, readably`, () => {
@@ -502,6 +507,8 @@ describe('MaintenancePlan CRD on a real API server', () => {
       ['mode', 'Preflight'],
       ['eviction', { skipWaitForDeleteTimeoutSeconds: 30 }],
       ['podOrder', [{ podSelector: { matchLabels: { app: 'a' } }, order: 1 }]],
+      // Optional without a default: added after creation, refused like a change.
+      ['nodeDrainTimeoutSeconds', 60],
     ] as const) {
       const r = kubectl([
         'patch',

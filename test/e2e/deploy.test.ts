@@ -584,6 +584,9 @@ describe('deploy/default on the API server', () => {
     deny(WORKER_SA, 'delete', 'events', '-n', 'default');
     deny(WORKER_SA, 'get', LEASES, '-n', NS);
     deny(WORKER_SA, 'list', 'secrets', '--all-namespaces');
+    // Namespaces: list only (spec.podOrder namespaceSelector), no get, watch or write.
+    checks.push([WORKER_SA, true, ['list', 'namespaces']]);
+    for (const v of ['get', 'watch', 'create', 'update', 'patch', 'delete']) deny(WORKER_SA, v, 'namespaces');
     deny(WORKER_SA, 'get', 'secrets', '-n', NS);
     deny(WORKER_SA, 'get', 'configmaps', '-n', NS);
     deny(WORKER_SA, '*', '*');
@@ -700,6 +703,16 @@ describe('deploy/default on the API server', () => {
         [`${ns}/${pod!.metadata!.name}`, 'Evict', [`${ns}/web`]],
       ]);
       assert.deepEqual(observed.changed && observed.pdbs, listed.pdbs);
+      // With a spec.podOrder namespaceSelector it also lists the namespaces (namespaces list).
+      const ordered = await acts.observeNode({
+        node,
+        selection: { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false },
+        maxWaitSeconds: 5,
+        podOrder: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } }, order: 7 }],
+      });
+      assert.deepEqual(ordered.changed && ordered.pods.map((p) => [p.key, p.order]), [
+        [`${ns}/${pod!.metadata!.name}`, 7],
+      ]);
     } finally {
       await (acts.observeNode as ObserveNode).cache.close();
     }

@@ -12,13 +12,17 @@
  *    naming the value.
  * 4. Both renders pass `kubectl apply --dry-run=server` (client-side and server-side apply) on the
  *    local stack without Pod Security warnings.
+ * 5. Pod delete (onDeadline DeletePods) is opt-in: absent by default, `rbac.deletePods=true` renders
+ *    the objects of the Kustomize component deploy/components/delete-pods, and an overlay of
+ *    deploy/default with that component builds.
  *
  * Needs KUBECONFIG (the stack: `npm run stack -- up && eval "$(npm run --silent stack -- env)"`).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { KubernetesObject, V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
@@ -337,6 +341,82 @@ describe('the rendered chart on the API server', () => {
         assert.match(r.stdout, /deployment\.apps\/drainflow-worker \S+ \(server dry run\)/);
         assert.doesNotMatch(r.stderr, /PodSecurity|Warning/, `${what}: ${r.stderr}`);
       }
+    }
+  });
+});
+
+describe('opt-in RBAC for onDeadline DeletePods', () => {
+  const DELETE_PODS = 'drainflow-worker-delete-pods';
+  const component = () =>
+    parseDocs(ok(kubectlPath(), ['kustomize', join(repoRoot, 'deploy', 'components', 'delete-pods')]).stdout);
+  const mine = (objs: Obj[]) => objs.filter((o) => o.metadata?.name === DELETE_PODS);
+
+  it('no pod delete by default, in the chart or in deploy/default', () => {
+    assert.deepEqual(mine(helmTemplate('drainflow-system')), []);
+    const kustomized = parseDocs(
+      ok(kubectlPath(), ['kustomize', join(repoRoot, 'deploy', 'default')]).stdout,
+    );
+    assert.deepEqual(mine(kustomized), []);
+    const grantsDelete = (objs: Obj[]) =>
+      objs.some(
+        (o) =>
+          o.kind === 'ClusterRole' &&
+          (o.rules as Array<{ resources?: string[]; verbs?: string[] }>).some(
+            (r) => r.resources?.includes('pods') && r.verbs?.includes('delete'),
+          ),
+      );
+    assert.ok(!grantsDelete(helmTemplate('drainflow-system')), 'a default ClusterRole grants pods delete');
+    assert.ok(!grantsDelete(kustomized), 'deploy/default grants pods delete');
+  });
+
+  it('rbac.deletePods=true renders exactly the component deploy/components/delete-pods: pods delete, bound to the worker', () => {
+    const h = byId(mine(helmTemplate('drainflow-system', ['--set', 'rbac.deletePods=true'])));
+    const k = byId(component());
+    assert.deepEqual([...h.keys()].sort(), [
+      `ClusterRole ${DELETE_PODS}`,
+      `ClusterRoleBinding ${DELETE_PODS}`,
+    ]);
+    assert.deepEqual([...h.keys()].sort(), [...k.keys()].sort());
+    for (const [key, ko] of k) assert.deepEqual(essence(h.get(key)!), essence(ko), key);
+    assert.deepEqual(h.get(`ClusterRole ${DELETE_PODS}`)!.rules, [
+      { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
+    ]);
+    // In another release namespace the binding follows it.
+    const other = byId(mine(helmTemplate(ns, ['--set', 'rbac.deletePods=true'])));
+    assert.deepEqual(other.get(`ClusterRoleBinding ${DELETE_PODS}`)!.subjects, [
+      { kind: 'ServiceAccount', name: 'drainflow-worker', namespace: ns },
+    ]);
+  });
+
+  it('an overlay of deploy/default with the component builds, and adds only the two objects', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drainflow-kz-'));
+    try {
+      const rel = relative(dir, join(repoRoot, 'deploy'));
+      writeFileSync(
+        join(dir, 'kustomization.yaml'),
+        [
+          'apiVersion: kustomize.config.k8s.io/v1beta1',
+          'kind: Kustomization',
+          'resources:',
+          `  - ${rel}/default`,
+          'components:',
+          `  - ${rel}/components/delete-pods`,
+          '',
+        ].join('\n'),
+      );
+      const withIt = byId(
+        parseDocs(ok(kubectlPath(), ['kustomize', dir, '--load-restrictor', 'LoadRestrictionsNone']).stdout),
+      );
+      const without = byId(
+        parseDocs(ok(kubectlPath(), ['kustomize', join(repoRoot, 'deploy', 'default')]).stdout),
+      );
+      assert.deepEqual([...withIt.keys()].filter((key) => !without.has(key)).sort(), [
+        `ClusterRole ${DELETE_PODS}`,
+        `ClusterRoleBinding ${DELETE_PODS}`,
+      ]);
+      assert.equal(withIt.size, without.size + 2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

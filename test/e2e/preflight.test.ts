@@ -11,14 +11,14 @@
  * | shared, PDBs shared-a, shared-b | MultiplePodDisruptionBudgets naming both; dry-run 500   |
  * | stale, owned by a ConfigMap, PDB maxUnavailable 1 | PdbNotSynced (the disruption controller finds no scale: SyncFailed); dry-run 429 |
  * | sick (Ready False), PDB minAvailable 1 | UnhealthyPodGuarded; dry-run 429                   |
- * | batch, karpenter.sh/do-not-disrupt "true" | DoNotDisrupt; dry-run accepted (the server does not know it) |
+ * | batch, karpenter.sh/do-not-disrupt "true" | DoNotDisrupt only: not to evict, no dry run (a drain never evicts it) |
  * | bare pod                       | NoController (not dry-run: never evicted)                 |
  * | cache, emptyDir                | EmptyDirData                                              |
  * | agent (DaemonSet), ignoreDaemonSets false | DaemonSetPod                                   |
  *
  * A Preflight plan of that node ends Previewed with each of them in status.preflight (started
  * directly, and through a `drainflow run --operator` process), and `drainflow preflight` prints the
- * same. Around each, the API server's own request counters (apiserver_request_total) count the
+ * same, exiting 2 (BlockersFound; 0 for the same node with `--pod-selector app=web`). Around each, the API server's own request counters (apiserver_request_total) count the
  * dry-run evictions and no other eviction, and the audit log of drainflow's identity (the worker
  * and the CLI run as the audited user `bench-drainflow`) shows no write but dry-run evictions, the
  * plan's status and its Events: no pod DELETE, no node PATCH/PUT. The node is not cordoned or
@@ -276,8 +276,9 @@ describe('preflight on the real stack', () => {
     assert.equal(r.nodesExamined, 1);
     const n = r.nodes[0]!;
     assert.equal(n.name, node);
-    // Evict: web ×3, db, shared, sick, batch, stale.
-    assert.equal(n.podsToEvict, 8, JSON.stringify(n));
+    // Evict: web ×3, db, shared, sick, stale; batch (do-not-disrupt) is a blocker only.
+    assert.equal(n.podsToEvict, 7, JSON.stringify(n));
+    assert.ok(!(n.evict ?? []).some((e) => e.pod.startsWith(`${ns}/batch-`)), 'batch is not to evict');
     assert.deepEqual(blockersByPod(n), {
       bare: ['NoController'],
       batch: ['DoNotDisrupt'],
@@ -292,8 +293,8 @@ describe('preflight on the real stack', () => {
     const shared = n.blockers!.find((b) => b.reason === 'MultiplePodDisruptionBudgets')!;
     assert.deepEqual(shared.pdbs, [`${ns}/shared-a`, `${ns}/shared-b`]);
     assert.match(shared.message, /shared-a, .*shared-b/);
-    // The server's verdicts: web ×3 and batch accepted; db, sick and stale refused 429, shared 500.
-    assert.equal(n.dryRunAccepted, 4, JSON.stringify(n.dryRunRefusals));
+    // The server's verdicts: web ×3 accepted; db, sick and stale refused 429, shared 500; batch not asked.
+    assert.equal(n.dryRunAccepted, 3, JSON.stringify(n.dryRunRefusals));
     assert.equal(n.dryRunRefused, 4);
     const refusal = (app: string) =>
       n.dryRunRefusals!.find((x) => x.pod.startsWith(`${ns}/${app}-`) || x.pod === `${ns}/${app}`);
@@ -356,7 +357,7 @@ describe('preflight on the real stack', () => {
     assert.equal(st.reason, 'BlockersFound', showStatus(st));
     assertReport(st.preflight!);
     assert.equal(st.nodes?.[0]?.phase, 'Previewed');
-    assert.equal(st.nodes?.[0]?.podsTotal, 8);
+    assert.equal(st.nodes?.[0]?.podsTotal, 7);
     assert.ok(st.completedAt, 'completedAt set');
     assert.equal(st.deadlineAction, undefined);
     const cond = st.conditions?.find((x) => x.type === 'Previewed');
@@ -370,8 +371,8 @@ describe('preflight on the real stack', () => {
 
     const after = requestCounters();
     assert.equal(after.evictions, before.evictions, 'no eviction without dryRun');
-    assert.equal(after.dryRunEvictions - before.dryRunEvictions, 8, 'one dry-run eviction per pod to evict');
-    await assertOnlyDryRuns(mark, 8);
+    assert.equal(after.dryRunEvictions - before.dryRunEvictions, 7, 'one dry-run eviction per pod to evict');
+    await assertOnlyDryRuns(mark, 7);
     await assertUntouched();
 
     // kubectl describe shows the report under clear names.
@@ -390,7 +391,8 @@ describe('preflight on the real stack', () => {
     const json = await runCommand(['preflight', '--nodes', node, '--no-ignore-daemonsets', '-o', 'json'], {
       env,
     });
-    assert.equal(json.code, 0, json.err);
+    // Blockers found: exit 2, the report printed all the same.
+    assert.equal(json.code, 2, json.err);
     assertReport(JSON.parse(json.out) as PreflightReport);
     const text = await runCommand(
       ['preflight', '--selector', `kubernetes.io/hostname=${node}`, '--no-ignore-daemonsets'],
@@ -398,31 +400,44 @@ describe('preflight on the real stack', () => {
         env,
       },
     );
-    assert.equal(text.code, 0, text.err);
+    assert.equal(text.code, 2, text.err);
     assert.match(
       text.out,
-      /^preflight: 1 node\(s\) examined, nothing cordoned or evicted: 8 pod\(s\) to evict/,
+      /^preflight: 1 node\(s\) examined, nothing cordoned or evicted: 7 pod\(s\) to evict/,
     );
+    // db's PDB allows none: the summary says the drain cannot finish, not how many rounds web needs.
+    assert.match(text.out, new RegExp(`PodDisruptionBudgets allow no disruption \\(${ns}/db, `));
+    assert.doesNotMatch(text.out.split('\n')[0]!, /the slowest PodDisruptionBudget/);
     assert.match(text.out, /blockers:\n/);
     assert.match(text.out, /MultiplePodDisruptionBudgets .*shared-a, .*shared-b/);
     assert.match(text.out, /refused by the API server \(dry run\):/);
     assert.match(text.out, new RegExp(`${ns}/web: 3 round\\(s\\)`));
     const after = requestCounters();
     assert.equal(after.evictions, before.evictions, 'no eviction without dryRun');
-    assert.equal(after.dryRunEvictions - before.dryRunEvictions, 16, 'two runs of 8 dry-run evictions');
-    await assertOnlyDryRuns(mark, 16);
+    assert.equal(after.dryRunEvictions - before.dryRunEvictions, 14, 'two runs of 7 dry-run evictions');
+    await assertOnlyDryRuns(mark, 14);
     assert.equal(kubectl(['get', 'maintenanceplans', '-o', 'name']), plansBefore, 'no plan created');
     await assertUntouched();
 
     // With the default ignoreDaemonSets the DaemonSet pod is skipped, not a blocker; bad input is refused.
     const skip = await runCommand(['preflight', '--nodes', node, '--no-dry-run', '-o', 'json'], { env });
-    assert.equal(skip.code, 0, skip.err);
+    assert.equal(skip.code, 2, skip.err);
     const r = JSON.parse(skip.out) as PreflightReport;
     assert.deepEqual(
       r.nodes[0]!.skipped?.map((s) => s.reason),
       ['DaemonSetPod'],
     );
     assert.equal(r.dryRunAccepted + r.dryRunRefused, 0, '--no-dry-run sends none');
+    // Only the web pods, which can all leave: exit 0.
+    const clean = await runCommand(
+      ['preflight', '--nodes', node, '--pod-selector', 'app=web', '-o', 'json'],
+      {
+        env,
+      },
+    );
+    assert.equal(clean.code, 0, clean.err);
+    const cr = JSON.parse(clean.out) as PreflightReport;
+    assert.deepEqual([cr.podsToEvict, cr.blockerCount, cr.dryRunAccepted, cr.dryRunRefused], [3, 0, 3, 0]);
     const missing = await runCommand(['preflight', '--nodes', 'no-such-node'], { env });
     assert.equal(missing.code, 1);
     assert.match(missing.err, /node\(s\) not found: no-such-node/);
@@ -446,12 +461,12 @@ describe('preflight on the real stack', () => {
     await h.deletePlan(name, 60_000);
     const after = requestCounters();
     assert.equal(after.evictions, before.evictions, 'no eviction without dryRun');
-    assert.equal(after.dryRunEvictions - before.dryRunEvictions, 8);
-    await assertOnlyDryRuns(mark, 8);
+    assert.equal(after.dryRunEvictions - before.dryRunEvictions, 7);
+    await assertOnlyDryRuns(mark, 7);
     await assertUntouched();
   });
 
-  it('the CRD refuses a bad mode and a mode change, readably', async () => {
+  it('the CRD refuses a bad mode, a mode change and a paused preview, readably', async () => {
     const bad = uniqueName('preflight-bad');
     const status = await refusedPlanStatus(c, bad, { nodeNames: ['a'], mode: 'DryRun' });
     assert.equal(status.code, 422);
@@ -472,6 +487,27 @@ describe('preflight on the real stack', () => {
         ]),
       /spec\.mode: .*cannot change after the plan is created/,
     );
+    // A preview has nothing to pause: refused on update as on creation.
+    assert.throws(
+      () =>
+        kubectl([
+          'patch',
+          'maintenanceplan',
+          fixed,
+          '--type',
+          'merge',
+          '-p',
+          JSON.stringify({ spec: { paused: true } }),
+        ]),
+      /spec\.paused: Forbidden: must not be true with mode Preflight/,
+    );
+    const paused = await refusedPlanStatus(c, uniqueName('preflight-paused'), {
+      nodeNames: ['a'],
+      mode: 'Preflight',
+      paused: true,
+    });
+    assert.equal(paused.code, 422);
+    assert.match(paused.message ?? '', /spec\.paused: Forbidden: must not be true with mode Preflight/);
     await h.deletePlanObject(fixed);
   });
 });

@@ -28,7 +28,9 @@ import {
   toStructural,
   type JSONSchemaProps,
   type ValidationRule,
+  PREVIEW_RULES,
 } from '../../scripts/gen-crd.js';
+import { PREVIEW_MESSAGES } from '../../src/api/preflight.js';
 
 /** What the test compares per field path, read from either side. */
 interface FieldInfo {
@@ -232,9 +234,13 @@ describe('CRD file', () => {
       specSchema['x-kubernetes-validations']
         ?.filter(
           (v) =>
-            ![...DEADLINE_POLICY_RULES, ...POD_ORDER_SPEC_RULES, ...WINDOW_RULES, ...ROLLING_RULES].some(
-              (d) => d.rule === v.rule,
-            ),
+            ![
+              ...DEADLINE_POLICY_RULES,
+              ...POD_ORDER_SPEC_RULES,
+              ...WINDOW_RULES,
+              ...ROLLING_RULES,
+              ...PREVIEW_RULES,
+            ].some((d) => d.rule === v.rule),
         )
         .map((v) => v.message),
       [
@@ -466,6 +472,34 @@ describe('CRD rules of the deadline policy', () => {
     assert.equal(specSchema.properties!.deadlineWarningSeconds!.default, 300);
     assert.equal(specSchema.properties!.nodeDrainTimeoutSeconds!.minimum, 1);
     assert.ok(statusSchema.properties!.deadlineAction, 'status.deadlineAction declared');
+  });
+  it('nodeDrainTimeoutSeconds cannot be added or removed after creation either', () => {
+    const rule = (specSchema['x-kubernetes-validations'] ?? []).find(
+      (v) => v.rule === 'has(self.nodeDrainTimeoutSeconds) == has(oldSelf.nodeDrainTimeoutSeconds)',
+    );
+    assert.ok(rule, 'the add/remove rule');
+    assert.equal(rule.fieldPath, '.nodeDrainTimeoutSeconds');
+    assert.match(rule.message ?? '', /^cannot change after the plan is created/);
+  });
+});
+
+describe('CRD rules of a Preflight plan', () => {
+  it('refuses paused with mode Preflight, in the CRD and in zod, with the same message', () => {
+    const rule = (specSchema['x-kubernetes-validations'] ?? []).find((v) => v.fieldPath === '.paused');
+    assert.ok(rule, 'the paused rule');
+    assert.equal(rule.message, PREVIEW_MESSAGES.paused);
+    const r = MaintenancePlanSpecSchema.safeParse({ nodeNames: ['a'], mode: 'Preflight', paused: true });
+    assert.ok(!r.success, 'zod accepted a paused preview');
+    assert.deepEqual(
+      r.error.issues.map((i) => [i.path.join('.'), i.message]),
+      [['paused', PREVIEW_MESSAGES.paused]],
+    );
+    for (const ok of [
+      { nodeNames: ['a'], mode: 'Preflight' },
+      { nodeNames: ['a'], mode: 'Preflight', paused: false },
+      { nodeNames: ['a'], paused: true },
+    ])
+      assert.ok(MaintenancePlanSpecSchema.safeParse(ok).success, JSON.stringify(ok));
   });
 });
 

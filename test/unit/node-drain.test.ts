@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EvictResult, NodeObservation, ObservedPod } from '../../src/activities/types.js';
 import {
+  goneMessage,
   applyControl,
   applyEvictionAnswer,
   applyObservation,
@@ -253,7 +254,14 @@ describe('applyObservation', () => {
       },
       states: [],
       podsGone: 4,
-      check: (d) => assert.deepEqual(nodeCounts(d.s), { podsTotal: 4, podsEvicted: 4, podsFailed: 0 }),
+      // Only the pod whose call is in flight counts as this drain's eviction; the others left without one.
+      check: (d) =>
+        assert.deepEqual(nodeCounts(d.s), {
+          podsTotal: 4,
+          podsEvicted: 1,
+          podsFailed: 0,
+          podsGoneWithoutEviction: 3,
+        }),
     },
     {
       name: 'a tracked pod now skipped (finished) is gone',
@@ -438,11 +446,16 @@ describe('applyEvictionAnswer', () => {
       a: 'app/a Terminating',
     },
     {
-      name: 'Gone: dropped and counted',
+      name: 'Gone (404): dropped and counted, as gone without eviction',
       run: () => evicting().answer('app/a', gone),
       check: (d) => {
         assert.equal(d.s.podsGone, 1);
-        assert.deepEqual(nodeCounts(d.s), { podsTotal: 1, podsEvicted: 1, podsFailed: 0 });
+        assert.deepEqual(nodeCounts(d.s), {
+          podsTotal: 1,
+          podsEvicted: 0,
+          podsFailed: 0,
+          podsGoneWithoutEviction: 1,
+        });
       },
     },
     {
@@ -1198,7 +1211,7 @@ describe('nextActionAt', () => {
 });
 
 describe('nodeCounts', () => {
-  it('total = gone + tracked, evicted = gone, failed = Blocked', () => {
+  it('total = gone + tracked, evicted = gone by this drain, failed = Blocked', () => {
     const d = new Drain().observe(
       anObservation().pods(
         aPod('app/a'),
@@ -1209,10 +1222,70 @@ describe('nodeCounts', () => {
       ),
     );
     d.evicts();
+    // a: the server answers 404, gone before the eviction: not evicted by this drain.
     d.answer('app/a', gone).answer('app/d', failed(403, 'Forbidden'));
-    assert.deepEqual(nodeCounts(d.s), { podsTotal: 5, podsEvicted: 1, podsFailed: 2 });
+    assert.deepEqual(nodeCounts(d.s), {
+      podsTotal: 5,
+      podsEvicted: 0,
+      podsFailed: 2,
+      podsGoneWithoutEviction: 1,
+    });
+    // c (terminating before the drain) goes: gone without eviction; e goes while its call is in
+    // flight: counted as this drain's eviction.
     d.observe(anObservation().pods(aPod('app/b').blocked(), aPod('app/d')));
-    assert.deepEqual(nodeCounts(d.s), { podsTotal: 5, podsEvicted: 3, podsFailed: 2 });
+    assert.deepEqual(nodeCounts(d.s), {
+      podsTotal: 5,
+      podsEvicted: 1,
+      podsFailed: 2,
+      podsGoneWithoutEviction: 2,
+    });
+  });
+  it('pods deleted by someone else are counted and said apart from evictions (goneMessage)', () => {
+    // Six pods; three evicted by the drain (201), three deleted by someone else before their call.
+    const keys = ['app/a', 'app/b', 'app/c', 'app/d', 'app/e', 'app/f'];
+    const d = new Drain();
+    d.settings = { maxConcurrentPerNode: 3, retryBackoff: BACKOFF };
+    d.observe(anObservation().pods(...keys.map((k) => aPod(k))));
+    d.evicts();
+    const inFlight = Object.values(d.s.pods)
+      .filter((p) => p.state === 'Evicting')
+      .map((p) => p.key);
+    assert.equal(inFlight.length, 3);
+    for (const k of inFlight) d.answer(k, evicted);
+    d.observe(anObservation().pods()); // all six gone
+    assert.deepEqual(nodeCounts(d.s), {
+      podsTotal: 6,
+      podsEvicted: 3,
+      podsFailed: 0,
+      podsGoneWithoutEviction: 3,
+    });
+    assert.equal(
+      goneMessage(d.s),
+      '3 pod(s) evicted, 3 gone without eviction (deleted by someone else, finished or already terminating)',
+    );
+    assert.equal(d.s.attempts, 3, 'three eviction calls');
+  });
+  it('goneMessage: a table of evicted, gone otherwise and deleted at the deadline', () => {
+    const rows: Array<[number, number | undefined, number | undefined, string]> = [
+      [6, undefined, undefined, 'all 6 pod(s) evicted'],
+      [0, undefined, undefined, 'all 0 pod(s) evicted'],
+      [6, undefined, 2, '4 pod(s) evicted, 2 deleted at the deadline'],
+      [
+        6,
+        1,
+        2,
+        '3 pod(s) evicted, 1 gone without eviction (deleted by someone else, finished or already terminating), 2 deleted at the deadline',
+      ],
+    ];
+    for (const [podsGone, goneWithoutEviction, deletedGone, want] of rows)
+      assert.equal(
+        goneMessage({
+          podsGone,
+          ...(goneWithoutEviction !== undefined ? { goneWithoutEviction } : {}),
+          ...(deletedGone !== undefined ? { deletedGone } : {}),
+        }),
+        want,
+      );
   });
   it('is all zero for a fresh state', () => {
     assert.deepEqual(nodeCounts(initialNodeState('n', DEADLINE, false)), {

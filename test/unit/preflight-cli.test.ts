@@ -8,10 +8,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseLabelSelector, specFromFlags } from '../../src/cli/preflight.js';
+import {
+  PREFLIGHT_EXIT_BLOCKERS,
+  PREFLIGHT_EXIT_INCOMPLETE,
+  parseLabelSelector,
+  preflightExitCode,
+  specFromFlags,
+} from '../../src/cli/preflight.js';
 import { renderPreflight } from '../../src/cli/render-preflight.js';
 import { renderPlan } from '../../src/cli/render.js';
-import { buildPreflightNode, summarizePreflight } from '../../src/drain/preflight.js';
+import { buildPreflightNode, failedPreflightNode, summarizePreflight } from '../../src/drain/preflight.js';
 import type { PodInfo } from '../../src/drain/pods.js';
 
 describe('parseLabelSelector', () => {
@@ -144,7 +150,7 @@ describe('renderPreflight', () => {
     assert.equal(
       text,
       [
-        'preflight: 1 node(s) examined, nothing cordoned or evicted: 2 pod(s) to evict, 0 skipped, 2 blocker(s) on 1 node(s); dry-run evictions: 1 accepted, 1 refused',
+        'preflight: 1 node(s) examined, nothing cordoned or evicted: 2 pod(s) to evict, 0 skipped, 2 blocker(s) on 1 node(s); dry-run evictions: 1 accepted, 1 refused; PodDisruptionBudget app/db allows no disruption: the drain cannot finish while it does',
         'node n1',
         '  2 to evict, 0 skipped, 2 blocker(s) on 2 pod(s); dry-run evictions 1 accepted, 1 refused',
         '  to evict:',
@@ -171,5 +177,56 @@ describe('renderPreflight', () => {
     assert.match(text, /^MaintenancePlan p: Previewed \(BlockersFound\)/);
     assert.match(text, /\n {2}preflight: 1 node\(s\) examined/);
     assert.match(text, /\n {4}refused by the API server \(dry run\):/);
+  });
+});
+
+describe('preflightExitCode: a gate for scripts and CI', () => {
+  const selection = { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false };
+  const owned = (name: string, annotations?: Record<string, string>): PodInfo => ({
+    metadata: {
+      namespace: 'app',
+      name,
+      uid: name,
+      labels: { app: name },
+      ...(annotations ? { annotations } : {}),
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'r', controller: true },
+      ],
+    },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  const clean = buildPreflightNode({ node: 'n1', pods: [owned('web')], pdbs: [], selection });
+  const held = buildPreflightNode({
+    node: 'n2',
+    pods: [owned('batch', { 'karpenter.sh/do-not-disrupt': 'true' })],
+    pdbs: [],
+    selection,
+  });
+  const refused = buildPreflightNode({
+    node: 'n3',
+    pods: [owned('web')],
+    pdbs: [],
+    selection,
+    dryRun: { 'app/web': { verdict: 'Refused', code: 403, reason: 'Forbidden', message: 'webhook says no' } },
+  });
+  const rows: Array<[string, Parameters<typeof summarizePreflight>[0], number]> = [
+    ['every node can drain', [clean], 0],
+    ['a blocker on one node of two', [clean, held], PREFLIGHT_EXIT_BLOCKERS],
+    ['a dry-run refusal only', [refused], PREFLIGHT_EXIT_BLOCKERS],
+    [
+      'a node not examined',
+      [clean, failedPreflightNode('n9', 'node n9 not found')],
+      PREFLIGHT_EXIT_INCOMPLETE,
+    ],
+    [
+      'a node not examined and blockers',
+      [held, failedPreflightNode('n9', 'boom')],
+      PREFLIGHT_EXIT_INCOMPLETE,
+    ],
+  ];
+  for (const [name, nodes, code] of rows)
+    it(`${name}: ${code}`, () => assert.equal(preflightExitCode(summarizePreflight(nodes)), code));
+  it('the codes differ from 0 and from 1 (bad flags, no cluster)', () => {
+    assert.deepEqual(new Set([0, 1, PREFLIGHT_EXIT_BLOCKERS, PREFLIGHT_EXIT_INCOMPLETE]).size, 4);
   });
 });

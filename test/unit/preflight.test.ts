@@ -16,6 +16,7 @@ import {
   pdbNotSynced,
   podsToDryRun,
   preflightOutcome,
+  roundsClause,
   summarizePreflight,
   type PreflightPdbInput,
 } from '../../src/drain/preflight.js';
@@ -253,7 +254,10 @@ describe('buildPreflightNode: one pod per row', () => {
       assert.equal(report.podsBlocked, blockers.length ? 1 : 0);
       assert.equal(report.skipped?.[0]?.reason, skip);
       assert.equal(report.podsSkipped, skip ? 1 : 0);
-      const evicts = !skip && !['NoController', 'EmptyDirData', 'DaemonSetPod'].includes(blockers[0] ?? '');
+      // A do-not-disrupt pod is a blocker only: a drain never evicts it, so it is not to evict and gets no dry run.
+      const evicts =
+        !skip &&
+        !blockers.some((b) => ['NoController', 'EmptyDirData', 'DaemonSetPod', 'DoNotDisrupt'].includes(b));
       assert.equal(report.podsToEvict, evicts ? 1 : 0);
       assert.deepEqual(
         podsToDryRun([p], selection).map((x) => x.name),
@@ -414,8 +418,89 @@ describe('caps and the plan summary', () => {
     );
     assert.equal(r.completedAt, '2026-12-01T12:00:00.000Z');
     assert.match(r.summary, /2 node\(s\) examined, nothing cordoned or evicted: 6 pod\(s\) to evict/);
-    assert.match(r.summary, /the slowest PodDisruptionBudget needs 3 round\(s\)/);
+    // db allows none: the drain cannot finish, whatever web needs.
+    assert.match(
+      r.summary,
+      /; PodDisruptionBudget app\/db allows no disruption: the drain cannot finish while it does \(the others need at most 3 round\(s\)\)/,
+    );
+    assert.doesNotMatch(r.summary, /slowest/);
     assert.equal(preflightOutcome(r), PreflightReason.BlockersFound);
+    assert.match(
+      summarizePreflight([n1]).summary,
+      /; the slowest PodDisruptionBudget needs 2 round\(s\)$/,
+      'without a PDB at 0 the slowest one is named',
+    );
+  });
+
+  it('roundsClause: PDBs at 0 first, then the others; the slowest alone; nothing without PDBs', () => {
+    const rows: Array<[string[], number | undefined, string]> = [
+      [[], undefined, ''],
+      [[], 4, '; the slowest PodDisruptionBudget needs 4 round(s)'],
+      [
+        ['a/db'],
+        undefined,
+        '; PodDisruptionBudget a/db allows no disruption: the drain cannot finish while it does',
+      ],
+      [
+        ['a/db'],
+        4,
+        '; PodDisruptionBudget a/db allows no disruption: the drain cannot finish while it does (the others need at most 4 round(s))',
+      ],
+      [
+        ['a/1', 'a/2', 'a/3', 'a/4'],
+        undefined,
+        '; 4 PodDisruptionBudgets allow no disruption (a/1, a/2, a/3 and 1 more): the drain cannot finish while they do',
+      ],
+    ];
+    for (const [stuck, max, want] of rows) assert.equal(roundsClause(stuck, max), want);
+  });
+
+  it('a do-not-disrupt pod is a blocker only: not to evict, not counted, no dry run, no PDB round', () => {
+    // Five pods behind one PDB, one of them do-not-disrupt: a drain evicts four.
+    const pods = [
+      ...Array.from({ length: 4 }, (_, i) => pod(`web-${i}`, { labels: { app: 'web' } })),
+      pod('web-held', { labels: { app: 'web' }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
+    ];
+    const pdbs = [pdb('web', 'web', { disruptionsAllowed: 1 })];
+    const toDryRun = podsToDryRun(pods, DEFAULTS).map((p) => p.name);
+    assert.deepEqual(toDryRun, ['web-0', 'web-1', 'web-2', 'web-3']);
+    const dryRun = Object.fromEntries(toDryRun.map((n) => [`app/${n}`, { verdict: 'Accepted' as const }]));
+    const node = buildPreflightNode({ node: 'n1', pods, pdbs, selection: DEFAULTS, dryRun });
+    assert.equal(node.report.podsToEvict, 4);
+    assert.deepEqual(
+      node.report.evict?.map((e) => e.pod),
+      ['app/web-0', 'app/web-1', 'app/web-2', 'app/web-3'],
+    );
+    assert.deepEqual(
+      node.report.blockers?.map((b) => [b.pod, b.reason]),
+      [['app/web-held', 'DoNotDisrupt']],
+    );
+    assert.equal(node.report.dryRunAccepted, 4);
+    assert.deepEqual(node.pdbs, [
+      { pdb: 'app/web', pods: 4, disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1 },
+    ]);
+    const r = summarizePreflight([node]);
+    assert.equal(r.podsToEvict, 4);
+    assert.equal(r.pdbs?.[0]?.rounds, 4);
+    // Ignored by the plan: evicted like the others.
+    const ignored = { ...DEFAULTS, ignoreDoNotDisrupt: true } as PodSelection;
+    assert.equal(podsToDryRun(pods, ignored).length, 5);
+    assert.equal(buildPreflightNode({ node: 'n1', pods, pdbs, selection: ignored }).report.podsToEvict, 5);
+  });
+
+  it('a do-not-disrupt pod without a controller names both reasons', () => {
+    const { report } = buildPreflightNode({
+      node: 'n1',
+      pods: [pod('bare', { owner: 'none', annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })],
+      pdbs: [],
+      selection: DEFAULTS,
+    });
+    assert.deepEqual(
+      report.blockers?.map((b) => b.reason),
+      ['DoNotDisrupt', 'NoController'],
+    );
+    assert.equal(report.podsBlocked, 1);
+    assert.equal(report.podsToEvict, 0);
   });
 
   it('nodes: blockers first, then by name, capped; outcome NoBlockers / PreflightIncomplete', () => {

@@ -12,6 +12,7 @@ import {
   type NodeState,
   type PlanState,
 } from '../../src/drain/projection.js';
+import type { PreflightReport } from '../../src/api/preflight.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 
@@ -153,5 +154,93 @@ describe('a node skipped at its deadline', () => {
     );
     assert.equal(n2.message, '1 pod(s) to go');
     assert.equal(st.evictionProgress!.pending, 1);
+  });
+});
+
+describe('a Preflight plan', () => {
+  const report = (over: Partial<PreflightReport> = {}): PreflightReport => ({
+    summary: '2 node(s) examined',
+    nodesExamined: 2,
+    nodesBlocked: 1,
+    podsToEvict: 5,
+    podsSkipped: 0,
+    blockerCount: 3,
+    dryRunAccepted: 4,
+    dryRunRefused: 1,
+    nodes: [],
+    ...over,
+  });
+  const previewed = (reason: string, r: PreflightReport) =>
+    plan(
+      [
+        node('n1', { phase: 'Previewed', podsTotal: 5, podsEvicted: 0, attempts: 0 }),
+        node('n2', { phase: 'Previewed', podsTotal: 0, podsEvicted: 0, attempts: 0 }),
+      ],
+      { phase: 'Previewed', reason, message: r.summary, preflight: r },
+    );
+  // [what, reason, report, Blocked status, Blocked message]
+  const rows: Array<[string, string, PreflightReport, string, RegExp]> = [
+    [
+      'blockers found: Blocked True with the counts',
+      'BlockersFound',
+      report(),
+      'True',
+      /found 3 blocker\(s\) and 1 dry-run refusal\(s\) on 1 of 2 node\(s\) that would keep a drain from finishing/,
+    ],
+    [
+      'nothing found: Blocked False',
+      'NoBlockers',
+      report({ nodesBlocked: 0, blockerCount: 0, dryRunRefused: 0 }),
+      'False',
+      /found nothing that would block a drain/,
+    ],
+    [
+      'a node not examined: Blocked Unknown',
+      'PreflightIncomplete',
+      report({
+        nodes: [
+          {
+            name: 'n2',
+            error: 'HTTP 403',
+            podsToEvict: 0,
+            podsSkipped: 0,
+            podsBlocked: 0,
+            blockerCount: 0,
+            dryRunAccepted: 0,
+            dryRunRefused: 0,
+          },
+        ],
+      }),
+      'Unknown',
+      /1 node\(s\) could not be examined/,
+    ],
+  ];
+  for (const [what, reason, r, blockedStatus, message] of rows)
+    it(what, () => {
+      const st = status(previewed(reason, r));
+      const blocked = st.conditions?.find((c) => c.type === 'Blocked');
+      assert.deepEqual([blocked?.status, blocked?.reason], [blockedStatus, reason]);
+      assert.match(blocked?.message ?? '', message);
+      const drained = st.conditions?.find((c) => c.type === 'Drained');
+      assert.deepEqual([drained?.status, drained?.reason], ['False', 'PreviewOnly']);
+      assert.equal(st.evictionProgress, undefined, 'no evictions pending for a plan that never evicts');
+      assert.equal(st.nodes?.[0]?.podsTotal, 5, 'the node still shows the pods a drain would evict');
+    });
+  it('while previewing, and after an abort mid-preview, no eviction counters either', () => {
+    const running = plan([node('n1', { phase: 'Pending', podsTotal: 0, podsEvicted: 0 })], {
+      phase: 'Running',
+      reason: 'Previewing',
+    });
+    assert.equal(status(running).evictionProgress, undefined);
+    const aborted = plan(
+      [
+        node('n1', { phase: 'Previewed', podsTotal: 4, podsEvicted: 0 }),
+        node('n2', { phase: 'Pending', podsTotal: 0, podsEvicted: 0 }),
+      ],
+      { phase: 'Aborted', reason: 'Aborted' },
+    );
+    assert.equal(status(aborted).evictionProgress, undefined);
+    // A drain plan keeps them.
+    assert.ok(status(plan([node('n1')])).evictionProgress);
   });
 });

@@ -159,3 +159,43 @@ describe('renderPlan', () => {
     );
   });
 });
+
+describe('renderPlan: order group, skipped pods and pods gone without eviction', () => {
+  it('shows the current order group, each skipped pod and the pods that left without an eviction', () => {
+    const text = renderPlan(
+      {
+        metadata: { name: 'p', uid: 'u' },
+        status: {
+          phase: 'Running',
+          reason: 'Draining',
+          evictionProgress: {
+            total: 6,
+            evicted: 3,
+            pending: 0,
+            failed: 0,
+            attempts: 3,
+            tooManyRequests: 0,
+            goneWithoutEviction: 3,
+          },
+          nodes: [
+            {
+              name: 'n1',
+              phase: 'Draining',
+              podsTotal: 6,
+              podsEvicted: 3,
+              podsGoneWithoutEviction: 3,
+              currentOrder: 100,
+              skipped: [
+                { pod: 'app/keep', reason: 'DrainLabelSkip', message: 'label drainflow.dev/drain: skip' },
+              ],
+            },
+          ],
+        },
+      },
+      0,
+    );
+    assert.match(text, /pods \[#{20}\] 3\/6 evicted, 3 gone without eviction; 3 eviction call\(s\)/);
+    assert.match(text, /node n1 .* 3\/6, 3 gone without eviction {2}order group 100/);
+    assert.match(text, /\n {6}skipped app\/keep: DrainLabelSkip — label drainflow\.dev\/drain: skip/);
+  });
+});

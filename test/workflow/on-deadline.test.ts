@@ -225,6 +225,15 @@ describe('onDeadline (time-skipping)', () => {
     assert.equal(final.evictionProgress?.pending, 0);
     assert.equal(final.phase, 'Drained');
     assert.equal(final.reason, 'DrainedWithDeletions', 'a forced drain does not read AllNodesDrained');
+    // The plan's phase Event says the same as its status (patched 'deletions-event').
+    const ended = sim.events.filter(
+      (e) => e.reason === 'AllNodesDrained' || e.reason === 'DrainedWithDeletions',
+    );
+    assert.deepEqual(
+      ended.map((e) => e.reason),
+      ['DrainedWithDeletions'],
+    );
+    assert.match(ended[0]!.message, /1 pod\(s\) deleted at the deadline without the Eviction API/);
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, NODES));
   });
 });

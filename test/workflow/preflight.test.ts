@@ -128,6 +128,15 @@ describe('spec.mode Preflight (time-skipping)', () => {
     assert.ok(st.completedAt);
     const cond = st.conditions?.find((c) => c.type === 'Previewed');
     assert.deepEqual([cond?.status, cond?.reason], ['True', 'BlockersFound']);
+    // The other conditions say what the preview found, and nothing reads as evictions pending.
+    const blocked = st.conditions?.find((c) => c.type === 'Blocked');
+    assert.deepEqual([blocked?.status, blocked?.reason], ['True', 'BlockersFound']);
+    assert.match(blocked?.message ?? '', /found 1 blocker\(s\) on 1 of 12 node\(s\)/);
+    const drained = st.conditions?.find((c) => c.type === 'Drained');
+    assert.deepEqual([drained?.status, drained?.reason], ['False', 'PreviewOnly']);
+    assert.equal(st.evictionProgress, undefined, 'a preview shows no eviction counters');
+    for (const s of sim.statuses)
+      assert.equal(s.status.evictionProgress, undefined, 'not while previewing either');
     const phases = sim.statuses.map((s) => s.status.phase);
     assert.ok(!phases.includes('Drained') && !phases.includes('Blocked'), phases.join(','));
   });
@@ -149,6 +158,8 @@ describe('spec.mode Preflight (time-skipping)', () => {
     assert.match(n2.error ?? '', /HTTP 403/);
     assert.equal(st.nodes?.find((n) => n.name === 'n2')?.reason, 'PreflightFailed');
     assert.match(st.preflight!.summary, /1 node\(s\) could not be examined/);
+    const blocked = st.conditions?.find((c) => c.type === 'Blocked');
+    assert.deepEqual([blocked?.status, blocked?.reason], ['Unknown', 'PreflightIncomplete']);
   });
 
   it('an abort during the preflight ends it Aborted, nothing touched', async () => {
