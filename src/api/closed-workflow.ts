@@ -6,6 +6,7 @@
  * import from workflow code.
  */
 import type { PlanPhase } from './plan.js';
+import { EventReason, PlanReason } from './reasons.js';
 
 /**
  * Plan reason per Temporal close status (`WorkflowExecutionStatus` names as the client's
@@ -13,10 +14,10 @@ import type { PlanPhase } from './plan.js';
  * own final status, and a run continued as new is followed by the next one.
  */
 export const ClosedWorkflowReason = {
-  TERMINATED: 'WorkflowTerminated',
-  FAILED: 'WorkflowFailed',
-  TIMED_OUT: 'WorkflowTimedOut',
-  CANCELED: 'WorkflowCanceled',
+  TERMINATED: PlanReason.WorkflowTerminated,
+  FAILED: PlanReason.WorkflowFailed,
+  TIMED_OUT: PlanReason.WorkflowTimedOut,
+  CANCELED: PlanReason.WorkflowCanceled,
 } as const;
 
 /** One of the {@link ClosedWorkflowReason} values. */
@@ -31,7 +32,7 @@ export const CLOSED_WORKFLOW_VERB: Record<keyof typeof ClosedWorkflowReason, str
 };
 
 /** Warning Event reason recorded once when the operator marks such a plan Failed. */
-export const WORKFLOW_CLOSED_EVENT = 'WorkflowClosed';
+export const WORKFLOW_CLOSED_EVENT = EventReason.WorkflowClosed;
 
 /**
  * The phases a drainflow plan workflow writes last before it closes (Failed, Aborted, Completed,

@@ -185,6 +185,16 @@ export type ConditionReason = ValueOf<typeof ConditionReason>;
 export const PlanReason = {
   /** Pending: the nodes are being resolved. */
   Starting: 'Starting',
+  /** Completed: every node handed back, some by a per-node release after their afterDrain hook failed. */
+  HandedBackWithHookFailures: 'HandedBackWithHookFailures',
+  /** Failed (operator): the plan's workflow was terminated from Temporal before the plan ended. */
+  WorkflowTerminated: 'WorkflowTerminated',
+  /** Failed (operator): the plan's workflow failed before the plan ended. */
+  WorkflowFailed: 'WorkflowFailed',
+  /** Failed (operator): the plan's workflow timed out before the plan ended. */
+  WorkflowTimedOut: 'WorkflowTimedOut',
+  /** Failed (operator): the plan's workflow was cancelled from Temporal before the plan ended. */
+  WorkflowCanceled: 'WorkflowCanceled',
   /** Running: the nodes are being cordoned (cordon AllAtStart, or before the drain starts). */
   Cordoning: 'Cordoning',
   /** Running: nodes are being drained. */
@@ -468,6 +478,8 @@ export const EventReason = {
   CleanupFinished: 'CleanupFinished',
   /** Normal (operator): nodes a closed workflow still claimed were handed back. */
   NodesHandedBack: 'NodesHandedBack',
+  /** Warning (operator): the plan's workflow closed before the plan ended; the plan is marked Failed. */
+  WorkflowClosed: 'WorkflowClosed',
   /** Warning (operator): a node a closed workflow still claimed could not be handed back; retried. */
   NodeHandBackFailed: 'NodeHandBackFailed',
   /** Warning (operator): the spec is not valid; the plan is set Failed/InvalidSpec. */
