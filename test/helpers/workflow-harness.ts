@@ -10,14 +10,7 @@ import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import {
-  DefaultLogger,
-  Runtime,
-  bundleWorkflowCode,
-  Worker,
-  type WorkerOptions,
-  type WorkflowBundle,
-} from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import type { abortSignal, releaseSignal } from '../../src/workflows/messages.js';
 import {
@@ -28,6 +21,7 @@ import {
 } from '../../src/workflows/messages.js';
 import { drainPlanWorkflow } from '../../src/workflows/plan.js';
 import type { SimCluster } from './sim-cluster.js';
+import { installTestRuntime, releaseUnusedTestRuntime } from './sdk-logs.js';
 import { quietBundlerLogger, timeSkippingEnv } from './temporal.js';
 
 export type History = proto.temporal.api.history.v1.IHistory;
@@ -60,18 +54,6 @@ export function historyBytes(history: History): number {
   return proto.temporal.api.history.v1.History.encode(history).finish().length;
 }
 
-let runtimeInstalled = false;
-/** Worker logs at WARN and above only (the INFO lines of every worker start drown the test output). */
-function quietRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-  } catch {
-    // Already installed (another harness in the same process): keep it.
-  }
-}
-
 export class WorkflowHarness {
   env!: TestWorkflowEnvironment;
   bundle!: WorkflowBundle;
@@ -79,8 +61,14 @@ export class WorkflowHarness {
 
   /** Starts the time-skipping server and bundles src/workflows. */
   setup = async (): Promise<void> => {
-    quietRuntime();
-    this.env = await timeSkippingEnv();
+    // The SDK's lines through drainflow's logger, warnings and errors only (test/helpers/sdk-logs.ts).
+    installTestRuntime();
+    try {
+      this.env = await timeSkippingEnv();
+    } catch (err) {
+      await releaseUnusedTestRuntime();
+      throw err;
+    }
     this.bundle = await bundleWorkflowCode({
       workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
       logger: quietBundlerLogger,

@@ -296,7 +296,11 @@ describe('buildNodePods: order groups', () => {
       message: '',
       pdbs: [],
     };
-    const content = (pods: ObservedPod[]) => ({ node: { exists: true, unschedulable: true }, pods, pdbs: [] });
+    const content = (pods: ObservedPod[]) => ({
+      node: { exists: true, unschedulable: true },
+      pods,
+      pdbs: [],
+    });
     const plain = observationFingerprint(content([item]));
     assert.notEqual(observationFingerprint(content([{ ...item, order: 10 }])), plain);
     assert.notEqual(

@@ -31,6 +31,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { installTestRuntime } from '../helpers/sdk-logs.js';
 import { quietBundlerLogger } from '../helpers/temporal.js';
 
 const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
@@ -51,6 +52,7 @@ describe('replay of saved histories', () => {
   for (const file of files) {
     it(`replays ${file}`, async () => {
       const history = proto.temporal.api.history.v1.History.decode(readFileSync(`${dir}/${file}`));
+      installTestRuntime(); // here, not in before(): a Runtime that never runs a worker keeps the process alive
       await Worker.runReplayHistory(
         { workflowBundle: bundle },
         history,
