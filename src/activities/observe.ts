@@ -10,7 +10,7 @@
  * cancellation.
  */
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import type { KubeConfig, V1Node } from '@kubernetes/client-node';
 import { needsNamespaceLabels } from '../drain/pod-policy.js';
 import { pino, type Logger } from 'pino';
 import {
@@ -21,6 +21,7 @@ import {
   parseStatus,
 } from '../k8s/errors.js';
 import { NODE_RELEASE_ANNOTATION } from '../api/plan.js';
+import { NamespaceApi } from '../k8s/namespaces.js';
 import { WatchCache } from '../k8s/watch-cache.js';
 import {
   buildNodePods,
@@ -143,7 +144,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
   const log = deps.logger ?? pino({ name: 'drainflow.observe', level: 'info' });
   const cache = deps.cache ?? new WatchCache({ kubeConfig: deps.kubeConfig, logger: log });
   const heartbeatMs = deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
-  let core: CoreV1Api | undefined;
+  const namespaces = new NamespaceApi(deps.kubeConfig);
 
   /**
    * The labels of every namespace, listed once per call when a spec.podOrder entry has a
@@ -152,10 +153,8 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
    *   worker's ClusterRole lacks `namespaces: [list]`), a retryable one otherwise.
    */
   async function namespaceLabels(node: string): Promise<Map<string, Record<string, string>>> {
-    core ??= deps.kubeConfig.makeApiClient(CoreV1Api);
     try {
-      const list = await core.listNamespace();
-      return new Map(list.items.map((n) => [n.metadata?.name ?? '', { ...(n.metadata?.labels ?? {}) }]));
+      return await namespaces.labels();
     } catch (err) {
       const text = `observeNode ${node}: listing namespaces for spec.podOrder[].namespaceSelector failed: ${describe(err)}`;
       const code = httpStatus(err);

@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { RunConfig } from '../shared/config.js';
 import type { DrainflowMetrics } from '../shared/http.js';
 import { PlanController } from './controller.js';
-import { LeaderElector } from './lease.js';
+import { LeaderElector } from '../k8s/lease.js';
 
 /** Name of the leader-election Lease. */
 export const LEASE_NAME = 'drainflow-operator';

@@ -59,7 +59,7 @@ import {
 import { hookJobName } from '../../src/drain/hooks.js';
 import { listClaimedNodes } from '../../src/k8s/node-claim.js';
 import { LEASE_NAME, leaseName } from '../../src/operator/index.js';
-import { LeaderElector } from '../../src/operator/lease.js';
+import { LeaderElector } from '../../src/k8s/lease.js';
 import { PLANS_PATH, PlanApi } from '../../src/k8s/plans.js';
 import { loadConfig } from '../../src/shared/config.js';
 import {

@@ -15,7 +15,7 @@
  */
 import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { apiCode } from '../k8s/errors.js';
+import { apiCode } from './errors.js';
 
 /** Options of {@link LeaderElector}. Durations in ms unless named `Seconds`. */
 export interface LeaderElectionOptions {
