@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { Client, Connection } from '@temporalio/client';
 import { stackVersions } from '../test/helpers/binaries.js';
-import { clients, errorCode, type Clients } from '../test/helpers/k8s.js';
+import { clients } from '../test/helpers/k8s.js';
 import { kubectlPath } from '../test/helpers/binaries.js';
 import { readdirSync } from 'node:fs';
 import { SCENARIOS } from './scenarios.js';
@@ -48,22 +48,17 @@ function loadStackEnv(): void {
   }
 }
 
-/** Installs the MaintenancePlan CRD from deploy/crds/ when the cluster does not have it. */
-async function ensureCrd(c: Clients): Promise<void> {
-  try {
-    await c.objects.read({
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'maintenanceplans.maintenance.drainflow.dev' },
-    });
-    return;
-  } catch (err) {
-    if (errorCode(err) !== 404) throw err;
-  }
+/**
+ * Installs the MaintenancePlan CRD of this checkout from deploy/crds/ (server-side apply, taking
+ * over fields other managers set): the API server fills a plan's defaults from the CRD, so a CRD
+ * left on the stack by an older checkout would make the bench measure that checkout's defaults
+ * (e.g. its eviction.maxConcurrentPerNode).
+ */
+async function ensureCrd(): Promise<void> {
   const dir = join(repoRoot, 'deploy', 'crds');
   for (const f of readdirSync(dir).filter((x) => /\.ya?ml$/.test(x))) {
     if (!/kind:\s*CustomResourceDefinition/.test(readFileSync(join(dir, f), 'utf8'))) continue;
-    execFileSync(kubectlPath(), ['apply', '--server-side', '-f', join(dir, f)], {
+    execFileSync(kubectlPath(), ['apply', '--server-side', '--force-conflicts', '-f', join(dir, f)], {
       env: process.env,
       stdio: 'inherit',
     });
@@ -203,7 +198,7 @@ async function main(): Promise<void> {
   loadStackEnv();
   mkdirSync(opts.logDir, { recursive: true });
   const c = clients();
-  await ensureCrd(c);
+  await ensureCrd();
   // Requests per client need the API server's audit log and the tools' own users (stack.sh up).
   let audit: AuditSetup | undefined = auditSetup();
   if (audit && !(await auditWorks(audit))) audit = undefined;
