@@ -83,8 +83,18 @@ export function sdkLineLevel(
 
 /** The Temporal SDK's {@link SdkLogger} interface over a pino logger. */
 export function sdkLogger(logger: Logger): SdkLogger {
-  const log = (level: SdkLogLevel, message: string, meta?: LogMetadata) =>
-    logger[sdkLineLevel(level, message, meta)](sdkLogFields(meta), message);
+  return sdkLoggerOf((level, message, meta) =>
+    logger[sdkLineLevel(level, message, meta)](sdkLogFields(meta), message),
+  );
+}
+
+/**
+ * A whole {@link SdkLogger} from its one `log(level, message, meta)` function: the per-level
+ * methods (trace … error) call it with their level.
+ */
+export function sdkLoggerOf(
+  log: (level: SdkLogLevel, message: string, meta?: LogMetadata) => void,
+): SdkLogger {
   return {
     log,
     trace: (m, meta) => log('TRACE', m, meta),

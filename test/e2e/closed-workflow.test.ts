@@ -9,58 +9,26 @@
  * Isolation: its own kwok node (pool label), namespace, task queue and plan selector.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import {
-  GROUP,
   NODE_CLAIM_ANNOTATION,
   NODE_CLAIM_UID_ANNOTATION,
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
-  PLURAL,
-  VERSION,
   type MaintenancePlan,
 } from '../../src/api/plan.js';
-import {
-  applyCrds,
-  clients,
-  createNamespace,
-  createNode,
-  deleteNamespace,
-  deleteNode,
-  makeDeployment,
-  makePdb,
-  uniqueName,
-  waitFor,
-  waitPodsReady,
-  type Clients,
-} from '../helpers/k8s.js';
-import { createPlanObject } from '../helpers/direct-plan.js';
-import { freePort, nodePath, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import { applyCrds, clients, uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
+import { freePort, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import { blockedPlan, runCommand, type BlockedPlan } from './cli-fixtures.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const RUN_LABEL = 'drainflow.dev/e2e-closed';
-
-/** Runs `drainflow <args>` like a user would; never throws. */
-function drainflow(...args: string[]): { code: number; out: string; err: string } {
-  const r = spawnSync(nodePath(), [join(root, 'bin', 'drainflow.js'), ...args], {
-    encoding: 'utf8',
-    env: process.env,
-    timeout: 60_000,
-  });
-  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
-}
 
 describe('a plan whose workflow was terminated', () => {
   let c: Clients;
-  let ns: string;
-  let node: string | undefined;
+  let plan: BlockedPlan | undefined;
   let proc: DrainflowProcess | undefined;
   let connection: Connection | undefined;
   const run = uniqueName('closed');
-  const planName = uniqueName('closed-plan');
 
   before(async () => {
     assert.ok(
@@ -69,7 +37,6 @@ describe('a plan whose workflow was terminated', () => {
     );
     c = clients();
     await applyCrds(c);
-    ns = await createNamespace(c, 'df-closed');
     connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
     const port = await freePort();
     proc = await startDrainflow({
@@ -92,51 +59,18 @@ describe('a plan whose workflow was terminated', () => {
   });
 
   after(async () => {
-    await c.custom
-      .deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: planName })
-      .catch(() => undefined);
-    await waitFor(
-      async () =>
-        !(await c.custom
-          .getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: planName })
-          .catch(() => undefined)),
-      60_000,
-      { what: 'plan deleted' },
-    ).catch(() => undefined);
+    // The plan first (its deletion needs the operator), then the process.
+    await plan?.cleanup();
     await proc?.stop('SIGTERM');
     await connection?.close();
-    if (ns) await deleteNamespace(c, ns);
-    if (node) await deleteNode(c, node).catch(() => undefined);
   });
 
   it('is marked Failed/WorkflowTerminated with a Warning Event, and abort hands its node back', async () => {
-    const pool = { 'drainflow.dev/pool': run };
-    node = await createNode(c, 'df-closed-node', { labels: pool });
-    const web = makeDeployment(ns, 'web', 1);
-    web.spec!.template.spec!.nodeSelector = pool;
-    await c.apps.createNamespacedDeployment({ namespace: ns, body: web });
-    await waitPodsReady(c, ns, { app: 'web' }, 1);
-    // A PDB allowing nothing keeps the plan Running.
-    await c.policy.createNamespacedPodDisruptionBudget({
-      namespace: ns,
-      body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 0 }),
-    });
-    const created = await createPlanObject(c, planName, { nodeNames: [node] }, { [RUN_LABEL]: run });
-    const read = async () =>
-      (await c.custom.getClusterCustomObject({
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        name: planName,
-      })) as MaintenancePlan;
-    const running = await waitFor(
-      async () => {
-        const p = await read();
-        return p.status?.phase === 'Running' && p.status.nodes?.[0]?.blockedBy?.length ? p : undefined;
-      },
-      60_000,
-      { what: 'plan Running, waiting on the PDB' },
-    );
+    // A PDB allowing nothing keeps the plan Running (cli-fixtures' blockedPlan).
+    plan = await blockedPlan(c, 'closed', { [RUN_LABEL]: run });
+    const { node, name: planName, read } = plan;
+    const running = await read();
+    assert.equal(running.status?.phase, 'Running', 'plan Running, waiting on the PDB');
     assert.equal((await c.core.readNode({ name: node })).spec?.unschedulable, true, 'node cordoned');
 
     // Terminated from outside, as from the Temporal UI or CLI; the plan is not touched.
@@ -182,23 +116,23 @@ describe('a plan whose workflow was terminated', () => {
       (
         await c.core.listNamespacedEvent({
           namespace: 'default',
-          fieldSelector: `involvedObject.uid=${created.metadata.uid}`,
+          fieldSelector: `involvedObject.uid=${running.metadata.uid}`,
         })
       ).items.filter((e) => e.type === 'Warning' && e.reason === 'WorkflowClosed');
     await waitFor(async () => (await warnings()).length > 0, 15_000, {
       what: 'Warning Event WorkflowClosed',
     });
 
-    const st = drainflow('status', planName);
+    const st = await runCommand(['status', planName]);
     assert.equal(st.code, 0, st.err);
     assert.match(st.out, new RegExp(`MaintenancePlan ${planName}: Failed \\(WorkflowTerminated\\)`), st.out);
     assert.doesNotMatch(st.out, /note:/, 'the status says it all');
 
-    const paused = drainflow('pause', planName);
+    const paused = await runCommand(['pause', planName]);
     assert.equal(paused.code, 1);
     assert.match(paused.err, /drainflow abort \S+ has the operator hand them back/, paused.err);
 
-    const aborted = drainflow('abort', planName);
+    const aborted = await runCommand(['abort', planName]);
     assert.equal(aborted.code, 0, aborted.err);
     assert.match(
       aborted.out,

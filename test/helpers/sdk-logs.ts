@@ -11,7 +11,7 @@
  */
 import { Runtime } from '@temporalio/worker';
 import type { LogLevel, LogMetadata, Logger as SdkLogger } from '@temporalio/common';
-import { coreLogFilter, createLogger, sdkLogger } from '../../src/shared/logger.js';
+import { coreLogFilter, createLogger, sdkLogger, sdkLoggerOf } from '../../src/shared/logger.js';
 
 /**
  * SDK warnings caused by the test server, not by the code under test: the time-skipping server
@@ -41,16 +41,7 @@ export function testLineLevel(level: LogLevel, message: string, meta?: LogMetada
 
 /** An SDK logger over `base` that logs {@link TEST_SERVER_ARTIFACTS} lines at debug. */
 export function testSdkLogger(base: SdkLogger): SdkLogger {
-  const log = (level: LogLevel, message: string, meta?: LogMetadata) =>
-    base.log(testLineLevel(level, message, meta), message, meta);
-  return {
-    log,
-    trace: (m, meta) => log('TRACE', m, meta),
-    debug: (m, meta) => log('DEBUG', m, meta),
-    info: (m, meta) => log('INFO', m, meta),
-    warn: (m, meta) => log('WARN', m, meta),
-    error: (m, meta) => log('ERROR', m, meta),
-  };
+  return sdkLoggerOf((level, message, meta) => base.log(testLineLevel(level, message, meta), message, meta));
 }
 
 let installed: Runtime | undefined;
