@@ -374,6 +374,14 @@ export const ROLLING_RULES: ValidationRule[] = [
     fieldPath: '.onDeadline',
     reason: 'FieldValueForbidden',
   },
+  {
+    // spec.hooks is optional without a default: `self == oldSelf` on it never runs when it is added
+    // or removed, so without this rule hooks could be added to a running plan (which ignores them).
+    rule: 'has(self.hooks) == has(oldSelf.hooks)',
+    message: IMMUTABLE,
+    fieldPath: '.hooks',
+    reason: 'FieldValueForbidden',
+  },
 ];
 
 /** The deadline-policy fields are fixed at creation like the other settings. */

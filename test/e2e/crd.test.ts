@@ -509,6 +509,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       ['podOrder', [{ podSelector: { matchLabels: { app: 'a' } }, order: 1 }]],
       // Optional without a default: added after creation, refused like a change.
       ['nodeDrainTimeoutSeconds', 60],
+      ['hooks', { afterDrain: { workflow: { type: 'patchNode', taskQueue: 'ops', timeoutSeconds: 60 } } }],
     ] as const) {
       const r = kubectl([
         'patch',

@@ -473,6 +473,14 @@ describe('CRD rules of the deadline policy', () => {
     assert.equal(specSchema.properties!.nodeDrainTimeoutSeconds!.minimum, 1);
     assert.ok(statusSchema.properties!.deadlineAction, 'status.deadlineAction declared');
   });
+  it('hooks cannot be added or removed after creation either', () => {
+    const rule = (specSchema['x-kubernetes-validations'] ?? []).find(
+      (v) => v.rule === 'has(self.hooks) == has(oldSelf.hooks)',
+    );
+    assert.ok(rule, 'the add/remove rule');
+    assert.equal(rule.fieldPath, '.hooks');
+    assert.match(rule.message ?? '', /^cannot change after the plan is created/);
+  });
   it('nodeDrainTimeoutSeconds cannot be added or removed after creation either', () => {
     const rule = (specSchema['x-kubernetes-validations'] ?? []).find(
       (v) => v.rule === 'has(self.nodeDrainTimeoutSeconds) == has(oldSelf.nodeDrainTimeoutSeconds)',
