@@ -35,6 +35,11 @@ export function input(name: string, spec: MaintenancePlanSpecInput): DrainPlanIn
 /** Directory of the replay fixtures (test/fixtures/histories/). */
 export const HISTORIES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
+/** Whether `UPDATE_HISTORIES` asks for any fixture (recorders of old shapes are registered only then). */
+export function recordingHistories(): boolean {
+  return (process.env.UPDATE_HISTORIES ?? '') !== '';
+}
+
 /** Whether `UPDATE_HISTORIES` (comma-separated) lists `key`. */
 export function updateRequested(key: string): boolean {
   return (process.env.UPDATE_HISTORIES ?? '').split(',').includes(key);

@@ -27,7 +27,13 @@ import {
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { quietBundlerLogger } from '../helpers/temporal.js';
-import { EventType, WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
+import {
+  EventType,
+  WorkflowHarness,
+  input,
+  recordingHistories,
+  updateRequested,
+} from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
 const { waitUntil, startPlan, resultOf, saveHistories } = wf;
@@ -594,77 +600,79 @@ describe('rolling maintenance (time-skipping)', () => {
  * `patched('hook-failure-report')` and `patched('release-wait-node-deleted')`: run with
  * `UPDATE_HISTORIES=<key>` against the workflow code from before those patches (the node drain of
  * src/workflows/node-roll.ts as it was), they save what old runs look like, so that the replay test
- * proves the patched code replays them. Skipped otherwise; they assert nothing of the new behaviour.
+ * proves the patched code replays them. They are recorders, not tests (they assert nothing of the
+ * new behaviour), so they are registered only while recording.
  */
-describe('rolling maintenance: recorders of the old shape', () => {
-  it('hooks-held-v0: a hook due while paused', { skip: !updateRequested('hooks-held-v0') }, async () => {
-    const sim = new SimCluster().addNode('n1');
-    const w = await workers(sim, { holdSeconds: 60 });
-    try {
-      const hook = { workflow: { type: 'testHook', taskQueue: w.hookTq, timeoutSeconds: 3600 } };
-      const inp = input(
-        'hooks-held-v0',
-        rollingSpec(w.hookTq, { nodeNames: ['n1'], hooks: { beforeDrain: hook, afterDrain: hook } }),
-      );
-      const h = await startPlan(w.tq, inp);
-      await waitUntil(() => w.hookRuns.length === 1, 'the beforeDrain hook started');
-      await h.signal(pauseSignal);
-      await wf.skip('10m');
-      // The code before the patch ran the afterDrain hook while paused: the plan may be over by now.
-      await h.signal(resumeSignal).catch(() => undefined);
-      await resultOf(h);
-      await saveHistories('hooks-held-v0', planWorkflowId(inp.plan), ['n1']);
-    } finally {
-      await w.stop();
-    }
-  });
-
-  it(
-    'hook-failure-v0: a failed hook, released by hand',
-    { skip: !updateRequested('hook-failure-v0') },
-    async () => {
+if (recordingHistories())
+  describe('rolling maintenance: recorders of the old shape', () => {
+    it('hooks-held-v0: a hook due while paused', { skip: !updateRequested('hooks-held-v0') }, async () => {
       const sim = new SimCluster().addNode('n1');
-      const w = await workers(sim, { holdSeconds: 10, fail: { n1: 'health check failed' } });
+      const w = await workers(sim, { holdSeconds: 60 });
       try {
-        const inp = input('hook-failure-v0', rollingSpec(w.hookTq, { nodeNames: ['n1'] }));
-        const h = await startPlan(w.tq, inp);
-        await waitUntil(
-          () => sim.lastStatus()?.nodes?.[0]?.reason === 'HookFailed',
-          'n1 blocked by its hook',
+        const hook = { workflow: { type: 'testHook', taskQueue: w.hookTq, timeoutSeconds: 3600 } };
+        const inp = input(
+          'hooks-held-v0',
+          rollingSpec(w.hookTq, { nodeNames: ['n1'], hooks: { beforeDrain: hook, afterDrain: hook } }),
         );
-        await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n1' }] });
-        await resultOf(h);
-        await saveHistories('hook-failure-v0', planWorkflowId(inp.plan), ['n1']);
-      } finally {
-        await w.stop();
-      }
-    },
-  );
-
-  it(
-    'release-deleted-v0: a node deleted while it awaits its release',
-    { skip: !updateRequested('release-deleted-v0') },
-    async () => {
-      const sim = new SimCluster().addNode('n1');
-      const w = await workers(sim, { holdSeconds: 0 });
-      try {
-        const inp = input('release-deleted-v0', {
-          nodeNames: ['n1'],
-          maxUnavailableNodes: 1,
-          uncordon: 'AfterEachNode',
-          drainTimeoutSeconds: 7200,
-        });
         const h = await startPlan(w.tq, inp);
-        const n1 = () => sim.lastStatus()?.nodes?.[0];
-        await waitUntil(() => n1()?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
-        sim.deleteNode('n1');
-        await wf.skip('20m');
-        await h.signal(abortSignal);
+        await waitUntil(() => w.hookRuns.length === 1, 'the beforeDrain hook started');
+        await h.signal(pauseSignal);
+        await wf.skip('10m');
+        // The code before the patch ran the afterDrain hook while paused: the plan may be over by now.
+        await h.signal(resumeSignal).catch(() => undefined);
         await resultOf(h);
-        await saveHistories('release-deleted-v0', planWorkflowId(inp.plan), ['n1']);
+        await saveHistories('hooks-held-v0', planWorkflowId(inp.plan), ['n1']);
       } finally {
         await w.stop();
       }
-    },
-  );
-});
+    });
+
+    it(
+      'hook-failure-v0: a failed hook, released by hand',
+      { skip: !updateRequested('hook-failure-v0') },
+      async () => {
+        const sim = new SimCluster().addNode('n1');
+        const w = await workers(sim, { holdSeconds: 10, fail: { n1: 'health check failed' } });
+        try {
+          const inp = input('hook-failure-v0', rollingSpec(w.hookTq, { nodeNames: ['n1'] }));
+          const h = await startPlan(w.tq, inp);
+          await waitUntil(
+            () => sim.lastStatus()?.nodes?.[0]?.reason === 'HookFailed',
+            'n1 blocked by its hook',
+          );
+          await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n1' }] });
+          await resultOf(h);
+          await saveHistories('hook-failure-v0', planWorkflowId(inp.plan), ['n1']);
+        } finally {
+          await w.stop();
+        }
+      },
+    );
+
+    it(
+      'release-deleted-v0: a node deleted while it awaits its release',
+      { skip: !updateRequested('release-deleted-v0') },
+      async () => {
+        const sim = new SimCluster().addNode('n1');
+        const w = await workers(sim, { holdSeconds: 0 });
+        try {
+          const inp = input('release-deleted-v0', {
+            nodeNames: ['n1'],
+            maxUnavailableNodes: 1,
+            uncordon: 'AfterEachNode',
+            drainTimeoutSeconds: 7200,
+          });
+          const h = await startPlan(w.tq, inp);
+          const n1 = () => sim.lastStatus()?.nodes?.[0];
+          await waitUntil(() => n1()?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+          sim.deleteNode('n1');
+          await wf.skip('20m');
+          await h.signal(abortSignal);
+          await resultOf(h);
+          await saveHistories('release-deleted-v0', planWorkflowId(inp.plan), ['n1']);
+        } finally {
+          await w.stop();
+        }
+      },
+    );
+  });
