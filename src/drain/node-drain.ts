@@ -88,6 +88,12 @@ export interface PodRecord {
   checkAfterSeq?: number;
   /** Whether this drain's eviction took effect (201). */
   evicted?: boolean;
+  /**
+   * Whether this drain's last eviction call may have taken effect without an answer saying so (it
+   * timed out or failed in transport, or the pod was seen terminating while it was in flight): a
+   * pod that then goes counts as evicted, not as gone without eviction.
+   */
+  mayHaveEvicted?: boolean;
   /** Whether this drain deleted the pod at the deadline (onDeadline DeletePods; the DELETE took effect). */
   deleted?: boolean;
   /** The pod's spec.terminationGracePeriodSeconds as last observed (bounds a deadline deletion's grace). */
@@ -366,7 +372,7 @@ function dropGone(s: NodeDrainState, uid: string): void {
   if (p?.deleted) s.deletedGone = (s.deletedGone ?? 0) + 1;
   // A pod gone while this drain's call is in flight (an observation came before the answer) counts
   // as the drain's: its eviction or deletion most likely did it.
-  else if (p && !p.evicted && p.state !== 'Evicting' && p.state !== 'Deleting')
+  else if (p && !p.evicted && !p.mayHaveEvicted && p.state !== 'Evicting' && p.state !== 'Deleting')
     s.goneWithoutEviction = (s.goneWithoutEviction ?? 0) + 1;
 }
 
@@ -642,9 +648,11 @@ export function applyEvictionAnswer(
     if (!(answer.outcome === 'CallFailed' && answer.cancelled)) s.lastError = answer.message;
     unblock(p);
     p.state = 'Terminating';
+    p.mayHaveEvicted = true;
     return s;
   }
   const cooldown = (seconds: number, reason: string, message: string) => {
+    p.mayHaveEvicted = undefined;
     p.state = 'Pending';
     p.refusals++;
     p.notBeforeMs = nowMs + Math.max(0, seconds) * 1000;
@@ -735,6 +743,7 @@ export function applyEvictionAnswer(
       cooldown(backoffSeconds(p.refusals + 1, backoff), BlockerReason.CallFailed, answer.message);
       // The call may have taken effect: look before evicting again.
       p.checkAfterSeq = s.observeSeq + 1;
+      p.mayHaveEvicted = true;
       return s;
   }
 }

@@ -1240,6 +1240,23 @@ describe('nodeCounts', () => {
       podsGoneWithoutEviction: 2,
     });
   });
+  it('a pod whose eviction call timed out and that then goes counts as evicted (the call may have taken effect)', () => {
+    const d = new Drain().observe(anObservation().pods(aPod('app/a'), aPod('app/b')));
+    d.evicts();
+    d.answer('app/a', callFailed()).answer('app/b', callFailed());
+    // a: seen terminating after the timed-out call, then gone; b: a later 429 says the pod is
+    // still there (the call did not take effect), then someone else deletes it.
+    d.observe(anObservation().pods(aPod('app/a').terminating(), aPod('app/b')));
+    d.evicts();
+    d.answer('app/b', throttled(1));
+    d.observe(anObservation().pods());
+    assert.deepEqual(nodeCounts(d.s), {
+      podsTotal: 2,
+      podsEvicted: 1,
+      podsFailed: 0,
+      podsGoneWithoutEviction: 1,
+    });
+  });
   it('pods deleted by someone else are counted and said apart from evictions (goneMessage)', () => {
     // Six pods; three evicted by the drain (201), three deleted by someone else before their call.
     const keys = ['app/a', 'app/b', 'app/c', 'app/d', 'app/e', 'app/f'];
