@@ -504,6 +504,16 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
             );
         },
         (err: unknown) => {
+          // As for evictions: a non-retryable failure ends the node Failed naming it (a deletion
+          // the API server refused is a result, `Failed`, and a blocker retried after the backoff).
+          // Runs recorded before patched('delete-fatal') keep retrying it as a blocker.
+          if (
+            err instanceof ActivityFailure &&
+            err.cause instanceof ApplicationFailure &&
+            err.cause.nonRetryable &&
+            patched('delete-fatal')
+          )
+            inbox.push({ kind: 'fatal', message: `delete ${p.key}: ${errorMessage(err)}` });
           inbox.push({
             kind: 'deleted',
             uid,

@@ -11,7 +11,7 @@ import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import { abortSignal, releaseSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input, recordingHistories, updateRequested } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
 const { withWorker, startPlan, waitUntil, saveHistories } = wf;
@@ -236,4 +236,68 @@ describe('onDeadline (time-skipping)', () => {
     assert.match(ended[0]!.message, /1 pod\(s\) deleted at the deadline without the Eviction API/);
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, NODES));
   });
+
+  it('DeletePods: deletePod failing non-retryably ends the node Failed naming the error, the plan ends', async () => {
+    const sim = threeNodes();
+    sim.fail('deletePod', 'nonRetryable');
+    const inp = input(
+      'delete-fatal',
+      spec({ maxUnavailableNodes: 3, drainTimeoutSeconds: 1800, onDeadline: 'DeletePods' }),
+    );
+    const final = await withWorker(sim, async (tq) => {
+      const h = await startPlan(tq, inp);
+      await waitUntil(
+        () => sim.lastStatus()?.nodes?.find((n) => n.name === 'n2')?.phase === 'Failed',
+        'n2 Failed',
+        60_000,
+        '20s',
+      );
+      const st = sim.lastStatus()!;
+      await h.signal(releaseSignal);
+      await h.result();
+      return st;
+    });
+    const n2 = final.nodes!.find((n) => n.name === 'n2')!;
+    assert.match(n2.message ?? '', /delete app\/db-0: .*injected non-retryable failure of deletePod/);
+    assert.equal(sim.calls.filter((c) => c.name === 'deletePod').length, 1, 'not deleted again');
+    assert.equal(sim.pods.get('app/db-0')!.gone, undefined, 'the pod stays');
+    assert.deepEqual(
+      final.nodes!.filter((n) => n.name !== 'n2').map((n) => n.phase),
+      ['Drained', 'Drained'],
+    );
+    assert.equal(final.phase, 'Failed', 'the plan ended Failed before its release');
+    assert.equal(sim.lastStatus()!.phase, 'Completed', 'released');
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, NODES));
+  });
 });
+
+/**
+ * Recorder of a replay fixture of the shape before `patched('delete-fatal')`: run with
+ * `UPDATE_HISTORIES=delete-fatal-v0` against the code from before that patch, where a deletePod
+ * call failing non-retryably was a `DeleteFailed` blocker retried after the backoff. It saves what
+ * such an old run looks like (the first deletion fails, the retry deletes the pod), so the replay
+ * test proves the patched code replays it. A recorder, not a test: registered only while recording.
+ */
+if (recordingHistories())
+  describe('onDeadline: recorder of the old shape', () => {
+    it(
+      'delete-fatal-v0: a deletion failing non-retryably once',
+      { skip: !updateRequested('delete-fatal-v0') },
+      async () => {
+        const sim = threeNodes();
+        sim.fail('deletePod', 'nonRetryable');
+        const inp = input(
+          'delete-fatal-v0',
+          spec({ maxUnavailableNodes: 3, drainTimeoutSeconds: 1800, onDeadline: 'DeletePods' }),
+        );
+        await withWorker(sim, async (tq) => {
+          const h = await startPlan(tq, inp);
+          await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained', 60_000, '20s');
+          await saveHistories('delete-fatal-v0', h.workflowId, NODES);
+          await h.signal(releaseSignal);
+          await h.result();
+        });
+        assert.equal(sim.calls.filter((c) => c.name === 'deletePod').length, 2, 'failed once, then deleted');
+      },
+    );
+  });
