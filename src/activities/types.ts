@@ -249,7 +249,11 @@ export interface DrainActivities {
    * @returns whether the node was uncordoned.
    */
   releaseNode(input: { plan: PlanRef; node: string; uncordon: boolean }): Promise<{ uncordoned: boolean }>;
-  /** Lists the pods bound to the node, classified, with the PDBs covering them. */
+  /**
+   * Lists the pods bound to the node, classified, with the PDBs covering them. Only node runs
+   * recorded before `patched('level-triggered-node')` call it (src/workflows/legacy/node-v1.ts);
+   * the loop observes with {@link DrainActivities.observeNode}.
+   */
   listNodePods(input: { node: string; selection: PodSelection }): Promise<NodePods>;
   /**
    * Sends one Eviction API call. Heartbeats while the call is in flight, and aborts the HTTP request
@@ -269,11 +273,15 @@ export interface DrainActivities {
    * (409) are `Gone`; other 4xx `Failed`; transport errors and 5xx throw (retryable).
    */
   deletePod(input: DeletePodInput): Promise<DeletePodResult>;
-  /** Reads the pod by name and compares UIDs. */
+  /**
+   * Reads the pod by name and compares UIDs. As an activity, only the legacy node runs call it
+   * (see {@link DrainActivities.listNodePods}); `evictPod` calls the same function to resolve a 409.
+   */
   checkPod(input: { namespace: string; name: string; uid: string }): Promise<PodState>;
   /**
    * Waits (watching, heartbeating) until the pod with this UID no longer exists, at most
-   * `timeoutSeconds`. @returns whether it is gone.
+   * `timeoutSeconds`. @returns whether it is gone. Only the legacy node runs call it (see
+   * {@link DrainActivities.listNodePods}): the loop learns of a pod's end from `observeNode`.
    */
   waitPodGone(input: {
     namespace: string;
@@ -285,6 +293,7 @@ export interface DrainActivities {
    * Waits (watching, heartbeating) until the PDB allows a disruption (status.disruptionsAllowed > 0
    * and status.observedGeneration >= metadata.generation), at most `timeoutSeconds`.
    * @returns the last observed disruptionsAllowed (0 on timeout) and whether the PDB still exists.
+   * Only the legacy node runs call it (see {@link DrainActivities.listNodePods}).
    */
   waitDisruptionAllowed(input: {
     pdb: string;

@@ -235,6 +235,17 @@ describe('MaintenancePlan CRD on a real API server', () => {
       [/spec\.eviction\.callTimeoutSeconds: Invalid value: 301: .*should be less than or equal to 300/],
     ],
     [
+      'maxUnavailableNodes above its maximum',
+      { nodeNames: ['a'], maxUnavailableNodes: 501 },
+      [/spec\.maxUnavailableNodes: Invalid value: 501: .*should be less than or equal to 500/],
+    ],
+    [
+      '5001 node names',
+      { nodeNames: Array.from({ length: 5001 }, (_, i) => `n${i}`) },
+      [/spec\.nodeNames: Too many: 5001: must have at most 5000 items/],
+      { skipsCel: true },
+    ],
+    [
       'unknown mode',
       { nodeNames: ['a'], mode: 'DryRun' },
       [/spec\.mode: Forbidden: must be Drain or Preflight \(got "DryRun"\)/],

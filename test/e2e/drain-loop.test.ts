@@ -327,6 +327,13 @@ describe('level-triggered drain loop on the real stack', () => {
     assert.equal(st.evictionProgress!.attempts, 2, `one eviction call per pod; ${show(st)}`);
     assert.deepEqual(await podsOn(node), []);
     assert.equal((await readNode(node))?.spec?.unschedulable, true);
+    // One Warning for the whole time the node was schedulable: neither a second Event nor a repeat
+    // of the first (the recorder counts repeats in `count`).
+    const warnings = (await planEvents(drained)).filter(
+      (e) => e.type === 'Warning' && e.reason === 'NodeUncordonedExternally',
+    );
+    assert.equal(warnings.length, 1, JSON.stringify(warnings.map((e) => [e.message, e.count])));
+    assert.equal(warnings[0]!.count ?? 1, 1, `the Warning was repeated: ${warnings[0]!.message}`);
     console.log(`[drain-loop] uncordon → Blocked/NodeUncordonedExternally in status after ${reactionMs} ms`);
   });
 

@@ -9,6 +9,8 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import {
   LABEL_VALUE,
+  MAX_PLAN_NODES,
+  MAX_UNAVAILABLE_NODES,
   MaintenancePlanSpecSchema,
   MaintenancePlanStatusSchema,
   NODE_NAME,
@@ -378,6 +380,7 @@ function jobHookCases(): Array<[string, unknown, RegExp | undefined]> {
 
 describe('spec formats: zod refuses what the CRD refuses', () => {
   const long = (n: number) => 'a'.repeat(n);
+  const nodes = (n: number) => Array.from({ length: n }, (_, i) => `n${i}`);
   const cases: Array<[string, unknown, RegExp | undefined]> = [
     ['a dotted node name', { nodeNames: ['n1.example.com', 'n-2'] }, undefined],
     ['a node name of 253 characters', { nodeNames: [long(253)] }, undefined],
@@ -386,6 +389,19 @@ describe('spec formats: zod refuses what the CRD refuses', () => {
     ['a node name ending in -', { nodeNames: ['n1-'] }, /nodeNames\.0: must be a node name/],
     ['an empty node name', { nodeNames: [''] }, /nodeNames\.0: must be a node name/],
     ['a node named twice', { nodeNames: ['n1', 'n1'] }, /nodeNames: must not name a node twice/],
+    // The size bounds (MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES): the CRD's maxItems and maximum.
+    ['5000 node names', { nodeNames: nodes(5000) }, undefined],
+    [
+      '5001 node names',
+      { nodeNames: nodes(5001) },
+      /^nodeNames: Too big: expected array to have <=5000 items/,
+    ],
+    ['maxUnavailableNodes 500', { nodeNames: ['a'], maxUnavailableNodes: 500 }, undefined],
+    [
+      'maxUnavailableNodes 501',
+      { nodeNames: ['a'], maxUnavailableNodes: 501 },
+      /^maxUnavailableNodes: Too big: expected number to be <=500/,
+    ],
     [
       'prefixed and empty label values',
       { nodeSelector: { matchLabels: { 'example.com/pool': '', k: 'v-1.2_3' } } },
@@ -450,6 +466,18 @@ describe('spec formats: zod refuses what the CRD refuses', () => {
       assert.match(text, error);
     });
   }
+});
+
+describe("CRD bounds of a plan's size", () => {
+  it(`nodeNames has at most ${MAX_PLAN_NODES} items and maxUnavailableNodes at most ${MAX_UNAVAILABLE_NODES}, both said in the description`, () => {
+    assert.deepEqual([MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES], [5000, 500]);
+    const names = specSchema.properties!.nodeNames!;
+    assert.equal(names.maxItems, MAX_PLAN_NODES);
+    assert.match(names.description ?? '', /at most 5000/);
+    const slots = specSchema.properties!.maxUnavailableNodes!;
+    assert.deepEqual([slots.minimum, slots.maximum], [1, MAX_UNAVAILABLE_NODES]);
+    assert.match(slots.description ?? '', /at most 500\b/);
+  });
 });
 
 describe('CRD rules of the deadline policy', () => {

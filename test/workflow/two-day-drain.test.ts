@@ -93,6 +93,11 @@ describe('a two-day drain (time-skipping)', () => {
     assert.deepEqual(evictedTwice(sim), []);
     const all = await assertNoWorkflowTaskFailed(wf, ids);
     for (const r of all) assert.ok((r.history.events?.length ?? 0) <= 15000);
+    // status.workflow names the plan's first run through every continue-as-new.
+    const planRuns = all.filter((r) => r.id === ids[0]);
+    assert.ok(planRuns.length >= 2, `the plan continued as new (${planRuns.length} run(s))`);
+    assert.equal(final.workflow?.workflowId, ids[0]);
+    assert.equal(final.workflow?.runId, planRuns[0]!.runId, 'status.workflow.runId is the first run');
     console.log(
       `48 h drain: ${Math.round((Date.now() - real) / 1000)} s real; runs per workflow ${ids.map((id) => all.filter((r) => r.id === id).length).join(', ')}; ` +
         `largest run ${Math.max(...all.map((r) => r.history.events?.length ?? 0))} events`,

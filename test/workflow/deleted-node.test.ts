@@ -1,0 +1,84 @@
+/**
+ * A node deleted mid-drain, in the time-skipping environment against the sim cluster of
+ * test/helpers/sim-cluster.ts: it ends at once, no call goes on about it, and its hand-back changes
+ * nothing.
+ */
+import { after, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { releaseSignal } from '../../src/workflows/messages.js';
+import { SimCluster } from '../helpers/sim-cluster.js';
+import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
+
+const wf = new WorkflowHarness();
+const { driveTo } = wf;
+
+before(wf.setup);
+beforeEach(wf.freshServer);
+after(wf.teardown);
+
+describe('a node deleted mid-drain (time-skipping)', () => {
+  it('ends Deleted at once, no call goes on about it for an hour, and its hand-back changes nothing', async () => {
+    const sim = new SimCluster().addNode('n1').addNode('n2');
+    sim.pdbs.set('app/db', 0); // n1's pod waits behind a PDB that never frees
+    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+    sim.addPod({ namespace: 'app', name: 'web-0', node: 'n2' });
+    const inp = input('deleted-no-loop', {
+      nodeNames: ['n1', 'n2'],
+      maxUnavailableNodes: 2,
+      uncordon: 'OnRelease',
+    });
+    let callsAtDeletion = -1;
+    const res = await driveTo(
+      sim,
+      inp,
+      () => {
+        if (
+          callsAtDeletion < 0 &&
+          sim.calls.some((c) => c.name === 'observeNode' && (c.arg as { node: string }).node === 'n1')
+        ) {
+          sim.deleteNode('n1');
+          callsAtDeletion = sim.calls.length;
+        }
+        return sim.lastStatus()?.phase === 'Drained';
+      },
+      releaseSignal,
+      async () => {
+        assert.deepEqual(
+          sim.lastStatus()?.nodes?.map((n) => [n.name, n.phase]),
+          [
+            ['n1', 'Deleted'],
+            ['n2', 'Drained'],
+          ],
+        );
+        await wf.skip('1h'); // waiting for the release: nothing may go on about the missing node
+      },
+    );
+    assert.equal(res.phase, 'Completed');
+    const about = (name: string) =>
+      sim.calls
+        .slice(callsAtDeletion)
+        .filter((c) => (c.arg as { node?: string } | undefined)?.node === 'n1' && c.name === name);
+    // At most the observation that was waiting when the node went, and none after the end.
+    assert.ok(
+      about('observeNode').length <= 1,
+      `${about('observeNode').length} observations of the deleted node`,
+    );
+    assert.equal(about('cordonNode').length, 0);
+    // The plan still sends the deleted node's hand-back once (the node's last report says it was
+    // claimed), and it changes nothing: the real releaseNode reads the node, finds it absent and
+    // writes nothing.
+    const release = about('releaseNode');
+    assert.ok(release.length <= 1, `${release.length} hand-backs of the deleted node`);
+    for (const r of release) assert.deepEqual(r.result, { uncordoned: false });
+    assert.equal(sim.nodes.has('n1'), false);
+    assert.equal(
+      sim.calls.filter((c) => c.name === 'releaseNode' && (c.arg as { node: string }).node === 'n2').length,
+      1,
+      'the other node is handed back',
+    );
+    assert.equal(sim.evictions().filter((c) => (c.arg as { name: string }).name === 'db-0').length, 0);
+    // UnhandledCommand (a report arrived while a task completed; the SDK runs it again) is allowed.
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), { allowUnhandledCommand: true });
+  });
+});
