@@ -215,12 +215,10 @@ program
   )
   .action(async (opts) => {
     const { demo } = await import('./demo.js');
+    const { parseDemoNumbers } = await import('./demo-options.js');
     process.exitCode = await demo({
-      nodes: Number(opts.nodes),
-      drain: Number(opts.drain),
-      podsPerNode: Number(opts.podsPerNode),
+      ...parseDemoNumbers(opts),
       pdb: opts.pdb,
-      timeoutSeconds: Number(opts.timeout),
       keep: Boolean(opts.keep),
       rolling: Boolean(opts.rolling),
     });
