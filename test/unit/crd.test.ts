@@ -29,6 +29,7 @@ import {
   type JSONSchemaProps,
   type ValidationRule,
   PREVIEW_RULES,
+  COHERENCE_RULES,
 } from '../../scripts/gen-crd.js';
 import { PREVIEW_MESSAGES } from '../../src/api/preflight.js';
 
@@ -240,6 +241,7 @@ describe('CRD file', () => {
               ...WINDOW_RULES,
               ...ROLLING_RULES,
               ...PREVIEW_RULES,
+              ...COHERENCE_RULES,
             ].some((d) => d.rule === v.rule),
         )
         .map((v) => v.message),
