@@ -95,6 +95,7 @@ import type { ClosedWorkflowReasonName } from '../api/closed-workflow.js';
 import { closedWorkflowStatus } from './closed-workflow.js';
 import { KeyedQueue, type HandlerResult } from './queue.js';
 import { windowAfterDeadline } from '../drain/window-deadline.js';
+import { issueWords } from '../api/issue-words.js';
 import type { SignalDefinition } from '@temporalio/common';
 
 /** Workflow type the operator starts (by name: the operator does not import workflow code). */
@@ -378,10 +379,7 @@ export class PlanController {
         const late = windowAfterDeadline(obs.spec, Number.isNaN(created) ? Date.now() : created);
         if (late) obs.startProblem = late;
       } catch (err) {
-        obs.invalid =
-          err instanceof ZodError
-            ? err.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ')
-            : String(err);
+        obs.invalid = err instanceof ZodError ? issueWords(err, plan.spec ?? {}) : String(err);
       }
     }
     if (needsWorkflow(obs)) {
