@@ -21,6 +21,7 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import { JOB_TEMPLATE_MESSAGES } from '../src/api/hook-job.js';
 import { PREVIEW_MESSAGES } from '../src/api/preflight.js';
+import { COHERENCE_MESSAGES } from '../src/api/spec-coherence.js';
 import {
   GROUP,
   KIND,
@@ -71,6 +72,8 @@ export interface ValidationRule {
   messageExpression?: string;
   fieldPath?: string;
   reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
+  /** The rule runs on creation too, with `oldSelf` an optional (`oldSelf.hasValue()` false then). */
+  optionalOldSelf?: boolean;
 }
 
 /** The subset of Kubernetes' apiextensions/v1 JSONSchemaProps this generator emits. */
@@ -287,6 +290,47 @@ export const PREVIEW_RULES: ValidationRule[] = [
   },
 ];
 
+/** A creation-only CEL rule: `optionalOldSelf` lets it run on creation, `oldSelf.hasValue()` skips updates. */
+const onCreate = (r: Omit<ValidationRule, 'optionalOldSelf'>): ValidationRule => ({
+  ...r,
+  rule: `oldSelf.hasValue() || (${r.rule})`,
+  optionalOldSelf: true,
+});
+
+/** The rule of one hook's timeout (see {@link COHERENCE_RULES}). */
+const hookTimeoutRule = (name: 'beforeDrain' | 'afterDrain', kind: 'job' | 'workflow'): ValidationRule =>
+  onCreate({
+    rule: `!has(self.hooks) || !has(self.hooks.${name}) || !has(self.hooks.${name}.${kind}) || self.hooks.${name}.${kind}.timeoutSeconds <= self.drainTimeoutSeconds`,
+    message: COHERENCE_MESSAGES.hookLongerThanPlan,
+    fieldPath: `.hooks.${name}.${kind}.timeoutSeconds`,
+    reason: 'FieldValueForbidden',
+  });
+
+/**
+ * Fields that are valid alone but not together (specCoherenceIssues in src/api/spec-coherence.ts
+ * says the same): deadlineCountsOutsideWindows false without windows, hooks in a Preflight plan, a
+ * hook's timeout longer than the plan's deadline. Every field involved is immutable, so these run
+ * on creation only, and a plan stored before them can still be paused, aborted and released.
+ */
+export const COHERENCE_RULES: ValidationRule[] = [
+  onCreate({
+    rule: '!has(self.deadlineCountsOutsideWindows) || self.deadlineCountsOutsideWindows || (has(self.windows) && size(self.windows) > 0)',
+    message: COHERENCE_MESSAGES.countsOutsideWithoutWindows,
+    fieldPath: '.deadlineCountsOutsideWindows',
+    reason: 'FieldValueForbidden',
+  }),
+  onCreate({
+    rule: "!has(self.mode) || self.mode != 'Preflight' || !has(self.hooks)",
+    message: COHERENCE_MESSAGES.hooksInPreview,
+    fieldPath: '.hooks',
+    reason: 'FieldValueForbidden',
+  }),
+  hookTimeoutRule('beforeDrain', 'job'),
+  hookTimeoutRule('beforeDrain', 'workflow'),
+  hookTimeoutRule('afterDrain', 'job'),
+  hookTimeoutRule('afterDrain', 'workflow'),
+];
+
 /** spec.podOrder is optional: `self == oldSelf` on it never runs when it is added or removed. */
 export const POD_ORDER_SPEC_RULES: ValidationRule[] = [
   {
@@ -449,6 +493,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       ...POD_ORDER_SPEC_RULES,
       ...ROLLING_RULES,
       ...PREVIEW_RULES,
+      ...COHERENCE_RULES,
     ],
   },
   ...hookExtensions('spec.hooks.beforeDrain'),

@@ -27,6 +27,8 @@ export const JOB_TEMPLATE_MESSAGES = {
   noContainers:
     'must hold a pod template with at least one container: spec.template.spec.containers (as in a CronJob jobTemplate)',
   containerFields: 'every container of spec.template.spec.containers needs a name and an image',
+  restartPolicy:
+    "must be Never or OnFailure: a Job's pod cannot restart Always (the Job API refuses it); absent: drainflow sets Never",
 } as const;
 
 type Json = Record<string, unknown>;
@@ -72,6 +74,12 @@ export const JobTemplateSchema = z
                   )
                   .optional()
                   .describe('The containers of the hook pod: at least one, each with a name and an image.'),
+                restartPolicy: z
+                  .enum(['Never', 'OnFailure'], { message: JOB_TEMPLATE_MESSAGES.restartPolicy })
+                  .optional()
+                  .describe(
+                    "Never (the default drainflow sets) or OnFailure; a Job's pod cannot restart Always (the Job API refuses it).",
+                  ),
               })
               .optional()
               .describe(

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { TIME_OF_DAY, TIME_ZONE, WindowFields, WindowStatusSchema } from './windows.js';
 import { PlanModeSchema, PreflightReportSchema, previewSpecIssues } from './preflight.js';
+import { specCoherenceIssues } from './spec-coherence.js';
 import { HookPhase, NodePhase, PlanPhase } from './reasons.js';
 
 export { HookPhase, NodePhase, PlanPhase } from './reasons.js';
@@ -571,6 +572,7 @@ export const MaintenancePlanSpecSchema = z
   .superRefine((spec, ctx) => {
     for (const issue of rollingSpecIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of previewSpecIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of specCoherenceIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
   })
   .describe(
     'What to drain and how: the nodes, the deadline, eviction pacing and the pause/abort/release signals.',

@@ -36,6 +36,7 @@ import {
 import { FINAL_PHASES } from '../drain/projection.js';
 import { PlanApi } from '../k8s/plans.js';
 import { SETTINGS, loadConfig } from '../shared/config.js';
+import { assertDemoPortsFree } from './demo-options.js';
 import { watch } from './plans.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -88,13 +89,20 @@ export function demoPorts(env: NodeJS.ProcessEnv): { operator: number; worker: n
   return { operator: cfg.operatorPort, worker: cfg.workerPort };
 }
 
-/** The demo's afterDrain hook: a Job that "patches the kernel", "reboots" and checks the node's health. */
-export function kernelPatchHook(namespace: string): NonNullable<MaintenancePlanSpecInput['hooks']> {
+/**
+ * The demo's afterDrain hook: a Job that "patches the kernel", "reboots" and checks the node's
+ * health, allowed 120 s or the plan's deadline (`planTimeoutSeconds`) when that is shorter.
+ */
+export function kernelPatchHook(
+  namespace: string,
+  planTimeoutSeconds = 120,
+): NonNullable<MaintenancePlanSpecInput['hooks']> {
   return {
     afterDrain: {
       job: {
         namespace,
-        timeoutSeconds: 120,
+        // At most the plan's deadline (the CRD refuses a hook allowed longer than the plan).
+        timeoutSeconds: Math.min(120, planTimeoutSeconds),
         template: {
           metadata: { labels: { app: 'kernel-patch' } },
           spec: {
@@ -206,11 +214,16 @@ export async function demo(opts: DemoOptions): Promise<number> {
       'demo: need --nodes >= 2 and 1 <= --drain < --nodes (the drained pods need somewhere to go)',
     );
   }
+  // Before the stack: a port another process holds is refused at once.
+  const ports = demoPorts(process.env);
+  await assertDemoPortsFree([
+    { port: ports.operator, variable: SETTINGS.operatorPort.env, what: 'operator' },
+    { port: ports.worker, variable: SETTINGS.workerPort.env, what: 'worker' },
+  ]);
   say('bringing up the local stack (first run builds Kubernetes from source: ~10 min)');
   execFileSync('bash', [join(root, 'scripts/stack/stack.sh'), 'up'], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const ports = demoPorts(process.env);
   const env = stackEnv();
   Object.assign(process.env, env);
   const kubectl = env.DRAINFLOW_KUBECTL!;
@@ -248,9 +261,9 @@ export async function demo(opts: DemoOptions): Promise<number> {
         '-o',
         'jsonpath={.status.conditions[?(@.type=="Established")].status}',
       ],
-      {
-        encoding: 'utf8',
-      },
+      // Piped: right after the apply the CRD has no conditions yet and kubectl's jsonpath error
+      // (a page of the object) would land on the user's terminal; the next poll asks again.
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
     );
     return out === 'True';
   });
@@ -293,14 +306,20 @@ export async function demo(opts: DemoOptions): Promise<number> {
     );
   };
   try {
+    // `until` swallows the errors of its probe: an exit is a value, checked after the wait.
+    const exited = () => child.exitCode !== null || child.signalCode !== null;
     await until('drainflow to become ready', 90_000, async () => {
-      if (child.exitCode !== null) throw new Error(`drainflow exited (${child.exitCode}); see ${logFile}`);
+      if (exited()) return true;
       const [a, b] = await Promise.all([
         fetch(`http://127.0.0.1:${ports.operator}/readyz`).then((r) => r.ok),
         fetch(`http://127.0.0.1:${ports.worker}/readyz`).then((r) => r.ok),
       ]);
       return a && b;
     });
+    if (exited())
+      throw new Error(
+        `demo: drainflow exited (${child.exitCode ?? child.signalCode}) before it was ready; see ${logFile}`,
+      );
 
     say('drainflow is ready');
     if (await plans.get(PLAN)) {
@@ -432,7 +451,7 @@ export async function demo(opts: DemoOptions): Promise<number> {
           maxUnavailableNodes: 1,
           drainTimeoutSeconds: opts.timeoutSeconds,
           uncordon: 'AfterEachNode',
-          hooks: kernelPatchHook(NS),
+          hooks: kernelPatchHook(NS, opts.timeoutSeconds),
         }
       : {
           nodeNames: targets,
@@ -499,7 +518,15 @@ export async function demo(opts: DemoOptions): Promise<number> {
       );
       await plans.delete(PLAN);
       await until('the plan to be deleted', 120_000, async () => !(await plans.get(PLAN)));
+      // The namespace before the nodes: kwok ends a pod's termination only on a node it still has,
+      // so pods left on deleted nodes waited for the pod garbage collector (a next demo waited
+      // 75 s for this namespace to go).
       await core.deleteNamespace({ name: NS });
+      await until(
+        'the demo namespace to go',
+        120_000,
+        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
+      );
       for (const name of names) await core.deleteNode({ name }).catch(() => undefined);
       say('done; the local stack keeps running (npm run stack -- down stops it)');
     }

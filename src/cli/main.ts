@@ -186,8 +186,9 @@ program
   .addHelpText(
     'after',
     '\nExit status: 0 every node can drain (NoBlockers); 2 a node has a blocker or a dry-run refusal\n' +
-      '(BlockersFound); 3 a node could not be examined (PreflightIncomplete); 1 bad flags, an unreadable\n' +
-      'kubeconfig or an unreachable cluster (no report). The report is printed in every case but 1.',
+      '(BlockersFound); 3 a node could not be examined (PreflightIncomplete); 1 bad flags, a named node\n' +
+      'that does not exist (a typo: nothing to examine), an unreadable kubeconfig or an unreachable cluster\n' +
+      '(no report). The report is printed in every case but 1.',
   )
   .action(async (opts) => {
     const { formatPreflight, preflightExitCode, runPreflight } = await import('./preflight.js');
@@ -215,12 +216,10 @@ program
   )
   .action(async (opts) => {
     const { demo } = await import('./demo.js');
+    const { parseDemoNumbers } = await import('./demo-options.js');
     process.exitCode = await demo({
-      nodes: Number(opts.nodes),
-      drain: Number(opts.drain),
-      podsPerNode: Number(opts.podsPerNode),
+      ...parseDemoNumbers(opts),
       pdb: opts.pdb,
-      timeoutSeconds: Number(opts.timeout),
       keep: Boolean(opts.keep),
       rolling: Boolean(opts.rolling),
     });

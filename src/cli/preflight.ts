@@ -9,6 +9,7 @@
  *
  * RBAC of the caller: nodes list/get; pods list; poddisruptionbudgets list; pods/eviction create.
  */
+import { issueWords } from '../api/issue-words.js';
 import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -144,10 +145,7 @@ export function specFromFlags(flags: PreflightFlags): MaintenancePlanSpec {
   try {
     return parseSpec(raw);
   } catch (err) {
-    if (err instanceof ZodError)
-      throw new CliError(
-        `invalid plan: ${err.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ')}`,
-      );
+    if (err instanceof ZodError) throw new CliError(`invalid plan: ${issueWords(err, raw)}`);
     throw err;
   }
 }

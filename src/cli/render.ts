@@ -4,7 +4,7 @@
  * Pure: the caller passes the time (ms since epoch).
  */
 import type { Blocker, MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
-import { BlockerReason, ConditionType, FINAL_NODE_PHASES, PlanPhase } from '../api/reasons.js';
+import { BlockerReason, ConditionType, FINAL_NODE_PHASES, PlanPhase, WindowReason } from '../api/reasons.js';
 import { renderPreflight } from './render-preflight.js';
 import { hookLine, releaseHint } from './render-roll.js';
 
@@ -118,8 +118,7 @@ export function renderPlan(
           ? `  deadline in ${secondsUntil(n.deadline, nowMs)} s (${n.deadline})`
           : ''),
     );
-    if (n.phase === 'Pending' && active)
-      lines.push('      not started yet: nodes start in plan order, at most maxUnavailableNodes at a time');
+    if (n.phase === 'Pending' && active) lines.push(`      ${pendingWords(s)}`);
     const release = active ? releaseHint(plan.metadata.name, n, plan.spec?.uncordon) : undefined;
     if (n.message && !release && !QUIET_NODE_PHASES.has(n.phase) && n.reason !== 'Drained')
       lines.push(`      ${n.reason ? `${n.reason}: ` : ''}${n.message}`);
@@ -142,4 +141,16 @@ export function renderPlan(
     );
   if (s.workflow?.url) lines.push(`  Temporal UI: ${s.workflow.url}`);
   return lines.join('\n');
+}
+
+/**
+ * Why a Pending node has not started: the plan's pause (by the user, or outside the maintenance
+ * windows: no node starts then), else the order and maxUnavailableNodes.
+ */
+export function pendingWords(s: Pick<MaintenancePlanStatus, 'phase' | 'reason'>): string {
+  if (s.phase !== PlanPhase.Paused)
+    return 'not started yet: nodes start in plan order, at most maxUnavailableNodes at a time';
+  return s.reason === WindowReason.OutsideMaintenanceWindow
+    ? 'not started yet: outside the maintenance windows no node starts; nodes start in plan order when the next window opens'
+    : 'not started yet: the plan is paused, no node starts; nodes start in plan order after drainflow resume';
 }

@@ -365,12 +365,32 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
 }
 
 /**
+ * `draining R of N node(s)` with the nodes whose drain runs (R) among the plan's (N), and how many
+ * are done (drained, released, skipped…); between two nodes of a rolling plan (none running)
+ * `D of N node(s) done; the next starts`.
+ */
+function drainingWords(s: PlanRunState, running: number): string {
+  const total = s.plan.nodes.length;
+  const done = s.finished.length;
+  if (running === 0 && done > 0) return `${done} of ${total} node(s) done; the next starts`;
+  return `draining ${running} of ${total} node(s)${done ? `, ${done} done` : ''}`;
+}
+
+/**
  * The reason and message of a Running plan: `Draining`, or — when every node whose drain runs is
  * held up (Blocked or Waiting) — that node's reason (e.g. PodsNotEvictable,
  * NodeUncordonedExternally, NodeHeldByOtherPlan) naming the first blockers, so `kubectl get mp`
  * shows why a plan makes no progress while it keeps trying until its deadline.
  */
-export function runningSummary(s: PlanRunState): { reason: string; message: string } {
+export function runningSummary(
+  s: PlanRunState,
+  /**
+   * The wording of plans started since patch `plan-words` (undefined: the words of older runs,
+   * which replay unchanged): the plan's name in the release hint instead of `<plan>`, and the
+   * nodes whose drain runs counted, not every node of the plan.
+   */
+  words?: { planName: string },
+): { reason: string; message: string } {
   const byName = new Map(s.plan.nodes.map((n) => [n.name, n]));
   const running = runningNodes(s)
     .map((name) => byName.get(name))
@@ -383,13 +403,16 @@ export function runningSummary(s: PlanRunState): { reason: string; message: stri
       message: `node(s) ${awaiting.map((n) => n.name).join(', ')} drained, waiting for a per-node release`,
     };
   if (running.length === 0 || held.length < running.length)
-    return { reason: 'Draining', message: `draining ${s.plan.nodes.length} node(s)` };
+    return {
+      reason: 'Draining',
+      message: words ? drainingWords(s, running.length) : `draining ${s.plan.nodes.length} node(s)`,
+    };
   // A failed hook is not retried: its node waits for a per-node release or an abort.
   const hookFailed = held.filter((n) => n.reason === 'HookFailed');
   if (hookFailed.length === held.length)
     return {
       reason: 'HookFailed',
-      message: `${held.length} node(s) held up by a failed hook, not retried: ${hookFailed.map((n) => aboutNode(n.name, n.message ?? 'hook failed')).join('; ')}; fix the node, then release it (drainflow release <plan> --node ${hookFailed[0]!.name}) or abort the plan`,
+      message: `${held.length} node(s) held up by a failed hook, not retried: ${hookFailed.map((n) => aboutNode(n.name, n.message ?? 'hook failed')).join('; ')}; fix the node, then release it (drainflow release ${words?.planName ?? '<plan>'} --node ${hookFailed[0]!.name}) or abort the plan`,
     };
   const first = held[0]!;
   const blockers = held

@@ -94,6 +94,8 @@ import {
 import type { ClosedWorkflowReasonName } from '../api/closed-workflow.js';
 import { closedWorkflowStatus } from './closed-workflow.js';
 import { KeyedQueue, type HandlerResult } from './queue.js';
+import { windowAfterDeadline } from '../drain/window-deadline.js';
+import { issueWords } from '../api/issue-words.js';
 import type { SignalDefinition } from '@temporalio/common';
 
 /** Workflow type the operator starts (by name: the operator does not import workflow code). */
@@ -373,11 +375,11 @@ export class PlanController {
     if (!view.deleting) {
       try {
         obs.spec = parseSpec(plan.spec ?? {});
+        const created = Date.parse(plan.metadata.creationTimestamp ?? '');
+        const late = windowAfterDeadline(obs.spec, Number.isNaN(created) ? Date.now() : created);
+        if (late) obs.startProblem = late;
       } catch (err) {
-        obs.invalid =
-          err instanceof ZodError
-            ? err.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ')
-            : String(err);
+        obs.invalid = err instanceof ZodError ? issueWords(err, plan.spec ?? {}) : String(err);
       }
     }
     if (needsWorkflow(obs)) {

@@ -12,7 +12,8 @@
  *   status writes), except filling in the node count of a plan that failed before resolving its nodes.
  * - First sight of a plan whose workflow exists (the operator restarted): adopt it — add the finalizer,
  *   and when the workflow runs and has not seen this generation, assert every flag.
- * - A plan without a workflow: an invalid spec is marked Failed/InvalidSpec; a valid one gets the
+ * - A plan without a workflow: an invalid spec, or one that must not start (`startProblem`: its first
+ *   maintenance window opens after its deadline), is marked Failed/InvalidSpec; a valid one gets the
  *   finalizer, then its workflow — unless the status records that workflow (it ran, and Temporal no
  *   longer knows it): a plan is never re-run.
  * - A spec change of a plan with a workflow relays the flags that changed ({@link planSignals}); an
@@ -100,6 +101,12 @@ export interface Observation {
   /** The parsed spec, or undefined with `invalid` saying why it does not parse. */
   spec?: MaintenancePlanSpec;
   invalid?: string;
+  /**
+   * Why a valid spec must not start (its first maintenance window opens after its deadline,
+   * src/drain/window-deadline.ts): marked Failed/InvalidSpec like an invalid spec, before a
+   * workflow starts. Ignored once a workflow exists.
+   */
+  startProblem?: string;
   memory?: Memory;
   /** Set when {@link needsWorkflow} said so; otherwise not asked. */
   workflow?: WorkflowState;
@@ -356,6 +363,12 @@ export function decide(obs: Observation): Decision {
         after: { ...mem, generation },
       };
     }
+    if (obs.startProblem && plan.statusWorkflowId !== obs.workflowId)
+      return {
+        before: mem,
+        actions: [{ type: 'markInvalid', message: obs.startProblem }],
+        after: { ...mem, generation },
+      };
     const after: Memory = { ...mem, started: true, relayed: flagsOf(spec), generation };
     if (plan.statusWorkflowId === obs.workflowId) {
       const closedAct = closedWorkflowAction(obs);

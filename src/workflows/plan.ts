@@ -178,6 +178,9 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   const windowedDeadlines = windows !== undefined && spec.deadlineCountsOutsideWindows === false;
   // patched: plans recorded before per-node releases existed have no releaseNode Update (and no AfterEachNode).
   const afterEachNode = spec.uncordon === 'AfterEachNode' && patched('per-node-release');
+  // patched: plans recorded before say `<plan>` in the failed-hook hint, count every node in
+  // `draining N node(s)`, and send the HandedBackWithHookFailures Event as Normal.
+  const planWords = patched('plan-words');
   // patched: plans recorded before one reporter per PDB send grants from each budget handler and
   // name no reporters.
   const pdbReporters = patched('pdb-reporters');
@@ -276,7 +279,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
           type:
             phase === PlanPhase.Blocked ||
             phase === PlanPhase.Failed ||
-            (phase === PlanPhase.Previewed && reason !== PreflightReason.NoBlockers)
+            (phase === PlanPhase.Previewed && reason !== PreflightReason.NoBlockers) ||
+            (planWords && reason === PlanReason.HandedBackWithHookFailures)
               ? 'Warning'
               : 'Normal',
           reason: said.reason,
@@ -793,7 +797,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       if (s.paused && s.plan.phase === PlanPhase.Running)
         setPhase(PlanPhase.Paused, PlanReason.PausedByUser, 'no new evictions until resumed');
       else if (s.plan.phase === PlanPhase.Running && s.plan.reason !== PlanReason.Cordoning) {
-        const r = runningSummary(s);
+        const r = runningSummary(s, planWords ? { planName: plan.name } : undefined);
         if (r.reason !== s.plan.reason || r.message !== s.plan.message)
           setPhase(PlanPhase.Running, r.reason, r.message);
       }

@@ -426,6 +426,74 @@ describe('MaintenancePlan CRD on a real API server', () => {
       { nodeNames: ['a'], mode: 'Preflight', paused: true },
       [/spec\.paused: Forbidden: must not be true with mode Preflight: a preview cordons and evicts nothing/],
     ],
+    [
+      'deadlineCountsOutsideWindows false without windows',
+      { nodeNames: ['a'], deadlineCountsOutsideWindows: false },
+      [
+        /spec\.deadlineCountsOutsideWindows: Forbidden: false needs spec\.windows: without maintenance windows there is no time outside them/,
+      ],
+    ],
+    [
+      'hooks in a Preflight plan',
+      {
+        nodeNames: ['a'],
+        mode: 'Preflight',
+        hooks: { afterDrain: { workflow: { type: 'patchNode', taskQueue: 'ops', timeoutSeconds: 60 } } },
+      },
+      [
+        /spec\.hooks: Forbidden: must not be set with mode Preflight: a preview cordons, evicts and runs nothing/,
+      ],
+    ],
+    [
+      "a hook's default timeout longer than the plan's deadline",
+      {
+        nodeNames: ['a'],
+        drainTimeoutSeconds: 300,
+        hooks: { beforeDrain: { workflow: { type: 'patchNode', taskQueue: 'ops' } } },
+      },
+      [
+        /spec\.hooks\.beforeDrain\.workflow\.timeoutSeconds: Forbidden: must be at most spec\.drainTimeoutSeconds \(timeoutSeconds defaults to 600\)/,
+      ],
+    ],
+    [
+      'a hook Job longer than the plan',
+      {
+        nodeNames: ['a'],
+        drainTimeoutSeconds: 60,
+        hooks: {
+          afterDrain: {
+            job: {
+              namespace: 'ops',
+              timeoutSeconds: 61,
+              template: { spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }] } } } },
+            },
+          },
+        },
+      },
+      [/spec\.hooks\.afterDrain\.job\.timeoutSeconds: Forbidden: must be at most spec\.drainTimeoutSeconds/],
+    ],
+    [
+      'a hook Job with restartPolicy Always',
+      {
+        nodeNames: ['a'],
+        hooks: {
+          afterDrain: {
+            job: {
+              namespace: 'ops',
+              timeoutSeconds: 60,
+              template: {
+                spec: {
+                  template: { spec: { restartPolicy: 'Always', containers: [{ name: 'c', image: 'i' }] } },
+                },
+              },
+            },
+          },
+        },
+      },
+      [
+        /spec\.hooks\.afterDrain\.job\.template\.spec\.template\.spec\.restartPolicy: Forbidden: must be Never or OnFailure \(got "Always"\)/,
+      ],
+    ],
   ];
   for (const [name, spec, messages, opts] of invalid) {
     it(`kubectl apply refuses a plan with ${name}, readably`, () => {
@@ -463,16 +531,27 @@ describe('MaintenancePlan CRD on a real API server', () => {
               metadata: { labels: { a: 'b' } },
               spec: {
                 backoffLimit: 2,
-                template: { spec: { containers: [{ name: 'p', image: 'busybox', command: ['x'] }] } },
+                template: {
+                  spec: {
+                    restartPolicy: 'OnFailure',
+                    containers: [{ name: 'p', image: 'busybox', command: ['x'] }],
+                  },
+                },
               },
             },
           },
         },
       },
+      // The hook's default 600 s is as long as the plan: allowed.
+      drainTimeoutSeconds: 600,
+      windows: [{ days: ['Sat'], start: '01:00', end: '05:00' }],
+      deadlineCountsOutsideWindows: false,
     };
     kubectlOk(['apply', '-f', '-'], plan('edges', spec));
     const live = JSON.parse(kubectlOk(['get', 'mp', `edges-${RUN}`, '-o', 'json'])) as { spec: unknown };
     assert.deepEqual(live.spec, parseSpec(spec));
+    // The rules that compare fields run on creation only: a later pause is not checked against them.
+    kubectlOk(['patch', 'mp', `edges-${RUN}`, '--type', 'merge', '-p', '{"spec":{"paused":true}}']);
   });
 
   it('defaults a minimal plan exactly like zod parseSpec, visible in kubectl get -o yaml', () => {

@@ -31,6 +31,7 @@ import {
   type JSONSchemaProps,
   type ValidationRule,
   PREVIEW_RULES,
+  COHERENCE_RULES,
 } from '../../scripts/gen-crd.js';
 import { PREVIEW_MESSAGES } from '../../src/api/preflight.js';
 
@@ -242,6 +243,7 @@ describe('CRD file', () => {
               ...WINDOW_RULES,
               ...ROLLING_RULES,
               ...PREVIEW_RULES,
+              ...COHERENCE_RULES,
             ].some((d) => d.rule === v.rule),
         )
         .map((v) => v.message),

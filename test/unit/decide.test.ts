@@ -236,6 +236,23 @@ describe('decide', () => {
       after: { name: 'p', generation: 1, started: false },
     },
     {
+      name: 'new plan whose first window opens after its deadline: Failed/InvalidSpec, no workflow',
+      obs: {
+        ...obs({}, { workflow: absent }),
+        startProblem: 'spec.windows: the first maintenance window opens at …',
+      },
+      steps: ['markInvalid'],
+      before: { name: 'p', generation: -1, started: false },
+      after: { name: 'p', generation: 1, started: false },
+    },
+    {
+      name: 'the same problem once its workflow exists (first sight after a restart): adopted, not marked',
+      obs: { ...obs({}, { workflow: running }), startProblem: 'spec.windows: …' },
+      steps: ['finalizer(keep going)', 'resume'],
+      before: { name: 'p', generation: -1, started: true },
+      after: { name: 'p', generation: 1, started: true, relayed: flags() },
+    },
+    {
       name: 'a start that failed before: retried from memory, without asking Temporal',
       obs: obs({}, { memory: { name: 'p', generation: -1, started: false } }),
       steps: ['finalizer', 'startWorkflow'],

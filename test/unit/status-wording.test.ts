@@ -122,6 +122,39 @@ describe('status wording', () => {
     assert.doesNotMatch(r.message, /retrying/);
   });
 
+  it("plans since patch plan-words: the plan's name in the hint, the running nodes counted", () => {
+    const words = { planName: 'kernel-patch' };
+    const failed = run(
+      [
+        node('n0', { phase: 'Blocked', reason: 'HookFailed', message: 'afterDrain hook failed: x' }),
+        node('n1', { phase: 'Pending', podsTotal: 0, podsEvicted: 0 }),
+      ],
+      ['n0'],
+    );
+    assert.match(runningSummary(failed, words).message, /drainflow release kernel-patch --node n0\)/);
+    // The rolling demo's case: one node Released, the next draining, one not started.
+    const rolling = run(
+      [
+        node('n0', { phase: 'Released', reason: 'HandedBack' }),
+        node('n1', { phase: 'Draining', podsEvicted: 1 }),
+        node('n2', { phase: 'Pending', podsTotal: 0, podsEvicted: 0 }),
+      ],
+      ['n0', 'n1'],
+      ['n0'],
+    );
+    assert.deepEqual(runningSummary(rolling, words), {
+      reason: 'Draining',
+      message: 'draining 1 of 3 node(s), 1 done',
+    });
+    assert.equal(runningSummary(rolling).message, 'draining 3 node(s)', 'older runs keep their words');
+    const between = run(
+      [node('n0', { phase: 'Released' }), node('n1', { phase: 'Pending' })],
+      ['n0'],
+      ['n0'],
+    );
+    assert.equal(runningSummary(between, words).message, '1 of 2 node(s) done; the next starts');
+  });
+
   it('nodes held by a PodDisruptionBudget are still retried until the deadline', () => {
     const s = run(
       [node('n0', { phase: 'Blocked', reason: 'PodsNotEvictable', blockedBy: [blocker] })],

@@ -1,0 +1,33 @@
+/**
+ * A zod error of a plan spec in words, one `spec.<path>: <message> (got "<value>")` per issue, `; `
+ * between them: the value as written is named when it is a string, number or boolean, so a bad
+ * entry of a list (`spec.nodeNames.1`) says which one it was, as the CRD's CEL messages do.
+ */
+import type { ZodError } from 'zod';
+
+/** The value at `path` inside `input`, or undefined. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
+}
+
+/**
+ * The issues of `err` (from parsing `input`) in words, each path prefixed with `prefix`.
+ * A value is shown JSON-quoted and cut at 100 characters.
+ */
+export function issueWords(err: ZodError, input: unknown, prefix = 'spec.'): string {
+  return err.issues
+    .map((i) => {
+      const v = valueAt(input, i.path);
+      const shown =
+        typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'
+          ? ` (got ${JSON.stringify(typeof v === 'string' && v.length > 100 ? `${v.slice(0, 100)}…` : v)})`
+          : '';
+      return `${prefix}${i.path.join('.')}: ${i.message}${i.message.includes('(got ') ? '' : shown}`;
+    })
+    .join('; ');
+}
