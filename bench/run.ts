@@ -27,7 +27,7 @@ import {
 import type { DrainflowRuntime } from './lib/drainflow.js';
 import { runValid, type RunResult, type Tool } from './lib/runs.js';
 import { auditSetup, auditWorks, type AuditSetup } from './lib/audit.js';
-import { log } from './lib/util.js';
+import { log, sleep } from './lib/util.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(benchDir, '..');
@@ -63,19 +63,27 @@ async function ensureCrd(): Promise<void> {
       stdio: 'inherit',
     });
   }
-  execFileSync(
-    kubectlPath(),
-    [
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/maintenanceplans.maintenance.drainflow.dev',
-    ],
-    {
-      env: process.env,
-      stdio: 'inherit',
-    },
-  );
+  // A CRD created a moment ago has no status.conditions yet, and kubectl wait refuses that at once
+  // (".status.conditions accessor error: <nil>") instead of waiting: try again for up to 60 s.
+  const giveUpAt = Date.now() + 60_000;
+  for (;;) {
+    try {
+      execFileSync(
+        kubectlPath(),
+        [
+          'wait',
+          '--for=condition=Established',
+          '--timeout=60s',
+          'crd/maintenanceplans.maintenance.drainflow.dev',
+        ],
+        { env: process.env, stdio: ['ignore', 'inherit', 'pipe'] },
+      );
+      return;
+    } catch (err) {
+      if (Date.now() >= giveUpAt) throw err;
+      await sleep(500);
+    }
+  }
 }
 
 function machine(): ResultsFile['machine'] {

@@ -76,6 +76,23 @@ async function dumpBudget(sim: SimCluster, inp: ReturnType<typeof input>): Promi
   }
 }
 
+/**
+ * The plan's workflow tasks that sent grants, and how many of them also ran a status write: a
+ * local activity, which holds back every command of its task (the grants too) until it is done.
+ */
+async function grantTasks(planId: string): Promise<{ tasks: number; withWrite: number }> {
+  const h = await wf.env.client.workflow.getHandle(planId).fetchHistory();
+  const grants = new Set<string>();
+  const writes = new Set<string>();
+  for (const e of h.events ?? []) {
+    const sig = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+    if (sig?.signalName === 'pdbGrant') grants.add(String(sig.workflowTaskCompletedEventId));
+    const m = e.markerRecordedEventAttributes;
+    if (m?.markerName === 'core_local_activity') writes.add(String(m.workflowTaskCompletedEventId));
+  }
+  return { tasks: grants.size, withWrite: [...grants].filter((t) => writes.has(t)).length };
+}
+
 const refusals = (sim: SimCluster) =>
   sim
     .evictions()
@@ -101,6 +118,10 @@ describe('one PDB budget per plan (time-skipping)', () => {
     );
     const st = sim.lastStatus()!;
     assert.equal(st.evictionProgress?.evicted, 30);
+    // Grants go out in tasks without a status write (patched('grants-before-status')).
+    const g = await grantTasks(planWorkflowId(inp.plan));
+    assert.ok(g.tasks > 0, 'the plan sent grants');
+    assert.equal(g.withWrite, 0, `${g.withWrite} of ${g.tasks} grant tasks also ran a status write`);
     // A grant that reaches a node drain as it completes fails that workflow task with
     // UnhandledCommand; the SDK runs it again with the signal (benign, as in many-nodes.test.ts).
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
@@ -122,6 +143,8 @@ describe('one PDB budget per plan (time-skipping)', () => {
     assert.equal(refusals(sim).length, 1, 'only the injected 429');
     assert.equal(sim.evictions().length, 19, 'one call per pod plus the refused one');
     assert.deepEqual(sim.overBudget, []);
+    // UPDATE_HISTORIES=grants-before-status saves these histories (past patched('grants-before-status')).
+    await wf.saveHistories('grants-before-status', planWorkflowId(inp.plan), names.slice(0, 2));
     // A grant that reaches a node drain as it completes fails that workflow task with
     // UnhandledCommand; the SDK runs it again with the signal (benign, as in many-nodes.test.ts).
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });

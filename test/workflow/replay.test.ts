@@ -21,7 +21,10 @@
  * `patched('release-wait-node-deleted')`, written by the recorders of test/workflow/rolling.test.ts
  * run against the node-roll code of that time.
  * `pdb-budget-v1` (10 nodes sharing 5 PDBs; the plan and nodes n1, n2) is a run from before
- * `patched('pdb-reporters')`: grants sent from each budget handler, no reporting nodes. Refresh an
+ * `patched('pdb-reporters')`: grants sent from each budget handler, no reporting nodes; `shared-pdbs`
+ * (5 nodes sharing 3 PDBs, written by test/workflow/pdb-budget.test.ts) one from before
+ * `patched('grants-before-status')`, whose plan starts a status write in the task that sends
+ * grants, and `shared-pdbs-refused` one past it. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
