@@ -27,7 +27,7 @@ import {
 import type { DrainflowRuntime } from './lib/drainflow.js';
 import { runValid, type RunResult, type Tool } from './lib/runs.js';
 import { auditSetup, auditWorks, type AuditSetup } from './lib/audit.js';
-import { log } from './lib/util.js';
+import { log, sleep } from './lib/util.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(benchDir, '..');
@@ -63,19 +63,26 @@ async function ensureCrd(): Promise<void> {
       stdio: 'inherit',
     });
   }
-  execFileSync(
-    kubectlPath(),
-    [
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/maintenanceplans.maintenance.drainflow.dev',
-    ],
-    {
-      env: process.env,
-      stdio: 'inherit',
-    },
-  );
+  // A CRD created a moment ago has no status.conditions yet, and `kubectl wait` then fails at once
+  // ("<nil> is of the type <nil>") instead of waiting: try again for up to 10 s.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync(
+        kubectlPath(),
+        [
+          'wait',
+          '--for=condition=Established',
+          '--timeout=60s',
+          'crd/maintenanceplans.maintenance.drainflow.dev',
+        ],
+        { env: process.env, stdio: attempt < 10 ? 'pipe' : 'inherit' },
+      );
+      return;
+    } catch (err) {
+      if (attempt >= 10) throw err;
+      await sleep(1000);
+    }
+  }
 }
 
 function machine(): ResultsFile['machine'] {
