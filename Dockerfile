@@ -18,8 +18,11 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build ./scripts/build
 COPY src ./src
-# tsc -p tsconfig.build.json: src/ -> dist/ (ESM; relative imports already end in .js).
+# tsc -p tsconfig.build.json: src/ -> dist/ (ESM; relative imports already end in .js), then
+# scripts/build/client-node.ts: dist/k8s/client.js becomes a tree-shaken bundle of the Kubernetes
+# client (src/k8s/client.ts says why).
 RUN npm run build
 # Bundle the workflows once at build time (the same slimmed webpack bundle the worker builds at
 # start, by the same module src/worker/bundle.ts):

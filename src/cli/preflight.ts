@@ -10,7 +10,7 @@
  * RBAC of the caller: nodes list/get; pods list; poddisruptionbudgets list; pods/eviction create.
  */
 import { readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../k8s/client.js';
 import { pino } from 'pino';
 import { parse as parseYaml, stringify } from 'yaml';
 import { ZodError } from 'zod';
