@@ -1,7 +1,8 @@
 /**
  * The drainflow side of a run: a fresh `drainflow run` child process (compiled dist or through tsx,
  * see {@link DrainflowRuntime}; own task queue and ports, no leader election; `BENCH_DRAINFLOW_NODE_OPTIONS`
- * becomes its NODE_OPTIONS), one MaintenancePlan through it, and what it cost: peak RSS and CPU
+ * becomes its NODE_OPTIONS, `BENCH_DRAINFLOW_NODE_ARGS` goes on node's command line before the
+ * script, see {@link nodeArgsOf}), one MaintenancePlan through it, and what it cost: peak RSS and CPU
  * seconds from /proc, Temporal history events of every run of the plan workflow and of its children.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -44,6 +45,15 @@ export function resetPeak(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Node command-line flags from `BENCH_DRAINFLOW_NODE_ARGS` (split at whitespace), placed before the
+ * script as a container's `command` would place them: node refuses some V8 flags in NODE_OPTIONS
+ * (`--optimize-for-size`, `--lite-mode`: "not allowed in NODE_OPTIONS"). Empty when unset.
+ */
+export function nodeArgsOf(value: string | undefined): string[] {
+  return (value ?? '').split(/\s+/).filter((a) => a !== '');
 }
 
 /**
@@ -97,6 +107,7 @@ export class DrainflowProcesses {
         const opPort = await freePort();
         const wkPort = await freePort();
         const args = [
+          ...nodeArgsOf(process.env.BENCH_DRAINFLOW_NODE_ARGS),
           runtime === 'dist'
             ? join(repoRoot, 'dist', 'cli', 'main.js')
             : join(repoRoot, 'bin', 'drainflow.js'),

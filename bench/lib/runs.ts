@@ -49,8 +49,11 @@ export interface RunResult {
   maxConcurrentPerNode?: number;
   /** How drainflow ran (compiled dist or tsx); absent in runs made before the option existed (tsx). */
   runtime?: DrainflowRuntime;
-  /** Memory settings drainflow ran with: BENCH_DRAINFLOW_NODE_OPTIONS and MALLOC_ARENA_MAX, when set. */
-  memorySettings?: { nodeOptions?: string; mallocArenaMax?: string };
+  /**
+   * Memory settings drainflow ran with, when set: BENCH_DRAINFLOW_NODE_OPTIONS, MALLOC_ARENA_MAX and
+   * the node command-line flags of BENCH_DRAINFLOW_NODE_ARGS.
+   */
+  memorySettings?: { nodeOptions?: string; mallocArenaMax?: string; nodeArgs?: string };
   /** When the targets were cordoned (drainflow spec.cordon; kubectl: `kubectl cordon` first). */
   cordon?: 'PerNode' | 'AllAtStart';
   ok: boolean;
@@ -221,11 +224,16 @@ export async function runOnce(
         audit?.kubeconfig.drainflow,
       );
       r.runtime = opts.runtime ?? 'dist';
-      const { BENCH_DRAINFLOW_NODE_OPTIONS: nodeOptions, MALLOC_ARENA_MAX: mallocArenaMax } = process.env;
+      const {
+        BENCH_DRAINFLOW_NODE_OPTIONS: nodeOptions,
+        MALLOC_ARENA_MAX: mallocArenaMax,
+        BENCH_DRAINFLOW_NODE_ARGS: nodeArgs,
+      } = process.env;
       if (nodeOptions || mallocArenaMax)
         r.memorySettings = {
           ...(nodeOptions ? { nodeOptions } : {}),
           ...(mallocArenaMax ? { mallocArenaMax } : {}),
+          ...(nodeArgs?.trim() ? { nodeArgs: nodeArgs.trim() } : {}),
         };
       else
         // Peak RSS without them is V8's and glibc's default behaviour, not the deployed worker's

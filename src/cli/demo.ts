@@ -19,13 +19,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  AppsV1Api,
-  CoreV1Api,
-  KubeConfig,
-  PolicyV1Api,
-  type V1PodTemplateSpec,
-} from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig, PolicyV1Api, type V1PodTemplateSpec } from '../k8s/client.js';
 import {
   GROUP,
   PLURAL,

@@ -4,7 +4,7 @@
  * definitions (src/workflows/messages.ts). Errors name what went wrong: an unknown plan, an
  * unreachable cluster or Temporal, a finished workflow.
  */
-import { ApiException, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, KubeConfig } from '../k8s/client.js';
 import {
   Client,
   NamespaceNotFoundError,

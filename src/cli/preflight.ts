@@ -11,7 +11,7 @@
  */
 import { issueWords } from '../api/issue-words.js';
 import { readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../k8s/client.js';
 import { pino } from 'pino';
 import { parse as parseYaml, stringify } from 'yaml';
 import { ZodError } from 'zod';

@@ -17,7 +17,7 @@
  * with a PodDisruptionBudget cause, the two-PDB 500, ...) are classified in
  * src/activities/eviction.ts on top of {@link parseStatus}.
  */
-import { ApiException } from '@kubernetes/client-node';
+import { ApiException } from './client.js';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 
 /** Temporal failure `type` of a {@link TransientKubernetesError} thrown by an activity (its `name`). */

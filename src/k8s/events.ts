@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type CoreV1Event, type KubeConfig } from './client.js';
 import type { Logger } from 'pino';
 import { API_VERSION, KIND } from '../api/plan.js';
 import type { PlanRef } from '../activities/types.js';

@@ -4,7 +4,7 @@
  *
  * RBAC: jobs create/get/delete and pods list in the hooks' namespaces (see deploy/).
  */
-import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Job, type V1Pod } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Job, type V1Pod } from './client.js';
 import { apiCode, classifyError } from './errors.js';
 
 /** The Job calls of the hooks. */

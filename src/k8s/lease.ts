@@ -13,7 +13,7 @@
  * - on stop the leader releases the Lease (clears `holderIdentity`, duration 1 s) so a standby
  *   replica takes over within one retry period instead of a whole lease duration.
  */
-import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from './client.js';
 import type { Logger } from 'pino';
 import { apiCode } from './errors.js';
 

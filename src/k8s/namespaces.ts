@@ -1,7 +1,7 @@
 /**
  * Namespace reads of the worker: the labels of every namespace, for `spec.podOrder[].namespaceSelector`.
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from './client.js';
 
 /** Lists the namespaces of a cluster through one CoreV1Api client made on first use. */
 export class NamespaceApi {

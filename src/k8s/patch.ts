@@ -8,7 +8,7 @@
  * a {@link TransientKubernetesError} (code 409): somebody keeps writing the object, and trying
  * again later may succeed.
  */
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from './client.js';
 import { TransientKubernetesError } from './errors.js';
 
 /** Request options making a PATCH a JSON merge patch (RFC 7386; client-node 2.x defaults to JSON patch). */

@@ -15,7 +15,7 @@ import {
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
-} from '@kubernetes/client-node';
+} from './client.js';
 import {
   API_VERSION,
   FINALIZER,

@@ -26,7 +26,7 @@ import {
   type V1Node,
   type V1Pod,
   type V1PodDisruptionBudget,
-} from '@kubernetes/client-node';
+} from './client.js';
 import type { Logger } from 'pino';
 import { PLURAL, type MaintenancePlan, type MaintenancePlanStatus } from '../api/plan.js';
 import type { EvictInput } from '../activities/types.js';

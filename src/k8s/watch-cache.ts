@@ -33,7 +33,7 @@ import {
   type V1Node,
   type V1Pod,
   type V1PodDisruptionBudget,
-} from '@kubernetes/client-node';
+} from './client.js';
 import { pino, type Logger } from 'pino';
 
 /** Options of {@link WatchCache}. All durations in ms. */

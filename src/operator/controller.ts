@@ -34,7 +34,7 @@ import {
   type KubeConfig,
   type KubernetesObject,
   type ObjectCache,
-} from '@kubernetes/client-node';
+} from '../k8s/client.js';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,

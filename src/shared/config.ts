@@ -16,7 +16,7 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { connect as tlsConnect } from 'node:tls';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../k8s/client.js';
 import { reuseConnections } from '../k8s/connection-pool.js';
 import type { NativeConnection } from '@temporalio/worker';
 import { Connection, type TLSConfig } from '@temporalio/client';

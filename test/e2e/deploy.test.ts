@@ -92,6 +92,7 @@ import {
 } from '../helpers/k8s.js';
 import { createPlanObject } from '../helpers/direct-plan.js';
 import { startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import { bundleClient } from '../../scripts/build/client-node.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const DEFAULT_DIR = join(repoRoot, 'deploy', 'default');
@@ -1087,12 +1088,13 @@ describe('the image runtime layout (compiled dist/)', () => {
   });
 
   it(
-    'tsc -p tsconfig.build.json compiles; dist/cli/main.js runs the worker as the worker ServiceAccount, which drains a node',
+    'npm run build’s steps compile and bundle the client; dist/cli/main.js runs the worker as the worker ServiceAccount, which drains a node',
     { timeout: 300_000 },
     async () => {
       const address = process.env.TEMPORAL_ADDRESS;
       assert.ok(address, 'TEMPORAL_ADDRESS is set (eval "$(npm run --silent stack -- env)")');
-      // 1. Compile as the image's build stage does (npm run build = tsc -p tsconfig.build.json), into a private outDir.
+      // 1. Compile as the image's build stage does (npm run build: tsc -p tsconfig.build.json, then
+      //    the client-node bundle), into a private outDir.
       const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
       try {
         execFileSync(
@@ -1105,6 +1107,12 @@ describe('the image runtime layout (compiled dist/)', () => {
           `tsc -p tsconfig.build.json failed:\n${(err as { stdout?: string }).stdout ?? String(err)}`,
         );
       }
+      // ... and its second step (scripts/build/client-node.ts): dist/k8s/client.js becomes a
+      // tree-shaken bundle of the client library, which the worker below runs on.
+      await bundleClient(outDir);
+      const bundled = readFileSync(join(outDir, 'k8s', 'client.js'), 'utf8');
+      assert.doesNotMatch(bundled, /from\s*["']@kubernetes\/client-node["']/, 'the library is inlined');
+      assert.ok(bundled.length < 4_000_000, `bundle of ${bundled.length} characters, under 4 MB`);
       const worker = (await import(pathToFileURL(join(outDir, 'worker', 'worker.js')).href)) as {
         WORKFLOWS_PATH: string;
       };

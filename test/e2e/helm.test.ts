@@ -140,10 +140,14 @@ const CUSTOM = [
   'operator.port=9090',
   'operator.resources.requests.cpu=75m',
   'operator.resources.limits.memory=256Mi',
+  'operator.nodeOptions=--max-old-space-size=96',
+  'operator.mallocArenaMax=1',
   'worker.replicas=5',
   'worker.port=9091',
   'worker.resources.requests.memory=512Mi',
   'worker.resources.limits.memory=1Gi',
+  'worker.nodeOptions=--max-old-space-size=192 --max-semi-space-size=2',
+  'worker.mallocArenaMax=4',
 ];
 const setArgs = (values: string[]): string[] => values.flatMap((v) => ['--set-string', v]);
 /** replicas and ports are numbers: --set, not --set-string. */
@@ -247,9 +251,9 @@ describe('helm template with non-default values', () => {
       TEMPORAL_TLS_SERVER_NAME: 'frontend.example.com',
       DRAINFLOW_LOG_LEVEL: 'debug',
     });
-    for (const [component, replicas, port, cpu, memLimit] of [
-      ['operator', 3, 9090, '75m', '256Mi'],
-      ['worker', 5, 9091, '100m', '1Gi'],
+    for (const [component, replicas, port, cpu, memLimit, nodeOptions, arenas] of [
+      ['operator', 3, 9090, '75m', '256Mi', '--max-old-space-size=96', '1'],
+      ['worker', 5, 9091, '100m', '1Gi', '--max-old-space-size=192 --max-semi-space-size=2', '4'],
     ] as const) {
       const d = get('Deployment', `drainflow-${component}`) as unknown as V1Deployment;
       assert.equal(d.spec?.replicas, replicas);
@@ -260,6 +264,8 @@ describe('helm template with non-default values', () => {
       assert.equal(ctr.ports?.[0]?.containerPort, port);
       assert.equal(ctr.resources?.requests?.cpu, cpu);
       assert.equal(ctr.resources?.limits?.memory, memLimit);
+      assert.equal(ctr.env?.find((e) => e.name === 'NODE_OPTIONS')?.value, nodeOptions);
+      assert.equal(ctr.env?.find((e) => e.name === 'MALLOC_ARENA_MAX')?.value, arenas);
       assert.equal(
         pod.volumes?.find((v) => v.name === 'temporal-tls')?.secret?.secretName,
         'my-temporal-tls',
