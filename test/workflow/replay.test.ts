@@ -21,7 +21,10 @@
  * `patched('release-wait-node-deleted')`, written by the recorders of test/workflow/rolling.test.ts
  * run against the node-roll code of that time.
  * `pdb-budget-v1` (10 nodes sharing 5 PDBs; the plan and nodes n1, n2) is a run from before
- * `patched('pdb-reporters')`: grants sent from each budget handler, no reporting nodes. Refresh an
+ * `patched('pdb-reporters')`: grants sent from each budget handler, no reporting nodes.
+ * `late-update-v0` (an abort Update that arrived while the plan closed and never completed; the run
+ * stays open) is from before `patched('late-update-publish')`, `late-update-v1` past it; both written
+ * by test/workflow/stranded.test.ts. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
