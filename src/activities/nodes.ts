@@ -32,7 +32,9 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
      * Lists all nodes (paged) and keeps those named in `nodeNames` or matching `nodeSelector`
      * (metav1.LabelSelector semantics; an absent selector selects nothing, `{}` selects every node).
      *
-     * @returns existing node names sorted and deduplicated, plus the `nodeNames` that do not exist.
+     * @returns the existing nodes in plan order: the `nodeNames` in their order, then the nodes only
+     *   `nodeSelector` matches, sorted by name; each once. Plus the `nodeNames` that do not exist
+     *   (sorted). The plan starts its nodes in this order.
      * @throws TransientKubernetesError on transport errors / 5xx; PermanentKubernetesError on 4xx.
      */
     async resolveNodes(input) {
@@ -51,8 +53,10 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
           found.add(name);
         }
       }
+      const named = (input.nodeNames ?? []).filter((n) => found.has(n));
+      const namedSet = new Set(named);
       const result: ResolvedNodes = {
-        nodes: [...found].sort(),
+        nodes: [...named, ...[...found].filter((n) => !namedSet.has(n)).sort()],
         missing: [...names].filter((n) => !existing.has(n)).sort(),
       };
       return result;

@@ -397,14 +397,21 @@ const CLAIM = {
 };
 
 describe('node activities over a fake port', () => {
-  it('resolveNodes: names and selector, union, sorted; missing names reported', async () => {
+  it('resolveNodes: names in nodeNames order, then selector-only matches by name; missing names reported', async () => {
     const port = new FakePort();
-    for (const n of ['b1', 'a2', 'a1']) port.nodes.set(n, node(n));
+    for (const n of ['b1', 'a3', 'a2', 'a1']) port.nodes.set(n, node(n));
     const r = await activities(port).resolveNodes({
-      nodeNames: ['b1', 'zz', 'a1'],
+      nodeNames: ['b1', 'zz', 'a2'],
       nodeSelector: { matchLabels: { pool: 'a' } },
     });
-    assert.deepEqual(r, { nodes: ['a1', 'a2', 'b1'], missing: ['zz'] });
+    assert.deepEqual(r, { nodes: ['b1', 'a2', 'a1', 'a3'], missing: ['zz'] });
+  });
+
+  it('resolveNodes: nodeNames alone keep their order (not sorted by name)', async () => {
+    const port = new FakePort();
+    for (const n of ['n1', 'n2', 'n3']) port.nodes.set(n, node(n));
+    const r = await activities(port).resolveNodes({ nodeNames: ['n3', 'n1', 'n2'] });
+    assert.deepEqual(r, { nodes: ['n3', 'n1', 'n2'], missing: [] });
   });
 
   it('cordonNode: first claim writes the three annotations and the cordon, guarded by resourceVersion', async () => {
