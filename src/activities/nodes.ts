@@ -15,6 +15,7 @@ import {
 } from '../k8s/node-claim.js';
 import { CONFLICT, retryOnConflict } from '../k8s/patch.js';
 import type { KubernetesPort } from '../k8s/port.js';
+import type { NotUncordoned } from '../drain/hand-back.js';
 import type { CordonResult, DrainActivities, ResolvedNodes } from './types.js';
 
 /** The node activities. */
@@ -137,7 +138,8 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
     async releaseNode({ plan, node, uncordon }) {
       return retryOnConflict(`release node ${node}`, async () => {
         const current = await port.readNode(node);
-        if (!current || heldBy(current, plan) !== 'self') return { uncordoned: false };
+        if (!current) return { uncordoned: false, left: 'gone' as const };
+        if (heldBy(current, plan) !== 'self') return { uncordoned: false, left: 'notClaimed' as const };
         const ann = current.metadata?.annotations ?? {};
         const doUncordon = uncordon && ann[NODE_WAS_UNSCHEDULABLE_ANNOTATION] !== 'true';
         const patch: { metadata: object; spec?: object } = {
@@ -155,11 +157,17 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
         // `null` deletes the field, as `kubectl uncordon` leaves it (unschedulable is omitempty).
         if (doUncordon) patch.spec = { unschedulable: null };
         const patched = await port.patchNode(node, patch);
-        if (patched === 'gone') return { uncordoned: false };
+        if (patched === 'gone') return { uncordoned: false, left: 'gone' as const };
         if (patched === 'conflict') return CONFLICT;
         const uncordoned = doUncordon && current.spec?.unschedulable === true;
         log.info({ node, plan: plan.name, uncordoned }, 'node released');
-        return { uncordoned };
+        if (uncordoned) return { uncordoned };
+        const left: NotUncordoned = !uncordon
+          ? 'notAsked'
+          : ann[NODE_WAS_UNSCHEDULABLE_ANNOTATION] === 'true'
+            ? 'wasUnschedulable'
+            : 'alreadySchedulable';
+        return { uncordoned, left };
       });
     },
   };

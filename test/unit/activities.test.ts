@@ -493,7 +493,10 @@ describe('node activities over a fake port', () => {
     port.nodes.set('n2', node('n2', { ...CLAIM, [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: 'true' }, true));
     const a = activities(port);
     assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n1', uncordon: true }), { uncordoned: true });
-    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n2', uncordon: true }), { uncordoned: false });
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n2', uncordon: true }), {
+      uncordoned: false,
+      left: 'wasUnschedulable',
+    });
     assert.deepEqual(port.nodes.get('n1')?.metadata?.annotations, {});
     assert.equal(port.nodes.get('n1')?.spec?.unschedulable, undefined);
     assert.deepEqual(port.nodes.get('n2')?.metadata?.annotations, {});
@@ -516,8 +519,28 @@ describe('node activities over a fake port', () => {
     port.nodes.set('n1', node('n1', { [NODE_CLAIM_ANNOTATION]: 'q' }, true));
     assert.deepEqual(await activities(port).releaseNode({ plan: PLAN, node: 'n1', uncordon: true }), {
       uncordoned: false,
+      left: 'notClaimed',
     });
     assert.deepEqual(port.names(), ['readNode']);
+  });
+
+  it('releaseNode: says why it did not uncordon (someone uncordoned it, uncordon false, node gone)', async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1', CLAIM, false));
+    port.nodes.set('n2', node('n2', CLAIM, true));
+    const a = activities(port);
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n1', uncordon: true }), {
+      uncordoned: false,
+      left: 'alreadySchedulable',
+    });
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n2', uncordon: false }), {
+      uncordoned: false,
+      left: 'notAsked',
+    });
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n3', uncordon: true }), {
+      uncordoned: false,
+      left: 'gone',
+    });
   });
 });
 

@@ -24,7 +24,9 @@
  * `patched('pdb-reporters')`: grants sent from each budget handler, no reporting nodes.
  * `late-update-v0` (an abort Update that arrived while the plan closed and never completed; the run
  * stays open) is from before `patched('late-update-publish')`, `late-update-v1` past it; both written
- * by test/workflow/stranded.test.ts. Refresh an
+ * by test/workflow/stranded.test.ts. `release-uncordoned-v0` (a node uncordoned by hand while it
+ * awaits its per-node release) is from before `patched('release-wait-uncordoned')`,
+ * `release-uncordoned-v1` past it; both written by test/workflow/rolling.test.ts. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
