@@ -15,6 +15,7 @@ import {
 } from '../k8s/node-claim.js';
 import { CONFLICT, retryOnConflict } from '../k8s/patch.js';
 import type { KubernetesPort } from '../k8s/port.js';
+import type { NotUncordoned } from '../drain/hand-back.js';
 import type { CordonResult, DrainActivities, ResolvedNodes } from './types.js';
 
 /** The node activities. */
@@ -32,7 +33,9 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
      * Lists all nodes (paged) and keeps those named in `nodeNames` or matching `nodeSelector`
      * (metav1.LabelSelector semantics; an absent selector selects nothing, `{}` selects every node).
      *
-     * @returns existing node names sorted and deduplicated, plus the `nodeNames` that do not exist.
+     * @returns the existing nodes in plan order: the `nodeNames` in their order, then the nodes only
+     *   `nodeSelector` matches, sorted by name; each once. Plus the `nodeNames` that do not exist
+     *   (sorted). The plan starts its nodes in this order.
      * @throws TransientKubernetesError on transport errors / 5xx; PermanentKubernetesError on 4xx.
      */
     async resolveNodes(input) {
@@ -51,8 +54,10 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
           found.add(name);
         }
       }
+      const named = (input.nodeNames ?? []).filter((n) => found.has(n));
+      const namedSet = new Set(named);
       const result: ResolvedNodes = {
-        nodes: [...found].sort(),
+        nodes: [...named, ...[...found].filter((n) => !namedSet.has(n)).sort()],
         missing: [...names].filter((n) => !existing.has(n)).sort(),
       };
       return result;
@@ -133,7 +138,8 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
     async releaseNode({ plan, node, uncordon }) {
       return retryOnConflict(`release node ${node}`, async () => {
         const current = await port.readNode(node);
-        if (!current || heldBy(current, plan) !== 'self') return { uncordoned: false };
+        if (!current) return { uncordoned: false, left: 'gone' as const };
+        if (heldBy(current, plan) !== 'self') return { uncordoned: false, left: 'notClaimed' as const };
         const ann = current.metadata?.annotations ?? {};
         const doUncordon = uncordon && ann[NODE_WAS_UNSCHEDULABLE_ANNOTATION] !== 'true';
         const patch: { metadata: object; spec?: object } = {
@@ -151,11 +157,17 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
         // `null` deletes the field, as `kubectl uncordon` leaves it (unschedulable is omitempty).
         if (doUncordon) patch.spec = { unschedulable: null };
         const patched = await port.patchNode(node, patch);
-        if (patched === 'gone') return { uncordoned: false };
+        if (patched === 'gone') return { uncordoned: false, left: 'gone' as const };
         if (patched === 'conflict') return CONFLICT;
         const uncordoned = doUncordon && current.spec?.unschedulable === true;
         log.info({ node, plan: plan.name, uncordoned }, 'node released');
-        return { uncordoned };
+        if (uncordoned) return { uncordoned };
+        const left: NotUncordoned = !uncordon
+          ? 'notAsked'
+          : ann[NODE_WAS_UNSCHEDULABLE_ANNOTATION] === 'true'
+            ? 'wasUnschedulable'
+            : 'alreadySchedulable';
+        return { uncordoned, left };
       });
     },
   };

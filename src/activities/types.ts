@@ -7,6 +7,7 @@
  */
 import type { MaintenancePlanStatus, PodSelection, LabelSelector, PodOrderRule } from '../api/plan.js';
 import type { BlockerReason } from '../api/reasons.js';
+import type { NotUncordoned } from '../drain/hand-back.js';
 import type { NodePreflight } from '../drain/preflight.js';
 import type { PodAction } from '../drain/pods.js';
 
@@ -246,9 +247,13 @@ export interface DrainActivities {
   /**
    * Hands a node back: uncordons it unless it was unschedulable before the plan, and removes the
    * claim. Does nothing to a node not claimed by this plan. `uncordon: false` only removes the claim.
-   * @returns whether the node was uncordoned.
+   * @returns whether the node was uncordoned, and when not, why (`left`, see NotUncordoned).
    */
-  releaseNode(input: { plan: PlanRef; node: string; uncordon: boolean }): Promise<{ uncordoned: boolean }>;
+  releaseNode(input: {
+    plan: PlanRef;
+    node: string;
+    uncordon: boolean;
+  }): Promise<{ uncordoned: boolean; left?: NotUncordoned }>;
   /**
    * Lists the pods bound to the node, classified, with the PDBs covering them. Only node runs
    * recorded before `patched('level-triggered-node')` call it (src/workflows/legacy/node-v1.ts);

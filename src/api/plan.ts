@@ -515,9 +515,11 @@ export const MaintenancePlanSpecSchema = z
         message: 'must not name a node twice',
       })
       .optional()
-      .describe(`Names of the nodes to drain (at most ${MAX_PLAN_NODES}, each once).`),
+      .describe(
+        `Names of the nodes to drain (at most ${MAX_PLAN_NODES}, each once); the nodes start in this order.`,
+      ),
     nodeSelector: LabelSelectorSchema.optional().describe(
-      'Label selector of the nodes to drain; resolved once at start, the result recorded in status.nodes.',
+      'Label selector of the nodes to drain; resolved once at start, the result recorded in status.nodes. The nodes it matches that nodeNames does not name start after those, in name order.',
     ),
     maxUnavailableNodes: z
       .number()

@@ -478,6 +478,12 @@ export const EventReason = {
   CleanupFinished: 'CleanupFinished',
   /** Normal (operator): nodes a closed workflow still claimed were handed back. */
   NodesHandedBack: 'NodesHandedBack',
+  /**
+   * Normal (operator): the plan's workflow closed (terminated, failed, timed out, cancelled) and had
+   * left node or hook workflows running; they were cancelled (terminated when the cancel was not
+   * honoured in time) before its nodes were handed back.
+   */
+  ChildWorkflowsStopped: 'ChildWorkflowsStopped',
   /** Warning (operator): the plan's workflow closed before the plan ended; the plan is marked Failed. */
   WorkflowClosed: 'WorkflowClosed',
   /** Warning (operator): a node a closed workflow still claimed could not be handed back; retried. */

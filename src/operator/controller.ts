@@ -93,6 +93,7 @@ import {
 } from './decide.js';
 import type { ClosedWorkflowReasonName } from '../api/closed-workflow.js';
 import { closedWorkflowStatus } from './closed-workflow.js';
+import { CANCEL_GRACE_MS, stopPlanChildren } from './stop-children.js';
 import { KeyedQueue, type HandlerResult } from './queue.js';
 import { windowAfterDeadline } from '../drain/window-deadline.js';
 import { issueWords } from '../api/issue-words.js';
@@ -487,6 +488,12 @@ export class PlanController {
   ): Promise<void> {
     const closeStatus = closeStatusOfReason(action.reason) ?? 'TERMINATED';
     let handedBack: string[] | undefined;
+    await this.stopChildren(
+      plan,
+      workflowId,
+      `the plan's workflow ${workflowId} ${CLOSED_WORKFLOW_VERB[closeStatus]}`,
+      log,
+    );
     if (action.handBack) {
       const why = `spec.abort of a plan whose workflow ${workflowId} ${CLOSED_WORKFLOW_VERB[closeStatus]}`;
       handedBack = await this.handBackClaimedNodes(plan, why, log);
@@ -630,7 +637,9 @@ export class PlanController {
       outcome = how.outcome ?? `no workflow ${workflowId}`;
     }
     // A workflow that closed after the abort has handed its nodes back (normally nothing is left);
-    // one that was terminated, failed or timed out never will: hand back what is left here.
+    // one that was terminated, failed or timed out never will: hand back what is left here, once
+    // the node and hook workflows it left running are stopped (else they act on handed-back nodes).
+    await this.stopChildren(plan, workflowId, outcome, log);
     const handedBack = await this.handBackClaimedNodes(plan, outcome, log);
     if (handedBack.length > 0) outcome += `; handed back ${handedBack.join(', ')}`;
     await this.event(plan, 'Normal', EventReason.CleanupFinished, `${outcome}; removing the finalizer`);
@@ -649,10 +658,10 @@ export class PlanController {
    *
    * `uncordon` is `spec.uncordon !== 'Never'` ({@link uncordonOnDelete}), as the workflow's abort uses.
    *
-   * Relies on: the workflow being closed (no workflow writes the claims concurrently; Temporal
-   * terminates or cancels the per-node child workflows with their parent, and a `cordonNode`
-   * activity still in flight on a worker at that moment could claim a node after this sweep — a
-   * window of one API call); annotations not being selectable server-side (hence the full list).
+   * Relies on: the workflow being closed and the node workflows it left running stopped before
+   * ({@link stopChildren}: they are started with ParentClosePolicy ABANDON, so Temporal leaves them
+   * running; a `cordonNode` activity still in flight on a worker at that moment could claim a node
+   * after this sweep — a window of one API call); annotations not being selectable server-side (hence the full list).
    *
    * Records a Normal Event `NodesHandedBack` naming the nodes when it handed any back, and a Warning
    * `NodeHandBackFailed` when some failed.
@@ -706,6 +715,40 @@ export class PlanController {
       throw new Error(message);
     }
     return done;
+  }
+
+  /**
+   * Stops the node and hook workflows that plan workflow `workflowId` left running
+   * (src/operator/stop-children.ts) and records a Normal Event `ChildWorkflowsStopped` naming them
+   * when there were any. @param why what became of the plan's workflow (the termination reason).
+   * @throws the client's error when Temporal cannot be reached (the queue retries the plan).
+   */
+  private async stopChildren(
+    plan: MaintenancePlan,
+    workflowId: string,
+    why: string,
+    log: Logger,
+  ): Promise<void> {
+    const { cancelled, terminated } = await stopPlanChildren(
+      this.deps.client,
+      workflowId,
+      `stopped by the drainflow operator: ${why}`,
+      log,
+    );
+    if (cancelled.length + terminated.length === 0) return;
+    this.deps.metrics.operatorActions.inc({ action: 'stopChildren' });
+    const parts = [
+      ...(cancelled.length ? [`cancelled ${cancelled.join(', ')}`] : []),
+      ...(terminated.length
+        ? [`terminated ${terminated.join(', ')} (not closed ${CANCEL_GRACE_MS / 1000} s after the cancel)`]
+        : []),
+    ];
+    await this.event(
+      plan,
+      'Normal',
+      EventReason.ChildWorkflowsStopped,
+      `${why}: stopped ${cancelled.length + terminated.length} workflow(s) it had left running before handing the nodes back: ${parts.join('; ')}`,
+    );
   }
 
   /** Waits for the workflow to close, at most `ms`, or until the controller stops. */

@@ -51,6 +51,7 @@ import {
   type RollSettings,
   type RollState,
 } from '../drain/hooks.js';
+import { handBackWording, type NotUncordoned } from '../drain/hand-back.js';
 import type { NodeDrainState, NodeOutcome } from '../drain/node-drain.js';
 import { hookTimeoutMessage } from './hook-messages.js';
 import type { NodeRollSpec } from './messages.js';
@@ -141,11 +142,11 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
       continue;
     }
     if (step.kind === 'handBack') {
-      let uncordoned: boolean;
+      let answer: { uncordoned: boolean; left?: NotUncordoned };
       try {
-        ({ uncordoned } = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
+        answer = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
           { plan, node, uncordon: true },
-        ]));
+        ]);
       } catch (err) {
         return {
           phase: NodePhase.Blocked,
@@ -155,7 +156,7 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
       }
       s.claimed = false;
       rollDone(r);
-      const how = uncordoned ? 'uncordoned' : 'left unschedulable: it was before the plan';
+      const how = handBackWording(answer);
       return step.drained
         ? {
             phase: 'Released',
@@ -337,6 +338,11 @@ async function awaitRelease(
   let since = s.view?.fingerprint;
   /** The observation saw the node gone. */
   let deleted = false;
+  /** The last observation saw the node schedulable (an admin uncordoned it while it waited). */
+  let schedulable = false;
+  // patched: a node uncordoned while it waits for its release is Blocked/NodeUncordonedExternally
+  // (a Warning Event from the plan) until it is cordoned again; runs recorded before said nothing.
+  const noticeUncordon = patched('release-wait-uncordoned');
   // An unchanged answer means the activity waited its bound: never look again sooner (as the drain loop).
   let nextObserveAtMs = 0;
   for (;;) {
@@ -374,6 +380,7 @@ async function awaitRelease(
                   since = o.fingerprint;
                   if (o.node.released) release(r);
                   if (!o.node.exists) deleted = true;
+                  else schedulable = !o.node.unschedulable;
                 } else nextObserveAtMs = startedAtMs + RELEASE_OBSERVE_SECONDS * 1000;
               },
               (err: unknown) => {
@@ -396,6 +403,17 @@ async function awaitRelease(
     if (obs && !answered) {
       scope.cancel();
       await obs;
+    }
+    if (noticeUncordon && !r.released && !deleted) {
+      if (schedulable && s.reason !== NodeReason.NodeUncordonedExternally) {
+        s.phase = NodePhase.Blocked;
+        s.reason = NodeReason.NodeUncordonedExternally;
+        s.message = `node ${node} was uncordoned by someone else while it waited for its per-node release: pods may be scheduled onto it again; cordon it again (kubectl cordon ${node}) or release it`;
+      } else if (!schedulable && s.reason === NodeReason.NodeUncordonedExternally) {
+        s.phase = step.phase;
+        s.reason = step.reason;
+        s.message = step.message;
+      }
     }
     // patched: a node deleted while it waits for its release ends Deleted and frees its slot (as
     // in the drain loop); runs recorded before went on waiting.

@@ -477,11 +477,30 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     publishedSeq = seq;
     return undefined;
   };
+  /**
+   * Waits until every message handler finished. An Update handler returns once the status it
+   * changed is written; an Update that arrived after the last write (while the workflow waited
+   * for its Events, e.g. `drainflow abort` right after the operator relayed spec.abort) waits for
+   * another write, so one is made for it: without it that handler and this wait waited for each
+   * other for ever (the Update accepted, never completed; the workflow open).
+   * patched('late-update-publish'): runs recorded before hung in that case, so they never took
+   * this branch (a run that did is stuck and keeps its old shape).
+   */
+  const handlersFinished = async (): Promise<void> => {
+    for (;;) {
+      await condition(() => allHandlersFinished() || planGone || publishedSeq < changeSeq);
+      if (allHandlersFinished()) return;
+      if (planGone || !patched('late-update-publish')) return condition(allHandlersFinished);
+      flushEvents();
+      await publish(true);
+      await condition(() => background.size === 0);
+    }
+  };
   const close = async (result: DrainPlanResult): Promise<DrainPlanResult> => {
     flushEvents();
     await publish(true);
     await condition(() => background.size === 0);
-    await condition(allHandlersFinished);
+    await handlersFinished();
     return result;
   };
 
@@ -497,7 +516,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     flushEvents();
     await publish(true);
     await condition(() => background.size === 0 && pendingStarts === 0);
-    await condition(allHandlersFinished);
+    await handlersFinished();
     s.continuedRuns++;
     return continueAsNew<typeof drainPlanWorkflow>({ ...input, carried: s });
   };

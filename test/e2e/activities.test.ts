@@ -534,7 +534,8 @@ describe('resolveNodes and listNodePods', { timeout: 120_000 }, () => {
       nodeNames: ['df-e2e-missing-node', 'kwok-node-0'],
       nodeSelector: { matchLabels: { 'drainflow.dev/pool': pool } },
     });
-    assert.deepEqual(resolved, { nodes: [node, 'kwok-node-0'].sort(), missing: ['df-e2e-missing-node'] });
+    // nodeNames in their order, then the nodes only the selector matches (by name).
+    assert.deepEqual(resolved, { nodes: ['kwok-node-0', node], missing: ['df-e2e-missing-node'] });
   });
 
   it('classifies DaemonSet, bare, emptyDir, Deployment and terminating pods, with their PDBs', async () => {

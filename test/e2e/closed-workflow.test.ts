@@ -12,6 +12,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import {
+  GROUP,
+  PLURAL,
+  VERSION,
   NODE_CLAIM_ANNOTATION,
   NODE_CLAIM_UID_ANNOTATION,
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
@@ -20,6 +23,14 @@ import {
 import { applyCrds, clients, uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
 import { freePort, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
 import { blockedPlan, runCommand, type BlockedPlan } from './cli-fixtures.js';
+import { childrenQuery } from '../../src/operator/stop-children.js';
+
+/** IDs of the running workflows plan workflow `workflowId` started (node and hook workflows). */
+async function runningOfPlan(client: Client, workflowId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const wf of client.workflow.list({ query: childrenQuery(workflowId) })) ids.push(wf.workflowId);
+  return ids;
+}
 
 const RUN_LABEL = 'drainflow.dev/e2e-closed';
 
@@ -65,6 +76,10 @@ describe('a plan whose workflow was terminated', () => {
     await connection?.close();
   });
 
+  const planEvents = async (uid: string) =>
+    (await c.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.uid=${uid}` }))
+      .items;
+
   it('is marked Failed/WorkflowTerminated with a Warning Event, and abort hands its node back', async () => {
     // A PDB allowing nothing keeps the plan Running (cli-fixtures' blockedPlan).
     plan = await blockedPlan(c, 'closed', { [RUN_LABEL]: run });
@@ -106,6 +121,16 @@ describe('a plan whose workflow was terminated', () => {
       ['True', 'WorkflowTerminated'],
     );
     assert.ok(failed.status?.completedAt, 'completedAt set');
+    // The node workflow (ParentClosePolicy ABANDON) outlived the plan's; the operator stops it.
+    await waitFor(async () => (await runningOfPlan(client, workflowId)).length === 0, 30_000, {
+      what: 'no workflow of the plan left Running',
+    });
+    const stopped = await waitFor(
+      async () => (await planEvents(running.metadata.uid)).find((e) => e.reason === 'ChildWorkflowsStopped'),
+      15_000,
+      { what: 'Event ChildWorkflowsStopped' },
+    );
+    assert.match(stopped.message ?? '', new RegExp(`${workflowId}-node-${node}`), stopped.message);
     assert.equal(
       (await c.core.readNode({ name: node })).spec?.unschedulable,
       true,
@@ -113,12 +138,9 @@ describe('a plan whose workflow was terminated', () => {
     );
 
     const warnings = async () =>
-      (
-        await c.core.listNamespacedEvent({
-          namespace: 'default',
-          fieldSelector: `involvedObject.uid=${running.metadata.uid}`,
-        })
-      ).items.filter((e) => e.type === 'Warning' && e.reason === 'WorkflowClosed');
+      (await planEvents(running.metadata.uid)).filter(
+        (e) => e.type === 'Warning' && e.reason === 'WorkflowClosed',
+      );
     await waitFor(async () => (await warnings()).length > 0, 15_000, {
       what: 'Warning Event WorkflowClosed',
     });
@@ -148,5 +170,40 @@ describe('a plan whose workflow was terminated', () => {
     for (const a of [NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, NODE_WAS_UNSCHEDULABLE_ANNOTATION])
       assert.equal(n.metadata?.annotations?.[a], undefined, `${a} removed`);
     assert.equal((await warnings()).length, 1, 'one Warning Event WorkflowClosed');
+  });
+
+  it('deleted right after the termination: no workflow of the plan left Running, its node uncordoned', async () => {
+    const second = await blockedPlan(c, 'closed-del', { [RUN_LABEL]: run });
+    try {
+      const p = await second.read();
+      const client = new Client({
+        connection: connection!,
+        namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+      });
+      const workflowId = p.status!.workflow!.workflowId;
+      await waitFor(async () => (await runningOfPlan(client, workflowId)).length === 1, 15_000, {
+        what: 'the node workflow Running',
+      });
+      await client.workflow.getHandle(workflowId).terminate('e2e: terminated, then the plan deleted');
+      await c.custom.deleteClusterCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        name: second.name,
+      });
+      const t0 = Date.now();
+      await waitFor(async () => !(await second.read().catch(() => undefined)), 60_000, {
+        what: 'plan deleted (finalizer removed)',
+      });
+      console.log(`closed-workflow: terminated and deleted → finalizer removed in ${Date.now() - t0} ms`);
+      assert.deepEqual(await runningOfPlan(client, workflowId), [], 'no workflow of the plan Running');
+      const n = await c.core.readNode({ name: second.node });
+      assert.notEqual(n.spec?.unschedulable, true, 'node uncordoned (spec.uncordon OnDelete)');
+      assert.equal(n.metadata?.annotations?.[NODE_CLAIM_ANNOTATION], undefined, 'claim removed');
+      const reasons = (await planEvents(p.metadata.uid)).map((e) => e.reason);
+      assert.ok(reasons.includes('ChildWorkflowsStopped'), reasons.join(', '));
+    } finally {
+      await second.cleanup();
+    }
   });
 });

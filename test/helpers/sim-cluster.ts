@@ -24,6 +24,7 @@
  * Every call is recorded with the Temporal server's (skipped) time, so tests can assert orderings
  * and cooldowns. Real-cluster behaviour is covered by the e2e tests.
  */
+import type { NotUncordoned } from '../../src/drain/hand-back.js';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type {
   CordonResult,
@@ -497,18 +498,25 @@ export class SimCluster {
       releaseNode: async ({ plan, node, uncordon }) =>
         this.faulted('releaseNode', { node, uncordon }, async () => {
           const n = this.nodes.get(node);
-          let uncordoned = false;
+          // As the real activity: uncordoned only when it was cordoned, and why not otherwise.
+          let res: { uncordoned: boolean; left?: NotUncordoned } = {
+            uncordoned: false,
+            left: n ? 'notClaimed' : 'gone',
+          };
           if (n && n.heldBy === plan.uid) {
-            if (uncordon && !n.wasUnschedulable) {
+            if (!uncordon) res = { uncordoned: false, left: 'notAsked' };
+            else if (n.wasUnschedulable) res = { uncordoned: false, left: 'wasUnschedulable' };
+            else if (!n.unschedulable) res = { uncordoned: false, left: 'alreadySchedulable' };
+            else {
               n.unschedulable = false;
-              uncordoned = true;
+              res = { uncordoned: true };
             }
             delete n.heldBy;
             delete n.wasUnschedulable;
             delete n.releaseAnnotation;
           }
-          this.record('releaseNode', { node, uncordon }, { uncordoned });
-          return { uncordoned };
+          this.record('releaseNode', { node, uncordon }, res);
+          return res;
         }),
       listNodePods: async ({ node }): Promise<NodePods> => {
         const { pods, pdbs } = this.nodePods(node);

@@ -397,14 +397,21 @@ const CLAIM = {
 };
 
 describe('node activities over a fake port', () => {
-  it('resolveNodes: names and selector, union, sorted; missing names reported', async () => {
+  it('resolveNodes: names in nodeNames order, then selector-only matches by name; missing names reported', async () => {
     const port = new FakePort();
-    for (const n of ['b1', 'a2', 'a1']) port.nodes.set(n, node(n));
+    for (const n of ['b1', 'a3', 'a2', 'a1']) port.nodes.set(n, node(n));
     const r = await activities(port).resolveNodes({
-      nodeNames: ['b1', 'zz', 'a1'],
+      nodeNames: ['b1', 'zz', 'a2'],
       nodeSelector: { matchLabels: { pool: 'a' } },
     });
-    assert.deepEqual(r, { nodes: ['a1', 'a2', 'b1'], missing: ['zz'] });
+    assert.deepEqual(r, { nodes: ['b1', 'a2', 'a1', 'a3'], missing: ['zz'] });
+  });
+
+  it('resolveNodes: nodeNames alone keep their order (not sorted by name)', async () => {
+    const port = new FakePort();
+    for (const n of ['n1', 'n2', 'n3']) port.nodes.set(n, node(n));
+    const r = await activities(port).resolveNodes({ nodeNames: ['n3', 'n1', 'n2'] });
+    assert.deepEqual(r, { nodes: ['n3', 'n1', 'n2'], missing: [] });
   });
 
   it('cordonNode: first claim writes the three annotations and the cordon, guarded by resourceVersion', async () => {
@@ -486,7 +493,10 @@ describe('node activities over a fake port', () => {
     port.nodes.set('n2', node('n2', { ...CLAIM, [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: 'true' }, true));
     const a = activities(port);
     assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n1', uncordon: true }), { uncordoned: true });
-    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n2', uncordon: true }), { uncordoned: false });
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n2', uncordon: true }), {
+      uncordoned: false,
+      left: 'wasUnschedulable',
+    });
     assert.deepEqual(port.nodes.get('n1')?.metadata?.annotations, {});
     assert.equal(port.nodes.get('n1')?.spec?.unschedulable, undefined);
     assert.deepEqual(port.nodes.get('n2')?.metadata?.annotations, {});
@@ -509,8 +519,28 @@ describe('node activities over a fake port', () => {
     port.nodes.set('n1', node('n1', { [NODE_CLAIM_ANNOTATION]: 'q' }, true));
     assert.deepEqual(await activities(port).releaseNode({ plan: PLAN, node: 'n1', uncordon: true }), {
       uncordoned: false,
+      left: 'notClaimed',
     });
     assert.deepEqual(port.names(), ['readNode']);
+  });
+
+  it('releaseNode: says why it did not uncordon (someone uncordoned it, uncordon false, node gone)', async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1', CLAIM, false));
+    port.nodes.set('n2', node('n2', CLAIM, true));
+    const a = activities(port);
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n1', uncordon: true }), {
+      uncordoned: false,
+      left: 'alreadySchedulable',
+    });
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n2', uncordon: false }), {
+      uncordoned: false,
+      left: 'notAsked',
+    });
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n3', uncordon: true }), {
+      uncordoned: false,
+      left: 'gone',
+    });
   });
 });
 

@@ -24,7 +24,14 @@
  * `patched('pdb-reporters')`: grants sent from each budget handler, no reporting nodes; `shared-pdbs`
  * (5 nodes sharing 3 PDBs, written by test/workflow/pdb-budget.test.ts) one from before
  * `patched('grants-before-status')`, whose plan starts a status write in the task that sends
- * grants, and `shared-pdbs-refused` one past it. Refresh an
+ * grants, and `shared-pdbs-refused` one past it.
+ * `late-update-v0` (an abort Update that arrived while the plan closed and never completed; the run
+ * stays open) is from before `patched('late-update-publish')`, `late-update-v1` past it; both written
+ * by test/workflow/stranded.test.ts. `release-uncordoned-v0` (a node uncordoned by hand while it
+ * awaits its per-node release) is from before `patched('release-wait-uncordoned')`,
+ * `release-uncordoned-v1` past it; both written by test/workflow/rolling.test.ts.
+ * `delete-fatal-v0` (a deletePod failing non-retryably once, then deleted) is from before
+ * `patched('delete-fatal')`, written by test/workflow/on-deadline.test.ts. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */

@@ -593,6 +593,52 @@ describe('rolling maintenance (time-skipping)', () => {
       await w.stop();
     }
   });
+
+  it('a node uncordoned while it awaits its per-node release is Blocked/NodeUncordonedExternally (Warning) until cordoned again; its hand-back says so', async () => {
+    const sim = new SimCluster().addNode('n1');
+    const w = await workers(sim, { holdSeconds: 0 });
+    try {
+      const inp = input('release-uncordoned-v1', {
+        nodeNames: ['n1'],
+        uncordon: 'AfterEachNode',
+        drainTimeoutSeconds: 7200,
+      });
+      const h = await startPlan(w.tq, inp);
+      const n1 = () => sim.lastStatus()?.nodes?.[0];
+      await waitUntil(() => n1()?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+      sim.uncordonExternally('n1');
+      await waitUntil(
+        () => n1()?.reason === 'NodeUncordonedExternally',
+        'n1 uncordon noticed',
+        60_000,
+        '10s',
+      );
+      assert.equal(n1()!.phase, 'Blocked');
+      assert.ok(
+        sim.events.some((e) => e.type === 'Warning' && e.reason === 'NodeUncordonedExternally'),
+        'a Warning Event NodeUncordonedExternally',
+      );
+      sim.cordonExternally('n1');
+      await waitUntil(() => n1()?.reason === 'AwaitingRelease', 'n1 cordoned again', 60_000, '10s');
+      sim.uncordonExternally('n1');
+      await waitUntil(
+        () => n1()?.reason === 'NodeUncordonedExternally',
+        'n1 uncordoned again',
+        60_000,
+        '10s',
+      );
+      await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n1' }] });
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Completed', final.message);
+      assert.equal(n1()!.phase, 'Released');
+      assert.match(n1()!.message ?? '', /already schedulable: uncordoned by someone else/);
+      assert.doesNotMatch(n1()!.message ?? '', /before the plan/);
+      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
+      await saveHistories('release-uncordoned-v1', planWorkflowId(inp.plan), ['n1']);
+    } finally {
+      await w.stop();
+    }
+  });
 });
 
 /**
@@ -670,6 +716,34 @@ if (recordingHistories())
           await h.signal(abortSignal);
           await resultOf(h);
           await saveHistories('release-deleted-v0', planWorkflowId(inp.plan), ['n1']);
+        } finally {
+          await w.stop();
+        }
+      },
+    );
+
+    it(
+      'release-uncordoned-v0: a node uncordoned while it awaits its release',
+      { skip: !updateRequested('release-uncordoned-v0') },
+      async () => {
+        const sim = new SimCluster().addNode('n1');
+        const w = await workers(sim, { holdSeconds: 0 });
+        try {
+          const inp = input('release-uncordoned-v0', {
+            nodeNames: ['n1'],
+            uncordon: 'AfterEachNode',
+            drainTimeoutSeconds: 7200,
+          });
+          const h = await startPlan(w.tq, inp);
+          await waitUntil(
+            () => sim.lastStatus()?.nodes?.[0]?.reason === 'AwaitingRelease',
+            'awaiting release',
+          );
+          sim.uncordonExternally('n1');
+          await wf.skip('20m');
+          await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n1' }] });
+          await resultOf(h);
+          await saveHistories('release-uncordoned-v0', planWorkflowId(inp.plan), ['n1']);
         } finally {
           await w.stop();
         }
