@@ -11,8 +11,6 @@ import { z } from 'zod';
 import { TIME_OF_DAY, TIME_ZONE, WindowFields, WindowStatusSchema } from './windows.js';
 import { PlanModeSchema, PreflightReportSchema, previewSpecIssues } from './preflight.js';
 import { HookPhase, NodePhase, PlanPhase } from './reasons.js';
-
-export { HookPhase, NodePhase, PlanPhase } from './reasons.js';
 import { JobTemplateSchema, NAMESPACE_NAME } from './hook-job.js';
 
 export const GROUP = 'maintenance.drainflow.dev';

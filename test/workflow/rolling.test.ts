@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
-import { HOOK_FAILURES_REASON, hookWorkflowId } from '../../src/drain/hooks.js';
+import { PlanReason } from '../../src/api/reasons.js';
+import { hookWorkflowId } from '../../src/drain/hooks.js';
 import { createHookWorkflowActivities } from '../../src/activities/hook-workflow.js';
 import { WEEKDAYS } from '../../src/api/windows.js';
 import {
@@ -264,7 +265,7 @@ describe('rolling maintenance (time-skipping)', () => {
       const final = await resultOf(h);
       assert.equal(final.phase, 'Completed', final.message);
       // Completed, but not as if every hook succeeded: the reason and message name the failure.
-      assert.equal(final.reason, HOOK_FAILURES_REASON);
+      assert.equal(final.reason, PlanReason.HandedBackWithHookFailures);
       assert.match(
         final.message ?? '',
         /handed back by hand after a failed hook: n2 \(afterDrain hook failed: health check failed on n2: kubelet not ready; released by hand; uncordoned\)/,
