@@ -163,6 +163,24 @@ const rollingSpec = (
   ...extra,
 });
 
+/**
+ * Starts a plan of n1 and n2 without hooks (maxUnavailableNodes 1, uncordon AfterEachNode) on
+ * task queue `tq` and waits until n1 is drained and awaits its per-node release.
+ * @returns the input, the plan's handle and a reader of a node's last written status.
+ */
+async function startUntilN1AwaitsRelease(tq: string, sim: SimCluster, id: string) {
+  const inp = input(id, {
+    nodeNames: ['n1', 'n2'],
+    maxUnavailableNodes: 1,
+    uncordon: 'AfterEachNode',
+    drainTimeoutSeconds: 7200,
+  });
+  const h = await startPlan(tq, inp);
+  const node = (name: string) => sim.lastStatus()?.nodes?.find((n) => n.name === name);
+  await waitUntil(() => node('n1')?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+  return { inp, h, node };
+}
+
 describe('rolling maintenance (time-skipping)', () => {
   it('one node out of service at a time: drain, afterDrain hook, uncordon, then the next node', async () => {
     const sim = threeNodes();
@@ -401,15 +419,7 @@ describe('rolling maintenance (time-skipping)', () => {
     const sim = threeNodes();
     const w = await workers(sim, { holdSeconds: 0 });
     try {
-      const inp = input('rolling-release', {
-        nodeNames: ['n1', 'n2'],
-        maxUnavailableNodes: 1,
-        uncordon: 'AfterEachNode',
-        drainTimeoutSeconds: 7200,
-      });
-      const h = await startPlan(w.tq, inp);
-      const node = (name: string) => sim.lastStatus()?.nodes?.find((n) => n.name === name);
-      await waitUntil(() => node('n1')?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+      const { inp, h, node } = await startUntilN1AwaitsRelease(w.tq, sim, 'rolling-release');
       assert.equal(node('n1')!.phase, 'Drained');
       assert.equal(sim.lastStatus()!.reason, 'AwaitingRelease');
       await wf.skip('30m');
@@ -561,15 +571,7 @@ describe('rolling maintenance (time-skipping)', () => {
     const sim = threeNodes();
     const w = await workers(sim, { holdSeconds: 0 });
     try {
-      const inp = input('rolling-deleted', {
-        nodeNames: ['n1', 'n2'],
-        maxUnavailableNodes: 1,
-        uncordon: 'AfterEachNode',
-        drainTimeoutSeconds: 7200,
-      });
-      const h = await startPlan(w.tq, inp);
-      const node = (name: string) => sim.lastStatus()?.nodes?.find((n) => n.name === name);
-      await waitUntil(() => node('n1')?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+      const { inp, h, node } = await startUntilN1AwaitsRelease(w.tq, sim, 'rolling-deleted');
       sim.deleteNode('n1');
       await waitUntil(() => node('n1')?.phase === 'Deleted', 'n1 noticed deleted', 60_000, '30s');
       assert.equal(node('n1')!.reason, 'NodeDeleted');
