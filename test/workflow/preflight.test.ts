@@ -82,14 +82,20 @@ function preflightOver(
   };
 }
 
+/** A sim of 12 nodes n00…n11, each with one pod `web-<node>` behind the PDB app/web. */
+function twelveNodes(): { sim: SimCluster; nodes: string[] } {
+  const sim = new SimCluster();
+  const nodes = Array.from({ length: 12 }, (_, i) => `n${String(i).padStart(2, '0')}`);
+  for (const n of nodes) {
+    sim.addNode(n);
+    sim.addPod({ namespace: 'app', name: `web-${n}`, node: n, pdbs: ['app/web'] });
+  }
+  return { sim, nodes };
+}
+
 describe('spec.mode Preflight (time-skipping)', () => {
   it('examines 12 nodes, cordons and evicts nothing, ends Previewed with the report', async () => {
-    const sim = new SimCluster();
-    const nodes = Array.from({ length: 12 }, (_, i) => `n${String(i).padStart(2, '0')}`);
-    for (const n of nodes) {
-      sim.addNode(n);
-      sim.addPod({ namespace: 'app', name: `web-${n}`, node: n, pdbs: ['app/web'] });
-    }
+    const { sim, nodes } = twelveNodes();
     sim.addPod({ namespace: 'app', name: 'bare', node: 'n03', action: 'Block', reason: 'NoController' });
     const pre = preflightOver(sim);
     const inp = input('preflight-v1', { nodeNames: nodes, mode: 'Preflight' });
@@ -148,12 +154,7 @@ describe('spec.mode Preflight (time-skipping)', () => {
   });
 
   it('between two batches (nodes Previewed, others not yet examined) it shows no deadline and no deadlineAction', async () => {
-    const sim = new SimCluster();
-    const nodes = Array.from({ length: 12 }, (_, i) => `n${String(i).padStart(2, '0')}`);
-    for (const n of nodes) {
-      sim.addNode(n);
-      sim.addPod({ namespace: 'app', name: `web-${n}`, node: n, pdbs: ['app/web'] });
-    }
+    const { sim, nodes } = twelveNodes();
     const base = preflightOver(sim);
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
