@@ -6,7 +6,7 @@
  * ("PDB keys"); all durations are in seconds unless the name ends in `Ms`; times are RFC 3339.
  */
 import type { MaintenancePlanStatus, PodSelection, LabelSelector, PodOrderRule } from '../api/plan.js';
-import type { BlockerReason } from '../api/reasons.js';
+import type { BlockerReason, PodReason } from '../api/reasons.js';
 import type { NotUncordoned } from '../drain/hand-back.js';
 import type { NodePreflight } from '../drain/preflight.js';
 import type { PodAction } from '../drain/pods.js';
@@ -57,8 +57,8 @@ export interface ObservedPod {
   uid: string;
   /** Evict: to be evicted; Skip: left alone; Wait: terminating, waited for; Block: cannot be evicted. */
   action: PodAction;
-  /** CamelCase reason of the decision: a `PodReason` (e.g. DaemonSetPod, NoController, EmptyDirData, Terminating). */
-  reason: string;
+  /** The rule that decided (`PodDecision.reason` of src/drain/pods.ts, e.g. DaemonSetPod, NoController, EmptyDirData, Terminating). */
+  reason: PodReason;
   message: string;
   /** metadata.deletionTimestamp as ms since epoch, when the pod is terminating. */
   deletionTimestampMs?: number;
@@ -75,9 +75,6 @@ export interface ObservedPod {
    */
   order?: number;
 }
-
-/** {@link ObservedPod} under its first name, which the replay copy src/workflows/legacy/node-v1.ts imports. */
-export type PodItem = ObservedPod;
 
 /**
  * Input of {@link DrainActivities.observeNode}: what to observe and what the caller already knows.

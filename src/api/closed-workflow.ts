@@ -5,8 +5,7 @@
  * handed its nodes back), and the phases a drainflow workflow closes in. Pure constants, safe to
  * import from workflow code.
  */
-import type { PlanPhase } from './plan.js';
-import { EventReason, PlanReason } from './reasons.js';
+import { PlanReason, type PlanPhase } from './reasons.js';
 
 /**
  * Plan reason per Temporal close status (`WorkflowExecutionStatus` names as the client's
@@ -30,9 +29,6 @@ export const CLOSED_WORKFLOW_VERB: Record<keyof typeof ClosedWorkflowReason, str
   TIMED_OUT: 'timed out',
   CANCELED: 'was cancelled',
 };
-
-/** Warning Event reason recorded once when the operator marks such a plan Failed. */
-export const WORKFLOW_CLOSED_EVENT = EventReason.WorkflowClosed;
 
 /**
  * The phases a drainflow plan workflow writes last before it closes (Failed, Aborted, Completed,

@@ -3,9 +3,6 @@
  * src/api/reasons.ts. Pure constants, safe to import from workflow code.
  */
 
-/** Reasons of the deadline policy (kept here for code written before src/api/reasons.ts; import from there). */
-export { DeadlineReason } from './reasons.js';
-
 /** Pods named in one PodsWillBeDeleted Event at most (then "and N more"). */
 export const WARNING_POD_CAP = 10;
 

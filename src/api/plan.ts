@@ -12,8 +12,6 @@ import { TIME_OF_DAY, TIME_ZONE, WindowFields, WindowStatusSchema } from './wind
 import { PlanModeSchema, PreflightReportSchema, previewSpecIssues } from './preflight.js';
 import { specCoherenceIssues } from './spec-coherence.js';
 import { HookPhase, NodePhase, PlanPhase } from './reasons.js';
-
-export { HookPhase, NodePhase, PlanPhase } from './reasons.js';
 import { JobTemplateSchema, NAMESPACE_NAME } from './hook-job.js';
 
 export const GROUP = 'maintenance.drainflow.dev';

@@ -39,9 +39,6 @@ export function previewSpecIssues(spec: { mode?: string; paused?: boolean }): {
     : [];
 }
 
-/** Reasons of a preflight (kept here for code written before src/api/reasons.ts; import from there). */
-export { PreflightReason } from './reasons.js';
-
 /** Pods, skipped pods, blockers and dry-run refusals listed per node at most (the counts are exact). */
 export const PREFLIGHT_LIST_CAP = 10;
 /** Nodes given a full entry in status.preflight.nodes at most (those with blockers first; every node is counted). */

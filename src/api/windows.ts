@@ -123,8 +123,5 @@ export const WindowStatusSchema = z
 /** status.window: where the plan stands against its maintenance windows. */
 export type WindowStatus = z.infer<typeof WindowStatusSchema>;
 
-/** Reasons of the maintenance windows (kept here for code written before src/api/reasons.ts; import from there). */
-export { WindowReason } from './reasons.js';
-
 /** Condition type telling whether a maintenance window is open (plans with spec.windows only). */
 export const WINDOW_CONDITION = ConditionType.InMaintenanceWindow;

@@ -27,7 +27,7 @@ import {
   type MaintenancePlanStatus,
   type NodeStatus,
 } from '../api/plan.js';
-import { FINAL_PHASES } from '../drain/projection.js';
+import { FINAL_PLAN_PHASES } from '../api/reasons.js';
 import { PlanApi } from '../k8s/plans.js';
 import { SETTINGS, loadConfig } from '../shared/config.js';
 import { assertDemoPortsFree } from './demo-options.js';
@@ -467,7 +467,7 @@ export async function demo(opts: DemoOptions): Promise<number> {
         intervalMs: 500,
         until: (st) => {
           recordTimeline(timeline, seen, st, (Date.now() - t0) / 1000);
-          return st.phase !== undefined && FINAL_PHASES.has(st.phase);
+          return st.phase !== undefined && FINAL_PLAN_PHASES.has(st.phase);
         },
       },
     )) as MaintenancePlanStatus;

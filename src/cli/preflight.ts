@@ -16,7 +16,8 @@ import { pino } from 'pino';
 import { parse as parseYaml, stringify } from 'yaml';
 import { ZodError } from 'zod';
 import { parseSpec, type LabelSelector, type MaintenancePlanSpec } from '../api/plan.js';
-import { PreflightReason, type PreflightReport } from '../api/preflight.js';
+import type { PreflightReport } from '../api/preflight.js';
+import { PreflightReason } from '../api/reasons.js';
 import { createNodeActivities } from '../activities/nodes.js';
 import { createPreflightActivities } from '../activities/preflight.js';
 import {

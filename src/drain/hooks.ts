@@ -15,7 +15,7 @@
  * PURE and DETERMINISTIC: imported by workflow code. No I/O, no clock (times are parameters).
  */
 import type { HookStatus } from '../api/plan.js';
-import { HookPhase, NodePhase, PlanReason, RollReason } from '../api/reasons.js';
+import { HookPhase, NodePhase, RollReason } from '../api/reasons.js';
 
 /** Which hook. */
 export type HookName = 'beforeDrain' | 'afterDrain';
@@ -50,15 +50,6 @@ export interface RollSettings {
   /** spec.uncordon AfterEachNode. */
   uncordonAfterEachNode: boolean;
 }
-
-/** Reasons of the rolling steps (kept here for code written before src/api/reasons.ts; import from there). */
-export { RollReason } from '../api/reasons.js';
-
-/**
- * Reason of a plan that ended Completed (every node handed back, uncordon AfterEachNode) although
- * the afterDrain hook of some of them failed and a per-node release handed them back by hand.
- */
-export const HOOK_FAILURES_REASON = PlanReason.HandedBackWithHookFailures;
 
 /** What the node drain does next. */
 export type RollStep =

@@ -41,8 +41,6 @@ import type { EvictResult, NodeObservation, ObservedPod } from '../activities/ty
 import { WARNING_POD_CAP } from '../api/deadline.js';
 import type { Blocker, OnDeadline, RetryBackoff, SkippedPod } from '../api/plan.js';
 import { BlockerReason, DeadlineReason, NodePhase, NodeReason, PodPolicyReason } from '../api/reasons.js';
-/** Node reasons (kept here for code written before src/api/reasons.ts; import from there). */
-export { NodeReason } from '../api/reasons.js';
 import { SKIPPED_POD_CAP, currentOrderGroup, deleteTimeoutAt } from './pod-policy.js';
 import { backoffSeconds } from './backoff.js';
 import { sortAndCapBlockers } from './conditions.js';

@@ -18,7 +18,6 @@ import {
 } from '../api/reasons.js';
 import type { NodeProgress } from '../workflows/messages.js';
 import { aboutNode, type NodeState, type PlanState } from './projection.js';
-import { HOOK_FAILURES_REASON } from './hooks.js';
 import {
   applyBudgetRequest,
   emptyLedger,
@@ -307,7 +306,7 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
     if (hookFailed.length > 0)
       return {
         phase: 'Completed',
-        reason: HOOK_FAILURES_REASON,
+        reason: PlanReason.HandedBackWithHookFailures,
         message: `${message}; handed back by hand after a failed hook: ${hookFailed
           .slice(0, 10)
           .map((n) => `${n.name} (${n.message ?? 'hook failed'})`)

@@ -39,9 +39,6 @@ export const CRITICAL_POD_ORDER = 1000;
 /** How many pods status.nodes[].skipped lists at most. */
 export const SKIPPED_POD_CAP = 20;
 
-/** Reasons of the per-pod policy (kept here for code written before src/api/reasons.ts; import from there). */
-export { PodPolicyReason } from '../api/reasons.js';
-
 /** An opt-out found on a pod: its value and the label that carried it. */
 export interface DrainOptOut {
   value: 'skip' | 'wait-completed';

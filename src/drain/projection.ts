@@ -129,9 +129,6 @@ export function deadlineAction(state: PlanState): DeadlineAction | undefined {
   };
 }
 
-/** Plan phases after which nothing more is evicted (kept for code written before src/api/reasons.ts). */
-export const FINAL_PHASES = FINAL_PLAN_PHASES;
-
 /** Pods deleted without the Eviction API at a deadline (onDeadline DeletePods), over all nodes. */
 export function podsDeleted(state: Pick<PlanState, 'nodes'>): number {
   return state.nodes.reduce((a, n) => a + (n.podsDeleted ?? 0), 0);

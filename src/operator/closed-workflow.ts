@@ -12,7 +12,8 @@ import {
   closeStatusOfReason,
   type ClosedWorkflowReasonName,
 } from '../api/closed-workflow.js';
-import type { MaintenancePlanStatus, PlanPhase } from '../api/plan.js';
+import type { MaintenancePlanStatus } from '../api/plan.js';
+import type { PlanPhase } from '../api/reasons.js';
 import { setCondition } from '../drain/conditions.js';
 
 /** What {@link closedWorkflowStatus} reads. */

@@ -58,12 +58,7 @@ import {
   type UncordonPolicy,
 } from '../api/plan.js';
 import { ConditionType, EventReason, PlanPhase, PlanReason } from '../api/reasons.js';
-import {
-  CLOSED_WORKFLOW_VERB,
-  WORKFLOW_CLOSED_EVENT,
-  closeStatusOfReason,
-  expectsRunningWorkflow,
-} from '../api/closed-workflow.js';
+import { CLOSED_WORKFLOW_VERB, closeStatusOfReason, expectsRunningWorkflow } from '../api/closed-workflow.js';
 import { apiCode } from '../k8s/errors.js';
 import { EventRecorder } from '../k8s/events.js';
 import { listClaimedNodes } from '../k8s/node-claim.js';
@@ -523,7 +518,7 @@ export class PlanController {
       'plan status written for its closed workflow',
     );
     if (action.warn)
-      await this.event(plan, 'Warning', WORKFLOW_CLOSED_EVENT, status.message ?? action.reason);
+      await this.event(plan, 'Warning', EventReason.WorkflowClosed, status.message ?? action.reason);
   }
 
   /** Signals the workflow. @returns false when the workflow is closed or unknown (not an error). */

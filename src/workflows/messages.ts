@@ -10,11 +10,11 @@ import type {
   MaintenancePlanStatus,
   MaintenancePlanSpec,
   OnDeadline,
-  PlanPhase,
   PodSelection,
   RetryBackoff,
   PodOrderRule,
 } from '../api/plan.js';
+import type { PlanPhase } from '../api/reasons.js';
 import type { NodeState } from '../drain/projection.js';
 import type { NodeDrainState } from '../drain/node-drain.js';
 import type { PdbBudgetRequest, PdbGrant } from '../drain/pdb-budget.js';

@@ -18,8 +18,9 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { kubectlPath } from '../helpers/binaries.js';
-import { applyCrds, clients, uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
-import { freePort, nodePath, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import { uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
+import { stackClients } from '../helpers/operator-harness.js';
+import { nodePath, startRunProcess, type DrainflowProcess } from '../helpers/processes.js';
 import { blockedPlan, root, runCommand, type BlockedPlan } from './cli-fixtures.js';
 
 const RUN_LABEL = 'drainflow.dev/e2e-cli-tls';
@@ -97,13 +98,8 @@ describe('drainflow over mutual TLS to Temporal (TLS proxy in front of the dev s
   let tlsEnv: NodeJS.ProcessEnv;
 
   before(async () => {
-    assert.ok(
-      process.env.TEMPORAL_ADDRESS,
-      'TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval its env',
-    );
-    const [upstreamHost, upstreamPort] = process.env.TEMPORAL_ADDRESS.split(':') as [string, string];
-    c = clients();
-    await applyCrds(c);
+    c = await stackClients();
+    const [upstreamHost, upstreamPort] = process.env.TEMPORAL_ADDRESS!.split(':') as [string, string];
     dir = mkdtempSync(join(tmpdir(), 'drainflow-tls-'));
     pki = makePki(dir);
     proxy = createTlsServer(
@@ -134,23 +130,7 @@ describe('drainflow over mutual TLS to Temporal (TLS proxy in front of the dev s
       TEMPORAL_TLS_KEY: pki.clientKey,
       TEMPORAL_TLS_SERVER_NAME: SERVER_NAME,
     };
-    const port = await freePort();
-    proc = await startDrainflow({
-      args: [
-        'run',
-        '--operator-port',
-        String(port),
-        '--worker-port',
-        String(await freePort()),
-        '--task-queue',
-        run,
-        '--plan-selector',
-        `${RUN_LABEL}=${run}`,
-        '--lease-namespace',
-        'default',
-      ],
-      env: tlsEnv,
-    });
+    proc = await startRunProcess({ run, label: RUN_LABEL, env: tlsEnv });
   });
 
   after(async () => {

@@ -15,11 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '../../src/cli/plans.js';
 import { loadCliConfig } from '../../src/shared/config.js';
-import { applyCrds, clients, uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
+import { uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
+import { stackClients } from '../helpers/operator-harness.js';
 import {
   freePort,
   nodePath,
-  startDrainflow,
+  startRunProcess,
   startWorkerProcess,
   type DrainflowProcess,
 } from '../helpers/processes.js';
@@ -67,7 +68,12 @@ async function startLoggingWorker(
     },
     90_000,
     { what: 'worker ready' },
-  );
+  ).catch((err: unknown) => {
+    // Not ready in time: the caller never gets a handle to stop it, and a live worker keeps the
+    // test process from exiting.
+    proc.kill('SIGKILL');
+    throw err;
+  });
   return {
     proc,
     stdout,
@@ -88,27 +94,8 @@ describe('drainflow status with no worker', () => {
   const run = uniqueName('cli-down');
 
   before(async () => {
-    assert.ok(
-      process.env.TEMPORAL_ADDRESS,
-      'TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval its env',
-    );
-    c = clients();
-    await applyCrds(c);
-    const port = await freePort();
-    operator = await startDrainflow({
-      args: [
-        'run',
-        '--operator',
-        '--operator-port',
-        String(port),
-        '--task-queue',
-        run,
-        '--plan-selector',
-        `${RUN_LABEL}=${run}`,
-        '--lease-namespace',
-        'default',
-      ],
-    });
+    c = await stackClients();
+    operator = await startRunProcess({ run, label: RUN_LABEL, parts: 'operator' });
     worker = await startLoggingWorker(run);
   });
 

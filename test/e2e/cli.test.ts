@@ -11,8 +11,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GROUP, PLURAL, VERSION, type MaintenancePlan } from '../../src/api/plan.js';
 import {
-  applyCrds,
-  clients,
   createNamespace,
   createNode,
   deleteNamespace,
@@ -25,7 +23,8 @@ import {
   type Clients,
 } from '../helpers/k8s.js';
 import { createPlanObject } from '../helpers/direct-plan.js';
-import { freePort, nodePath, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import { stackClients } from '../helpers/operator-harness.js';
+import { freePort, nodePath, startRunProcess, type DrainflowProcess } from '../helpers/processes.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const RUN_LABEL = 'drainflow.dev/e2e-cli';
@@ -49,30 +48,9 @@ describe('drainflow CLI plan commands', () => {
   const planName = uniqueName('cli-plan');
 
   before(async () => {
-    assert.ok(
-      process.env.TEMPORAL_ADDRESS,
-      'TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval its env',
-    );
-    c = clients();
-    await applyCrds(c);
+    c = await stackClients();
     ns = await createNamespace(c, 'df-cli');
-    const port = await freePort();
-    proc = await startDrainflow({
-      args: [
-        'run',
-        '--operator-port',
-        String(port),
-        '--worker-port',
-        String(await freePort()),
-        '--task-queue',
-        run,
-        '--plan-selector',
-        `${RUN_LABEL}=${run}`,
-        '--lease-namespace',
-        'default',
-      ],
-      readyPort: port,
-    });
+    proc = await startRunProcess({ run, label: RUN_LABEL });
   });
 
   after(async () => {

@@ -20,8 +20,9 @@ import {
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
   type MaintenancePlan,
 } from '../../src/api/plan.js';
-import { applyCrds, clients, uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
-import { freePort, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import { uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
+import { stackClients } from '../helpers/operator-harness.js';
+import { startRunProcess, type DrainflowProcess } from '../helpers/processes.js';
 import { blockedPlan, runCommand, type BlockedPlan } from './cli-fixtures.js';
 import { childrenQuery } from '../../src/operator/stop-children.js';
 
@@ -42,30 +43,13 @@ describe('a plan whose workflow was terminated', () => {
   const run = uniqueName('closed');
 
   before(async () => {
-    assert.ok(
-      process.env.TEMPORAL_ADDRESS,
-      'TEMPORAL_ADDRESS is not set: run `npm run stack -- up` and eval its env',
-    );
-    c = clients();
-    await applyCrds(c);
+    c = await stackClients();
     connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
-    const port = await freePort();
-    proc = await startDrainflow({
-      args: [
-        'run',
-        '--operator-port',
-        String(port),
-        '--worker-port',
-        String(await freePort()),
-        '--task-queue',
-        run,
-        '--plan-selector',
-        `${RUN_LABEL}=${run}`,
-        '--no-leader-election',
-        '--resync-seconds',
-        '1',
-      ],
-      readyPort: port,
+    proc = await startRunProcess({
+      run,
+      label: RUN_LABEL,
+      leaseNamespace: false,
+      args: ['--resync-seconds', '1'],
     });
   });
 

@@ -57,6 +57,17 @@ export function requireEnv(name: string): string {
   return v;
 }
 
+/**
+ * The API clients of an e2e test that also needs Temporal, with this checkout's CRDs applied.
+ * @throws Error with the setup instructions when TEMPORAL_ADDRESS is not set.
+ */
+export async function stackClients(): Promise<Clients> {
+  requireEnv('TEMPORAL_ADDRESS');
+  const c = clients();
+  await applyCrds(c);
+  return c;
+}
+
 /** Runs the project's kubectl; `input` goes to its stdin. @returns stdout. */
 export function kubectl(args: string[], input?: string): string {
   return execFileSync(kubectlPath(), args, {

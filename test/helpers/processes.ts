@@ -152,6 +152,54 @@ export async function startWorkerProcess(
   });
 }
 
+/** Options of {@link startRunProcess}. */
+export interface RunProcessOptions {
+  /** The test's run: the task queue, and the value of `label` on the plans this process acts on. */
+  run: string;
+  /** Label key of the run's plans (`--plan-selector <label>=<run>`). */
+  label: string;
+  /** `both` (default): operator and worker in one process; `operator`: `--operator` only. */
+  parts?: 'both' | 'operator';
+  /** Namespace of the operator's Lease (default `default`); `false`: `--no-leader-election`. */
+  leaseNamespace?: string | false;
+  /** More arguments after those (e.g. `['--resync-seconds', '1']`). */
+  args?: string[];
+  /** Extra environment (merged over process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Starts `drainflow run` for one e2e test's run on free ports: its operator (and, unless `parts`
+ * is `operator`, its worker, on a port of its own) on the task queue `run`, acting only on plans
+ * labelled `<label>=<run>`, so tests running at once on one stack leave each other's plans alone.
+ * Ready once the operator's /readyz answers 200.
+ * @throws Error with the tail of the log when the process exits or is not ready in time.
+ */
+export async function startRunProcess(opts: RunProcessOptions): Promise<DrainflowProcess> {
+  const port = await freePort();
+  const parts = opts.parts === 'operator' ? ['--operator'] : ['--worker-port', String(await freePort())];
+  const lease =
+    opts.leaseNamespace === false
+      ? ['--no-leader-election']
+      : ['--lease-namespace', opts.leaseNamespace ?? 'default'];
+  return startDrainflow({
+    args: [
+      'run',
+      '--operator-port',
+      String(port),
+      ...parts,
+      '--task-queue',
+      opts.run,
+      '--plan-selector',
+      `${opts.label}=${opts.run}`,
+      ...lease,
+      ...(opts.args ?? []),
+    ],
+    readyPort: port,
+    ...(opts.env ? { env: opts.env } : {}),
+  });
+}
+
 /** The value of a Prometheus sample `name{labels}` in a /metrics text (0 when absent). */
 export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
   let sum = 0;

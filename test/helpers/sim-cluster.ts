@@ -46,7 +46,7 @@ export interface SimPod {
   uid: string;
   node: string;
   action?: ObservedPod['action'];
-  reason?: string;
+  reason?: ObservedPod['reason'];
   pdbs?: string[];
   /** Scripted answers for the next eviction calls (consumed in order; then the cluster's rules apply). */
   script?: EvictResult[];

@@ -9,13 +9,13 @@ import assert from 'node:assert/strict';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { buildHookJob, CORDON_TAINT, HOOK_LABELS, jobEnd } from '../../src/activities/jobs.js';
 import { MaintenancePlanSpecSchema, ROLLING_MESSAGES } from '../../src/api/plan.js';
+import { PlanReason } from '../../src/api/reasons.js';
 import {
   drained,
   drainStarts,
   hookEnded,
   hookJobName,
   hookStarted,
-  HOOK_FAILURES_REASON,
   initialRollState,
   nextRollStep,
   release,
@@ -426,7 +426,7 @@ describe('plan reducers with handed-back nodes', () => {
     });
     assert.deepEqual(planOutcome(s), {
       phase: 'Completed',
-      reason: HOOK_FAILURES_REASON,
+      reason: PlanReason.HandedBackWithHookFailures,
       message:
         '2 node(s) drained and handed back one by one (uncordon AfterEachNode); handed back by hand after a failed hook: n2 (afterDrain hook failed: health check failed; released by hand; uncordoned)',
     });

@@ -44,7 +44,7 @@ class PodBuilder {
       name,
       uid: uidOf(key),
       action: 'Evict',
-      reason: 'Evict',
+      reason: 'Evictable',
       message: '',
       pdbs: [],
     };

@@ -49,7 +49,7 @@ const pod = (name: string, extra: Partial<ObservedPod> = {}): ObservedPod => ({
   name,
   uid: `uid-${name}`,
   action: 'Evict',
-  reason: 'Evict',
+  reason: 'Evictable',
   message: '',
   pdbs: ['app/db'],
   ...extra,

@@ -4,7 +4,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Blocker, NodePhase } from '../../src/api/plan.js';
+import type { Blocker } from '../../src/api/plan.js';
+import type { NodePhase } from '../../src/api/reasons.js';
 import {
   drainSettled,
   markFinished,

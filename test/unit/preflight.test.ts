@@ -6,7 +6,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodSelection } from '../../src/api/plan.js';
-import { PREFLIGHT_LIST_CAP, PREFLIGHT_NODE_CAP, PreflightReason } from '../../src/api/preflight.js';
+import { PREFLIGHT_LIST_CAP, PREFLIGHT_NODE_CAP } from '../../src/api/preflight.js';
+import { PreflightReason } from '../../src/api/reasons.js';
 import {
   allowedOf,
   buildPreflightNode,

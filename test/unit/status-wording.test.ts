@@ -230,11 +230,11 @@ describe('a draining node whose evicted pods wait out their grace period', () =>
       ...(terminating
         ? {
             action: 'Wait' as const,
-            reason: 'Terminating',
+            reason: 'Terminating' as const,
             message: 'pod is terminating',
             deletionTimestampMs: NOW,
           }
-        : { action: 'Evict' as const, reason: 'Evict', message: '' }),
+        : { action: 'Evict' as const, reason: 'Evictable' as const, message: '' }),
     });
     applyObservation(
       s,

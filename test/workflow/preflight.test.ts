@@ -4,15 +4,17 @@
  * report builder from each sim node's pods): the plan examines every node in batches, never
  * cordons or evicts, projects the report into status.preflight and ends Previewed; a node whose
  * activity fails for good is reported with its error (PreflightIncomplete); an abort during the
- * preflight ends it Aborted.
+ * preflight ends it Aborted; between two batches (nodes Previewed, others not yet examined) the
+ * status has no deadline and no deadlineAction.
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { PreflightActivities } from '../../src/activities/types.js';
+import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { buildPreflightNode } from '../../src/drain/preflight.js';
 import type { PodInfo } from '../../src/drain/pods.js';
-import { abortSignal, planWorkflowId } from '../../src/workflows/messages.js';
+import { abortSignal, planWorkflowId, progressQuery } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
@@ -80,14 +82,20 @@ function preflightOver(
   };
 }
 
+/** A sim of 12 nodes n00…n11, each with one pod `web-<node>` behind the PDB app/web. */
+function twelveNodes(): { sim: SimCluster; nodes: string[] } {
+  const sim = new SimCluster();
+  const nodes = Array.from({ length: 12 }, (_, i) => `n${String(i).padStart(2, '0')}`);
+  for (const n of nodes) {
+    sim.addNode(n);
+    sim.addPod({ namespace: 'app', name: `web-${n}`, node: n, pdbs: ['app/web'] });
+  }
+  return { sim, nodes };
+}
+
 describe('spec.mode Preflight (time-skipping)', () => {
   it('examines 12 nodes, cordons and evicts nothing, ends Previewed with the report', async () => {
-    const sim = new SimCluster();
-    const nodes = Array.from({ length: 12 }, (_, i) => `n${String(i).padStart(2, '0')}`);
-    for (const n of nodes) {
-      sim.addNode(n);
-      sim.addPod({ namespace: 'app', name: `web-${n}`, node: n, pdbs: ['app/web'] });
-    }
+    const { sim, nodes } = twelveNodes();
     sim.addPod({ namespace: 'app', name: 'bare', node: 'n03', action: 'Block', reason: 'NoController' });
     const pre = preflightOver(sim);
     const inp = input('preflight-v1', { nodeNames: nodes, mode: 'Preflight' });
@@ -137,8 +145,51 @@ describe('spec.mode Preflight (time-skipping)', () => {
     assert.equal(st.evictionProgress, undefined, 'a preview shows no eviction counters');
     for (const s of sim.statuses)
       assert.equal(s.status.evictionProgress, undefined, 'not while previewing either');
+    for (const s of sim.statuses) {
+      assert.equal(s.status.deadlineAction, undefined, `deadlineAction while ${s.status.phase}`);
+      assert.equal(s.status.deadline, undefined, `deadline while ${s.status.phase}`);
+    }
     const phases = sim.statuses.map((s) => s.status.phase);
     assert.ok(!phases.includes('Drained') && !phases.includes('Blocked'), phases.join(','));
+  });
+
+  it('between two batches (nodes Previewed, others not yet examined) it shows no deadline and no deadlineAction', async () => {
+    const { sim, nodes } = twelveNodes();
+    const base = preflightOver(sim);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    const pre: PreflightActivities = {
+      async preflightNode(arg) {
+        if (++calls > 10) await held; // the second batch waits until the test has looked
+        return base.preflightNode(arg);
+      },
+    };
+    const { midway, res } = await withWorker(
+      sim,
+      async (tq) => {
+        const h = await startPlan(tq, input('preflight-midway', { nodeNames: nodes, mode: 'Preflight' }));
+        const previewed = (st?: MaintenancePlanStatus) =>
+          st?.nodes?.filter((n) => n.phase === 'Previewed').length ?? 0;
+        let st: MaintenancePlanStatus | undefined;
+        const until = Date.now() + 60_000;
+        while (previewed(st) < 10 && Date.now() < until) {
+          st = await h.query(progressQuery);
+          if (previewed(st) < 10) await new Promise((r) => setTimeout(r, 100));
+        }
+        release();
+        return { midway: st, res: await resultOf(h) };
+      },
+      { activities: { ...sim.activities(), ...pre } },
+    );
+    assert.equal(midway?.phase, 'Running');
+    assert.deepEqual(
+      midway?.nodes?.map((n) => n.phase),
+      [...Array<string>(10).fill('Previewed'), 'Pending', 'Pending'],
+    );
+    assert.equal(midway?.deadline, undefined, 'a preview has no deadline');
+    assert.equal(midway?.deadlineAction, undefined, 'no node is named for a deadline policy');
+    assert.equal(res.phase, 'Previewed');
   });
 
   it('a node that cannot be examined is reported with its error: PreflightIncomplete', async () => {

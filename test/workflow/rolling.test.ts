@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
-import { HOOK_FAILURES_REASON, hookWorkflowId } from '../../src/drain/hooks.js';
+import { PlanReason } from '../../src/api/reasons.js';
+import { hookWorkflowId } from '../../src/drain/hooks.js';
 import { createHookWorkflowActivities } from '../../src/activities/hook-workflow.js';
 import { WEEKDAYS } from '../../src/api/windows.js';
 import {
@@ -162,6 +163,24 @@ const rollingSpec = (
   ...extra,
 });
 
+/**
+ * Starts a plan of n1 and n2 without hooks (maxUnavailableNodes 1, uncordon AfterEachNode) on
+ * task queue `tq` and waits until n1 is drained and awaits its per-node release.
+ * @returns the input, the plan's handle and a reader of a node's last written status.
+ */
+async function startUntilN1AwaitsRelease(tq: string, sim: SimCluster, id: string) {
+  const inp = input(id, {
+    nodeNames: ['n1', 'n2'],
+    maxUnavailableNodes: 1,
+    uncordon: 'AfterEachNode',
+    drainTimeoutSeconds: 7200,
+  });
+  const h = await startPlan(tq, inp);
+  const node = (name: string) => sim.lastStatus()?.nodes?.find((n) => n.name === name);
+  await waitUntil(() => node('n1')?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+  return { inp, h, node };
+}
+
 describe('rolling maintenance (time-skipping)', () => {
   it('one node out of service at a time: drain, afterDrain hook, uncordon, then the next node', async () => {
     const sim = threeNodes();
@@ -264,7 +283,7 @@ describe('rolling maintenance (time-skipping)', () => {
       const final = await resultOf(h);
       assert.equal(final.phase, 'Completed', final.message);
       // Completed, but not as if every hook succeeded: the reason and message name the failure.
-      assert.equal(final.reason, HOOK_FAILURES_REASON);
+      assert.equal(final.reason, PlanReason.HandedBackWithHookFailures);
       assert.match(
         final.message ?? '',
         /handed back by hand after a failed hook: n2 \(afterDrain hook failed: health check failed on n2: kubelet not ready; released by hand; uncordoned\)/,
@@ -400,15 +419,7 @@ describe('rolling maintenance (time-skipping)', () => {
     const sim = threeNodes();
     const w = await workers(sim, { holdSeconds: 0 });
     try {
-      const inp = input('rolling-release', {
-        nodeNames: ['n1', 'n2'],
-        maxUnavailableNodes: 1,
-        uncordon: 'AfterEachNode',
-        drainTimeoutSeconds: 7200,
-      });
-      const h = await startPlan(w.tq, inp);
-      const node = (name: string) => sim.lastStatus()?.nodes?.find((n) => n.name === name);
-      await waitUntil(() => node('n1')?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+      const { inp, h, node } = await startUntilN1AwaitsRelease(w.tq, sim, 'rolling-release');
       assert.equal(node('n1')!.phase, 'Drained');
       assert.equal(sim.lastStatus()!.reason, 'AwaitingRelease');
       await wf.skip('30m');
@@ -560,15 +571,7 @@ describe('rolling maintenance (time-skipping)', () => {
     const sim = threeNodes();
     const w = await workers(sim, { holdSeconds: 0 });
     try {
-      const inp = input('rolling-deleted', {
-        nodeNames: ['n1', 'n2'],
-        maxUnavailableNodes: 1,
-        uncordon: 'AfterEachNode',
-        drainTimeoutSeconds: 7200,
-      });
-      const h = await startPlan(w.tq, inp);
-      const node = (name: string) => sim.lastStatus()?.nodes?.find((n) => n.name === name);
-      await waitUntil(() => node('n1')?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
+      const { inp, h, node } = await startUntilN1AwaitsRelease(w.tq, sim, 'rolling-deleted');
       sim.deleteNode('n1');
       await waitUntil(() => node('n1')?.phase === 'Deleted', 'n1 noticed deleted', 60_000, '30s');
       assert.equal(node('n1')!.reason, 'NodeDeleted');

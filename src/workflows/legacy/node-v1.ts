@@ -25,8 +25,9 @@ import {
   sleep,
   TimeoutFailure,
 } from '@temporalio/workflow';
-import type { DrainActivities, PodItem, EvictResult } from '../../activities/types.js';
-import type { Blocker, NodePhase } from '../../api/plan.js';
+import type { DrainActivities, ObservedPod as PodItem, EvictResult } from '../../activities/types.js';
+import type { Blocker } from '../../api/plan.js';
+import type { NodePhase } from '../../api/reasons.js';
 import { backoffSeconds } from '../../drain/backoff.js';
 import { planNextStep, nextActionAtMs, type PdbTrack, type PodTrack } from '../../drain/scheduler.js';
 import { sortAndCapBlockers } from '../../drain/conditions.js';

@@ -23,15 +23,10 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { DrainActivities, PlanRef } from '../../activities/types.js';
-import type { MaintenancePlanStatus, PlanPhase } from '../../api/plan.js';
+import type { MaintenancePlanStatus } from '../../api/plan.js';
+import { FINAL_PLAN_PHASES as FINAL_PHASES, type PlanPhase } from '../../api/reasons.js';
 import { statusEquals } from '../../drain/conditions.js';
-import {
-  FINAL_PHASES,
-  planConditions,
-  projectStatus,
-  type NodeState,
-  type PlanState,
-} from '../../drain/projection.js';
+import { planConditions, projectStatus, type NodeState, type PlanState } from '../../drain/projection.js';
 import {
   SA_NODES,
   SA_PHASE,
