@@ -67,10 +67,10 @@ describe('a node deleted mid-drain (time-skipping)', () => {
     assert.equal(about('cordonNode').length, 0);
     // The plan still sends the deleted node's hand-back once (the node's last report says it was
     // claimed), and it changes nothing: the real releaseNode reads the node, finds it absent and
-    // writes nothing.
+    // writes nothing (answering `left: 'gone'`).
     const release = about('releaseNode');
     assert.ok(release.length <= 1, `${release.length} hand-backs of the deleted node`);
-    for (const r of release) assert.deepEqual(r.result, { uncordoned: false });
+    for (const r of release) assert.deepEqual(r.result, { uncordoned: false, left: 'gone' });
     assert.equal(sim.nodes.has('n1'), false);
     assert.equal(
       sim.calls.filter((c) => c.name === 'releaseNode' && (c.arg as { node: string }).node === 'n2').length,
