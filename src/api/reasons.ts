@@ -207,6 +207,12 @@ export const PlanReason = {
   PausedByUser: 'PausedByUser',
   /** Drained: every node is drained. */
   AllNodesDrained: 'AllNodesDrained',
+  /**
+   * Drained: every node is drained or was deleted during the drain, and at least one was deleted
+   * (its pods that were never evicted went with it, PodDisruptionBudgets not applied); shown in
+   * place of AllNodesDrained (src/drain/projection.ts), with the count of those pods.
+   */
+  DrainedWithNodesDeleted: 'DrainedWithNodesDeleted',
   /** Completed: every node was drained and handed back one by one (uncordon AfterEachNode). */
   AllNodesHandedBack: 'AllNodesHandedBack',
   /** Completed: the plan was released and the nodes handed back. */

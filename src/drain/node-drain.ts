@@ -237,6 +237,14 @@ export interface NodeDrainSettings {
    * report, so a message that changes more often would send reports those runs did not.
    */
   terminatingWords?: boolean;
+  /**
+   * A node deleted during the drain keeps its pods counted: those this drain evicted (or deleted)
+   * as evicted (deleted), every other pod still on it as gone without eviction (the pod garbage
+   * collector deletes pods bound to a Node that no longer exists), and its end message says how
+   * many. Absent in runs recorded before `patched('deleted-node-counts')`, whose counts (part of
+   * the node's progress report) said all of its pods were evicted.
+   */
+  deletedNodeCounts?: boolean;
 }
 
 /**
@@ -904,7 +912,9 @@ export function decideNode(
     return end({
       phase: NodePhase.Deleted,
       reason: NodeReason.NodeDeleted,
-      message: `node ${s.node} was deleted during the drain`,
+      message: settings.deletedNodeCounts
+        ? deletedNodeMessage(s)
+        : `node ${s.node} was deleted during the drain`,
     });
   if (pods.length === 0 && view.unschedulable)
     return end(
@@ -1132,17 +1142,69 @@ export function nextActionAt(s: NodeDrainState, nowMs: number): number | undefin
   return at;
 }
 
-/** Counts for the node's report. */
-export function nodeCounts(s: NodeDrainState): {
+/**
+ * How the pods still recorded on a node deleted during the drain count: those this drain evicted
+ * (201, or a call that may have taken effect) or deleted at the deadline, and the others, which go
+ * with the node without eviction (the pod garbage collector deletes pods bound to a Node that no
+ * longer exists; PodDisruptionBudgets do not apply to that).
+ */
+function deletedNodePods(s: NodeDrainState): { evicted: number; deleted: number; withNode: number } {
+  let evicted = 0;
+  let deleted = 0;
+  let withNode = 0;
+  for (const p of Object.values(s.pods))
+    if (p.deleted) deleted++;
+    else if (p.evicted || p.mayHaveEvicted) evicted++;
+    else withNode++;
+  return { evicted, deleted, withNode };
+}
+
+/**
+ * The end message of a node deleted during the drain, with how its pods left (`deletedNodeCounts`):
+ * `node n1 was deleted during the drain: 2 pod(s) evicted, 2 never evicted went with the node`.
+ */
+function deletedNodeMessage(s: NodeDrainState): string {
+  const { evicted, deleted, withNode } = deletedNodePods(s);
+  const other = s.goneWithoutEviction ?? 0;
+  const deletedAll = (s.deletedGone ?? 0) + deleted;
+  const evictedAll = s.podsGone - (s.deletedGone ?? 0) - other + evicted;
+  return (
+    `node ${s.node} was deleted during the drain: ${evictedAll} pod(s) evicted` +
+    (other ? `, ${other} gone without eviction before` : '') +
+    (deletedAll ? `, ${deletedAll} deleted at the deadline` : '') +
+    (withNode ? `, ${withNode} never evicted went with the node` : '')
+  );
+}
+
+/**
+ * Counts for the node's report (pods; see {@link NodeDrainSettings.deletedNodeCounts} for a node
+ * deleted during the drain).
+ */
+export function nodeCounts(
+  s: NodeDrainState,
+  settings: Pick<NodeDrainSettings, 'deletedNodeCounts'> = {},
+): {
   podsTotal: number;
   podsEvicted: number;
   podsFailed: number;
   podsDeleted?: number;
   podsGoneWithoutEviction?: number;
 } {
-  // A deleted node's pods went with it (the pod garbage collector deletes pods bound to a missing
-  // node): they no longer count as pods to evict.
-  if (s.view && !s.view.exists) return { podsTotal: s.podsGone, podsEvicted: s.podsGone, podsFailed: 0 };
+  if (s.view && !s.view.exists) {
+    // Runs recorded before `deletedNodeCounts`: the pods that went with the node no longer counted.
+    if (!settings.deletedNodeCounts) return { podsTotal: s.podsGone, podsEvicted: s.podsGone, podsFailed: 0 };
+    // Pods deleted at the deadline are in s.podsDeleted already (counted when the DELETE took effect).
+    const { evicted, withNode } = deletedNodePods(s);
+    const gone = (s.goneWithoutEviction ?? 0) + withNode;
+    const podsDeleted = s.podsDeleted ?? 0;
+    return {
+      podsTotal: s.podsGone + Object.keys(s.pods).length,
+      podsEvicted: s.podsGone - (s.deletedGone ?? 0) - (s.goneWithoutEviction ?? 0) + evicted,
+      podsFailed: 0,
+      ...(podsDeleted ? { podsDeleted } : {}),
+      ...(gone ? { podsGoneWithoutEviction: gone } : {}),
+    };
+  }
   const pods = Object.values(s.pods);
   return {
     podsTotal: s.podsGone + pods.length,

@@ -138,7 +138,9 @@ export function podsDeleted(state: Pick<PlanState, 'nodes'>): number {
  * The plan's reason and message as status and conditions show them. A plan the workflow ended
  * Drained with reason AllNodesDrained after pods were deleted at a deadline (onDeadline
  * DeletePods) shows reason DrainedWithDeletions and the count, so a forced drain never reads
- * like a clean one. Done in the projection rather than where the workflow sets the phase, so runs
+ * like a clean one; one where a node was deleted during the drain (and no pod deleted at a
+ * deadline) shows DrainedWithNodesDeleted and how many pods of the deleted nodes left without
+ * eviction. Done in the projection rather than where the workflow sets the phase, so runs
  * recorded before it replay unchanged; the workflow's own phase Event keeps AllNodesDrained.
  */
 export function shownOutcome(state: Pick<PlanState, 'phase' | 'reason' | 'message' | 'nodes'>): {
@@ -146,11 +148,19 @@ export function shownOutcome(state: Pick<PlanState, 'phase' | 'reason' | 'messag
   message: string;
 } {
   const deleted = podsDeleted(state);
-  if (state.phase !== PlanPhase.Drained || state.reason !== PlanReason.AllNodesDrained || deleted === 0)
+  if (state.phase !== PlanPhase.Drained || state.reason !== PlanReason.AllNodesDrained)
     return { reason: state.reason, message: state.message };
+  if (deleted > 0)
+    return {
+      reason: DeadlineReason.DrainedWithDeletions,
+      message: `${state.message}; ${deleted} pod(s) deleted at the deadline without the Eviction API (onDeadline DeletePods), not evicted`,
+    };
+  const deletedNodes = state.nodes.filter((n) => n.phase === NodePhase.Deleted);
+  if (deletedNodes.length === 0) return { reason: state.reason, message: state.message };
+  const withNodes = deletedNodes.reduce((a, n) => a + (n.podsGoneWithoutEviction ?? 0), 0);
   return {
-    reason: DeadlineReason.DrainedWithDeletions,
-    message: `${state.message}; ${deleted} pod(s) deleted at the deadline without the Eviction API (onDeadline DeletePods), not evicted`,
+    reason: PlanReason.DrainedWithNodesDeleted,
+    message: `${state.message}; ${withNodes} pod(s) on the deleted node(s) left without eviction`,
   };
 }
 

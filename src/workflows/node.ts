@@ -152,6 +152,8 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   // patched: node runs recorded before the Draining message counted terminating pods report the
   // message they reported then (the message is part of the progress report).
   if (patched('terminating-words')) settings.terminatingWords = true;
+  // patched: node runs recorded before said all pods of a node deleted mid-drain were evicted.
+  if (patched('deleted-node-counts')) settings.deletedNodeCounts = true;
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
   // patched: spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts). Only specs that set
@@ -221,7 +223,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       phase: s.phase,
       ...(s.reason ? { reason: s.reason } : {}),
       ...(s.message ? { message: s.message } : {}),
-      ...nodeCounts(s),
+      ...nodeCounts(s, settings),
       blockedBy: nodeBlockers(s, now),
       ...(podPolicy ? podPolicyProgress(s) : {}),
       attempts: s.attempts,

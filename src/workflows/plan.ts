@@ -280,7 +280,8 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       if (s.lastEventPhase !== phase) {
         s.lastEventPhase = phase;
         // A drain that ended with pods deleted at the deadline reads DrainedWithDeletions in status
-        // (shownOutcome); its Event says the same. patched: runs recorded before it keep the
+        // (shownOutcome), one with a node deleted during it DrainedWithNodesDeleted; its Event says
+        // the same. patched: runs recorded before it keep the
         // AllNodesDrained Event (only this branch asks, so older histories replay unchanged).
         const shown = shownOutcome({ phase, reason, message, nodes: st.nodes });
         const said = shown.reason !== reason && patched('deletions-event') ? shown : { reason, message };

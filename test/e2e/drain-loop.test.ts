@@ -337,7 +337,7 @@ describe('level-triggered drain loop on the real stack', () => {
     console.log(`[drain-loop] uncordon → Blocked/NodeUncordonedExternally in status after ${reactionMs} ms`);
   });
 
-  it('node deleted mid-drain: Deleted/NodeDeleted, the plan finishes Drained naming it and can be deleted', async () => {
+  it('node deleted mid-drain: Deleted/NodeDeleted, the plan finishes Drained (DrainedWithNodesDeleted) naming it, its pods still counted, and can be deleted', async () => {
     const node = await newNode();
     const ns = await newNamespace();
     await barePods(ns, node, 'stuck', 2);
@@ -373,9 +373,14 @@ describe('level-triggered drain loop on the real stack', () => {
     const reactionMs = Date.now() - deletedAt;
     const st = done.status!;
     assert.equal(st.phase, 'Drained', show(st));
-    assert.equal(st.reason, 'AllNodesDrained', show(st));
+    // The two pods never evicted stay counted, gone with the node (not a clean AllNodesDrained).
+    assert.equal(st.reason, 'DrainedWithNodesDeleted', show(st));
     assert.match(st.message ?? '', new RegExp(`deleted during the drain: ${node}`), show(st));
+    assert.match(st.message ?? '', /2 pod\(s\) on the deleted node\(s\) left without eviction/, show(st));
     assert.equal(st.evictionProgress!.attempts, 0, show(st));
+    assert.equal(st.evictionProgress!.total, 2, show(st));
+    assert.equal(st.evictionProgress!.evicted, 0, show(st));
+    assert.equal(st.evictionProgress!.goneWithoutEviction, 2, show(st));
     const result = await nodeResult(done, node);
     assert.equal(result.phase, 'Deleted', JSON.stringify(result));
     assert.equal(result.reason, 'NodeDeleted', JSON.stringify(result));

@@ -1304,6 +1304,30 @@ describe('nodeCounts', () => {
         want,
       );
   });
+  it('a node deleted mid-drain keeps its pods counted: evicted, and gone without eviction with the node (deletedNodeCounts)', () => {
+    // Four pods: a evicted and gone, b evicted and still terminating, c and d never evicted.
+    const d = new Drain();
+    d.settings = { maxConcurrentPerNode: 2, retryBackoff: BACKOFF, deletedNodeCounts: true };
+    d.observe(anObservation().pods(aPod('app/a'), aPod('app/b'), aPod('app/c'), aPod('app/d')));
+    assert.deepEqual(d.evicts(), ['app/a', 'app/b']);
+    d.answer('app/a', evicted).answer('app/b', evicted);
+    d.observe(anObservation().pods(aPod('app/b').terminating(), aPod('app/c'), aPod('app/d')));
+    d.observe(anObservation().node({ exists: false }));
+    const dec = d.decide();
+    assert.equal(dec.outcome?.phase, 'Deleted');
+    assert.equal(
+      dec.outcome?.message,
+      'node node-1 was deleted during the drain: 2 pod(s) evicted, 2 never evicted went with the node',
+    );
+    assert.deepEqual(nodeCounts(d.s, d.settings), {
+      podsTotal: 4,
+      podsEvicted: 2,
+      podsFailed: 0,
+      podsGoneWithoutEviction: 2,
+    });
+    // Runs recorded before the setting: every pod gone counted as evicted, the rest forgotten.
+    assert.deepEqual(nodeCounts(d.s), { podsTotal: 1, podsEvicted: 1, podsFailed: 0 });
+  });
   it('is all zero for a fresh state', () => {
     assert.deepEqual(nodeCounts(initialNodeState('n', DEADLINE, false)), {
       podsTotal: 0,

@@ -62,6 +62,18 @@ describe('shownOutcome', () => {
       message: /^2 node\(s\) drained; 2 pod\(s\) deleted at the deadline without the Eviction API/,
     },
     {
+      what: 'a node deleted during the drain: DrainedWithNodesDeleted with the pods that left without eviction',
+      state: plan(
+        [node('n1'), node('n2', { phase: 'Deleted', podsEvicted: 1, podsGoneWithoutEviction: 7 })],
+        {
+          message: '1 node(s) drained; deleted during the drain: n2',
+        },
+      ),
+      reason: 'DrainedWithNodesDeleted',
+      message:
+        /^1 node\(s\) drained; deleted during the drain: n2; 7 pod\(s\) on the deleted node\(s\) left without eviction$/,
+    },
+    {
       what: 'a Running plan with deletions under way keeps its reason',
       state: plan([node('n1', { phase: 'Draining', podsDeleted: 1 })], {
         phase: 'Running',

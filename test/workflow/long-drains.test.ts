@@ -22,7 +22,7 @@ import type { drainNodeWorkflow } from '../../src/workflows/node.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { quietBundlerLogger } from '../helpers/temporal.js';
 import { assertNoWorkflowTaskFailed, evictedTwice, gapsOf, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input, recordingHistories, updateRequested } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
 const { withWorker, driveTo, waitUntil, saveHistories, startPlan } = wf;
@@ -159,7 +159,17 @@ describe("the node reducer's rules end to end (time-skipping)", () => {
       },
       releaseSignal,
       async () => {
-        assert.equal(sim.lastStatus()?.nodes?.[0]?.phase, 'Deleted');
+        const st = sim.lastStatus()!;
+        assert.equal(st.nodes?.[0]?.phase, 'Deleted');
+        // The pod never evicted stays counted (patched 'deleted-node-counts'), and the plan does not
+        // read AllNodesDrained.
+        assert.equal(st.nodes?.[0]?.podsTotal, 1);
+        assert.equal(st.nodes?.[0]?.podsEvicted, 0);
+        assert.equal(st.nodes?.[0]?.podsGoneWithoutEviction, 1);
+        assert.match(st.nodes?.[0]?.message ?? '', /0 pod\(s\) evicted, 1 never evicted went with the node/);
+        assert.equal(st.evictionProgress?.goneWithoutEviction, 1);
+        assert.equal(st.reason, 'DrainedWithNodesDeleted');
+        assert.match(st.message ?? '', /1 pod\(s\) on the deleted node\(s\) left without eviction/);
         const node = await wf.env.client.workflow.getHandle<typeof drainNodeWorkflow>(nodeId).result();
         assert.equal(node.phase, 'Deleted');
         assert.equal(node.reason, 'NodeDeleted');
@@ -373,3 +383,34 @@ describe('replay fixtures of the loop (time-skipping)', () => {
     await saveHistories('deadline-v2', planWorkflowId(inp.plan), ['n1']);
   });
 });
+
+/**
+ * Recorder of a replay fixture of the shape before `patched('deleted-node-counts')`: run with
+ * `UPDATE_HISTORIES=deleted-counts-v0` against the code from before that patch, it saves a plan
+ * whose node is deleted with two pods never evicted (the old counts said 0 of 0), so the replay
+ * test proves the patched code replays it. A recorder, not a test: registered only while recording.
+ */
+if (recordingHistories())
+  describe('long drains: recorder of the old shape', () => {
+    it(
+      'deleted-counts-v0: a node deleted with pods never evicted',
+      { skip: !updateRequested('deleted-counts-v0') },
+      async () => {
+        const sim = new SimCluster().addNode('n1');
+        sim.pdbs.set('app/db', 0);
+        sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+        sim.addPod({ namespace: 'app', name: 'db-1', node: 'n1', pdbs: ['app/db'] });
+        const inp = input('deleted-counts-v0', { nodeNames: ['n1'], uncordon: 'OnRelease' });
+        await driveTo(
+          sim,
+          inp,
+          () => {
+            if (sim.calls.some((c) => c.name === 'observeNode') && sim.nodes.has('n1')) sim.deleteNode('n1');
+            return sim.lastStatus()?.phase === 'Drained';
+          },
+          releaseSignal,
+        );
+        await saveHistories('deleted-counts-v0', planWorkflowId(inp.plan), ['n1']);
+      },
+    );
+  });

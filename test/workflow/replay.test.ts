@@ -31,7 +31,9 @@
  * awaits its per-node release) is from before `patched('release-wait-uncordoned')`,
  * `release-uncordoned-v1` past it; both written by test/workflow/rolling.test.ts.
  * `delete-fatal-v0` (a deletePod failing non-retryably once, then deleted) is from before
- * `patched('delete-fatal')`, written by test/workflow/on-deadline.test.ts. Refresh an
+ * `patched('delete-fatal')`, written by test/workflow/on-deadline.test.ts. `deleted-counts-v0` (a node
+ * deleted with two pods never evicted, whose counts then said 0 of 0) is from before
+ * `patched('deleted-node-counts')`, written by test/workflow/long-drains.test.ts. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
