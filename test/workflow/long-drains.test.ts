@@ -31,6 +31,15 @@ before(wf.setup);
 beforeEach(wf.freshServer);
 after(wf.teardown);
 
+/**
+ * A driveTo condition: deletes node n1 once it has been observed, and is met when the plan is
+ * Drained (the case of a node deleted mid-drain and its old-shape recorder).
+ */
+const deleteN1OnceObserved = (sim: SimCluster) => () => {
+  if (sim.calls.some((c) => c.name === 'observeNode') && sim.nodes.has('n1')) sim.deleteNode('n1');
+  return sim.lastStatus()?.phase === 'Drained';
+};
+
 describe('injected activity faults (time-skipping)', () => {
   const twoPods = (name: string) => {
     const sim = new SimCluster().addNode('n1');
@@ -150,31 +159,22 @@ describe("the node reducer's rules end to end (time-skipping)", () => {
     sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
     const inp = input('deleted', { nodeNames: ['n1'], uncordon: 'OnRelease' });
     const [, nodeId] = workflowIds(inp, ['n1']) as [string, string];
-    const res = await driveTo(
-      sim,
-      inp,
-      () => {
-        if (sim.calls.some((c) => c.name === 'observeNode') && sim.nodes.has('n1')) sim.deleteNode('n1');
-        return sim.lastStatus()?.phase === 'Drained';
-      },
-      releaseSignal,
-      async () => {
-        const st = sim.lastStatus()!;
-        assert.equal(st.nodes?.[0]?.phase, 'Deleted');
-        // The pod never evicted stays counted (patched 'deleted-node-counts'), and the plan does not
-        // read AllNodesDrained.
-        assert.equal(st.nodes?.[0]?.podsTotal, 1);
-        assert.equal(st.nodes?.[0]?.podsEvicted, 0);
-        assert.equal(st.nodes?.[0]?.podsGoneWithoutEviction, 1);
-        assert.match(st.nodes?.[0]?.message ?? '', /0 pod\(s\) evicted, 1 never evicted went with the node/);
-        assert.equal(st.evictionProgress?.goneWithoutEviction, 1);
-        assert.equal(st.reason, 'DrainedWithNodesDeleted');
-        assert.match(st.message ?? '', /1 pod\(s\) on the deleted node\(s\) left without eviction/);
-        const node = await wf.env.client.workflow.getHandle<typeof drainNodeWorkflow>(nodeId).result();
-        assert.equal(node.phase, 'Deleted');
-        assert.equal(node.reason, 'NodeDeleted');
-      },
-    );
+    const res = await driveTo(sim, inp, deleteN1OnceObserved(sim), releaseSignal, async () => {
+      const st = sim.lastStatus()!;
+      assert.equal(st.nodes?.[0]?.phase, 'Deleted');
+      // The pod never evicted stays counted (patched 'deleted-node-counts'), and the plan does not
+      // read AllNodesDrained.
+      assert.equal(st.nodes?.[0]?.podsTotal, 1);
+      assert.equal(st.nodes?.[0]?.podsEvicted, 0);
+      assert.equal(st.nodes?.[0]?.podsGoneWithoutEviction, 1);
+      assert.match(st.nodes?.[0]?.message ?? '', /0 pod\(s\) evicted, 1 never evicted went with the node/);
+      assert.equal(st.evictionProgress?.goneWithoutEviction, 1);
+      assert.equal(st.reason, 'DrainedWithNodesDeleted');
+      assert.match(st.message ?? '', /1 pod\(s\) on the deleted node\(s\) left without eviction/);
+      const node = await wf.env.client.workflow.getHandle<typeof drainNodeWorkflow>(nodeId).result();
+      assert.equal(node.phase, 'Deleted');
+      assert.equal(node.reason, 'NodeDeleted');
+    });
     assert.equal(res.phase, 'Completed');
     assert.equal(sim.evictions().length, 0);
     assert.ok(sim.events.some((e) => e.reason === 'NodeDeleted'));
@@ -401,15 +401,7 @@ if (recordingHistories())
         sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
         sim.addPod({ namespace: 'app', name: 'db-1', node: 'n1', pdbs: ['app/db'] });
         const inp = input('deleted-counts-v0', { nodeNames: ['n1'], uncordon: 'OnRelease' });
-        await driveTo(
-          sim,
-          inp,
-          () => {
-            if (sim.calls.some((c) => c.name === 'observeNode') && sim.nodes.has('n1')) sim.deleteNode('n1');
-            return sim.lastStatus()?.phase === 'Drained';
-          },
-          releaseSignal,
-        );
+        await driveTo(sim, inp, deleteN1OnceObserved(sim), releaseSignal);
         await saveHistories('deleted-counts-v0', planWorkflowId(inp.plan), ['n1']);
       },
     );
