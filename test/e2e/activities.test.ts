@@ -459,7 +459,10 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
         outcome: 'HeldByOtherPlan',
         heldBy: plan.name,
       });
-      assert.deepEqual(await acts.releaseNode({ plan: other, node, uncordon: true }), { uncordoned: false });
+      assert.deepEqual(await acts.releaseNode({ plan: other, node, uncordon: true }), {
+        uncordoned: false,
+        left: 'notClaimed',
+      });
       assert.equal(
         (await c.core.readNode({ name: node })).spec?.unschedulable,
         true,
@@ -477,13 +480,19 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
         assert.equal(n.metadata?.annotations?.[key], undefined, `${key} removed`);
       }
       // Released twice (retry): no-op.
-      assert.deepEqual(await acts.releaseNode({ plan, node, uncordon: true }), { uncordoned: false });
+      assert.deepEqual(await acts.releaseNode({ plan, node, uncordon: true }), {
+        uncordoned: false,
+        left: 'notClaimed',
+      });
       // Now the other plan can claim it.
       assert.deepEqual(await acts.cordonNode({ plan: other, node }), {
         outcome: 'Cordoned',
         wasUnschedulable: false,
       });
-      assert.deepEqual(await acts.releaseNode({ plan: other, node, uncordon: false }), { uncordoned: false });
+      assert.deepEqual(await acts.releaseNode({ plan: other, node, uncordon: false }), {
+        uncordoned: false,
+        left: 'notAsked',
+      });
       assert.equal(
         (await c.core.readNode({ name: node })).spec?.unschedulable,
         true,
@@ -506,7 +515,10 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
         (await c.core.readNode({ name: node })).metadata?.annotations?.[NODE_WAS_UNSCHEDULABLE_ANNOTATION],
         'true',
       );
-      assert.deepEqual(await acts.releaseNode({ plan, node, uncordon: true }), { uncordoned: false });
+      assert.deepEqual(await acts.releaseNode({ plan, node, uncordon: true }), {
+        uncordoned: false,
+        left: 'wasUnschedulable',
+      });
       const n = await c.core.readNode({ name: node });
       assert.equal(n.spec?.unschedulable, true, 'stays cordoned');
       assert.equal(n.metadata?.annotations?.[NODE_CLAIM_ANNOTATION], undefined, 'claim removed');
@@ -522,6 +534,7 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
     });
     assert.deepEqual(await acts.releaseNode({ plan, node: 'df-e2e-no-such-node', uncordon: true }), {
       uncordoned: false,
+      left: 'gone',
     });
   });
 });
