@@ -42,8 +42,32 @@ export const PHASES_A_WORKFLOW_CLOSES_IN: ReadonlySet<PlanPhase> = new Set<PlanP
   'Previewed',
 ]);
 
-/** Whether a plan in `phase` still expects its workflow to run (see {@link PHASES_A_WORKFLOW_CLOSES_IN}). */
-export function expectsRunningWorkflow(phase: PlanPhase | undefined): boolean {
+/**
+ * The reasons of a Failed plan whose workflow closed with it: failures before any node was claimed
+ * (InvalidSpec, ResolveFailed, NodeNotFound, NoNodesMatched, TooManyNodes) and the operator's
+ * Workflow* reasons of a workflow that closed behind the plan's back. Any other Failed plan (a node
+ * failed: NodeWorkflowFailed, ActivityFailed, …) has a workflow that stays open holding the nodes'
+ * claims until a release or an abort hands them back.
+ */
+export const FAILED_REASONS_A_WORKFLOW_CLOSES_WITH: ReadonlySet<string> = new Set<string>([
+  PlanReason.InvalidSpec,
+  PlanReason.ResolveFailed,
+  PlanReason.NodeNotFound,
+  PlanReason.NoNodesMatched,
+  PlanReason.TooManyNodes,
+  PlanReason.WorkflowTerminated,
+  PlanReason.WorkflowFailed,
+  PlanReason.WorkflowTimedOut,
+  PlanReason.WorkflowCanceled,
+]);
+
+/**
+ * Whether a plan in `phase` (with `reason`) still expects its workflow to run (see {@link
+ * PHASES_A_WORKFLOW_CLOSES_IN}; a Failed plan does unless its reason is one the workflow closes with,
+ * {@link FAILED_REASONS_A_WORKFLOW_CLOSES_WITH}). Without a reason, Failed counts as closed.
+ */
+export function expectsRunningWorkflow(phase: PlanPhase | undefined, reason?: string): boolean {
+  if (phase === 'Failed' && reason !== undefined) return !FAILED_REASONS_A_WORKFLOW_CLOSES_WITH.has(reason);
   return phase === undefined || !PHASES_A_WORKFLOW_CLOSES_IN.has(phase);
 }
 

@@ -182,7 +182,8 @@ export function closedWithoutHandBack(plan: Pick<MaintenancePlan, 'status'>, clo
   if (!closedWorkflowReason(closeStatus)) return false;
   const phase = plan.status?.phase;
   return (
-    expectsRunningWorkflow(phase) || (phase === 'Failed' && Boolean(closeStatusOfReason(plan.status?.reason)))
+    expectsRunningWorkflow(phase, plan.status?.reason) ||
+    (phase === 'Failed' && Boolean(closeStatusOfReason(plan.status?.reason)))
   );
 }
 
@@ -544,7 +545,7 @@ export function closedNote(
   name: string,
 ): { note?: string } {
   const phase = plan.status?.phase;
-  if (!expectsRunningWorkflow(phase)) return {};
+  if (!expectsRunningWorkflow(phase, plan.status?.reason)) return {};
   const ended = `the workflow has ended (${closeStatus}) but the plan still reads ${phase ?? 'no phase'}`;
   if (!closedWorkflowReason(closeStatus))
     return {

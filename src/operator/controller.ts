@@ -208,7 +208,7 @@ export class PlanController {
     for (const [name, entry] of this.latest) {
       const mem = this.memory.get(entry.obj.metadata.uid);
       if (entry.deleted || !mem?.started || mem.closedProjected) continue;
-      if (!expectsRunningWorkflow(entry.obj.status?.phase)) continue;
+      if (!expectsRunningWorkflow(entry.obj.status?.phase, entry.obj.status?.reason)) continue;
       this.resyncDue.add(name);
       this.queue.add(name);
     }
@@ -497,7 +497,8 @@ export class PlanController {
     if (!fresh || fresh.metadata.uid !== plan.metadata.uid) return;
     const phase = fresh.status?.phase;
     const stillOpen =
-      expectsRunningWorkflow(phase) || (phase === 'Failed' && fresh.status?.reason === action.reason);
+      expectsRunningWorkflow(phase, fresh.status?.reason) ||
+      (phase === 'Failed' && fresh.status?.reason === action.reason);
     if (!stillOpen) {
       log.info({ phase }, 'the plan reached a final phase meanwhile; not marking it');
       return;

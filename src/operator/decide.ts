@@ -162,7 +162,8 @@ export function needsWorkflow(obs: Omit<Observation, 'workflow'>): boolean {
   const { plan, memory } = obs;
   if (plan.deleting) return plan.hasFinalizer && !memory?.cleanedUp;
   if (memory === undefined) return true;
-  if (!memory.started || memory.closedProjected || !expectsRunningWorkflow(plan.phase)) return false;
+  if (!memory.started || memory.closedProjected || !expectsRunningWorkflow(plan.phase, plan.reason))
+    return false;
   if (obs.resync) return true;
   return memory.generation !== plan.generation && Boolean(obs.spec?.abort) && !memory.relayed?.abort;
 }
@@ -186,7 +187,7 @@ export function closedWorkflowAction(
   const { plan, spec, memory } = obs;
   const abort = Boolean(spec?.abort);
   const wf = obs.workflow;
-  if (wf?.state === 'closed' && expectsRunningWorkflow(plan.phase) && !memory?.closedProjected) {
+  if (wf?.state === 'closed' && expectsRunningWorkflow(plan.phase, plan.reason) && !memory?.closedProjected) {
     const reason = closedWorkflowReason(wf.status);
     if (reason) return { type: 'closedWorkflow', reason, handBack: abort, warn: true };
   }

@@ -156,6 +156,46 @@ describe('a plan whose workflow was terminated', () => {
     assert.equal((await warnings()).length, 1, 'one Warning Event WorkflowClosed');
   });
 
+  it('a node workflow terminated (plan Failed/NodeWorkflowFailed), then the plan workflow: marked, and abort hands the node back', async () => {
+    const third = await blockedPlan(c, 'closed-node', { [RUN_LABEL]: run });
+    try {
+      const p = await third.read();
+      const client = new Client({
+        connection: connection!,
+        namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+      });
+      const workflowId = p.status!.workflow!.workflowId;
+      await waitFor(async () => (await runningOfPlan(client, workflowId)).length === 1, 15_000, {
+        what: 'the node workflow Running',
+      });
+      const [nodeWorkflowId] = await runningOfPlan(client, workflowId);
+      await client.workflow.getHandle(nodeWorkflowId!).terminate('e2e: the node workflow terminated');
+      await waitFor(async () => (await third.read()).status?.reason === 'NodeWorkflowFailed', 30_000, {
+        what: 'plan Failed/NodeWorkflowFailed',
+      });
+      // The plan workflow stays open holding the node's claim; now it is terminated too.
+      await client.workflow.getHandle(workflowId).terminate('e2e: then the plan workflow');
+      const marked = await waitFor(
+        async () => {
+          const q = await third.read();
+          return q.status?.reason === 'WorkflowTerminated' ? q : undefined;
+        },
+        30_000,
+        { what: 'plan marked Failed/WorkflowTerminated' },
+      );
+      assert.equal(marked.status?.phase, 'Failed');
+      const aborted = await runCommand(['abort', third.name]);
+      assert.equal(aborted.code, 0, aborted.err);
+      const done = await third.read();
+      assert.equal(done.status?.phase, 'Aborted');
+      const n = await c.core.readNode({ name: third.node });
+      assert.notEqual(n.spec?.unschedulable, true, 'node uncordoned');
+      assert.equal(n.metadata?.annotations?.[NODE_CLAIM_ANNOTATION], undefined, 'claim removed');
+    } finally {
+      await third.cleanup();
+    }
+  });
+
   it('deleted right after the termination: no workflow of the plan left Running, its node uncordoned', async () => {
     const second = await blockedPlan(c, 'closed-del', { [RUN_LABEL]: run });
     try {

@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { closedWorkflowStatus } from '../../src/operator/closed-workflow.js';
+import { expectsRunningWorkflow } from '../../src/api/closed-workflow.js';
+import type { PlanPhase } from '../../src/api/reasons.js';
 import {
   closedWorkflowAction,
   decide,
@@ -360,6 +362,30 @@ describe('decide', () => {
       after: mem({ relayed: flags(), closedProjected: 'WorkflowTerminated' }),
     },
     {
+      name: 'resync, workflow terminated while Failed/NodeWorkflowFailed (a node failed; the workflow held the claims): Failed/WorkflowTerminated',
+      obs: obs(
+        { observedGeneration: 1, phase: 'Failed', reason: 'NodeWorkflowFailed' },
+        { memory: mem({ relayed: flags() }), workflow: terminated, resync: true },
+      ),
+      steps: ['closed WorkflowTerminated, warn'],
+      before: mem({ relayed: flags() }),
+      after: mem({ relayed: flags(), closedProjected: 'WorkflowTerminated' }),
+    },
+    {
+      name: 'spec.abort of a Failed/NodeWorkflowFailed plan whose workflow was then terminated: hand back',
+      obs: obs(
+        { generation: 2, observedGeneration: 1, phase: 'Failed', reason: 'NodeWorkflowFailed' },
+        { spec: { nodeNames: ['a'], abort: true }, memory: mem({ relayed: flags() }), workflow: terminated },
+      ),
+      steps: ['closed WorkflowTerminated, hand back, warn'],
+      before: mem({ relayed: flags() }),
+      after: mem({
+        generation: 2,
+        relayed: flags(false, false, true),
+        closedProjected: 'WorkflowTerminated',
+      }),
+    },
+    {
       name: 'resync, workflow COMPLETED though the cache says Running: nothing (its last status write is on its way)',
       obs: obs(
         { observedGeneration: 1, phase: 'Running' },
@@ -543,6 +569,29 @@ describe('decide', () => {
       const started = steps(decide(o)).includes('startWorkflow');
       if (o.plan.deleting || !o.spec) assert.equal(started, false);
     }
+  });
+});
+
+describe('expectsRunningWorkflow', () => {
+  it('a Failed plan expects its workflow to run unless the reason is one its workflow closes with', () => {
+    const rows: [PlanPhase | undefined, string | undefined, boolean][] = [
+      [undefined, undefined, true],
+      ['Running', 'Draining', true],
+      ['Drained', 'AllNodesDrained', true],
+      ['Failed', 'NodeWorkflowFailed', true],
+      ['Failed', 'ActivityFailed', true],
+      ['Failed', 'NodeNotFound', false],
+      ['Failed', 'ResolveFailed', false],
+      ['Failed', 'InvalidSpec', false],
+      ['Failed', 'TooManyNodes', false],
+      ['Failed', 'WorkflowTerminated', false],
+      ['Failed', undefined, false],
+      ['Aborted', 'Aborted', false],
+      ['Completed', 'Released', false],
+      ['Previewed', 'NoBlockers', false],
+    ];
+    for (const [phase, reason, want] of rows)
+      assert.equal(expectsRunningWorkflow(phase, reason), want, `${phase}/${reason}`);
   });
 });
 
