@@ -64,6 +64,20 @@ describe('a plan whose workflow was terminated', () => {
     (await c.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.uid=${uid}` }))
       .items;
 
+  /** The plan, a Temporal client and the plan's workflow ID, once its node workflow runs. */
+  const withNodeWorkflowRunning = async (bp: BlockedPlan) => {
+    const p = await bp.read();
+    const client = new Client({
+      connection: connection!,
+      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    });
+    const workflowId = p.status!.workflow!.workflowId;
+    await waitFor(async () => (await runningOfPlan(client, workflowId)).length === 1, 15_000, {
+      what: 'the node workflow Running',
+    });
+    return { p, client, workflowId };
+  };
+
   it('is marked Failed/WorkflowTerminated with a Warning Event, and abort hands its node back', async () => {
     // A PDB allowing nothing keeps the plan Running (cli-fixtures' blockedPlan).
     plan = await blockedPlan(c, 'closed', { [RUN_LABEL]: run });
@@ -159,15 +173,7 @@ describe('a plan whose workflow was terminated', () => {
   it('a node workflow terminated (plan Failed/NodeWorkflowFailed), then the plan workflow: marked, and abort hands the node back', async () => {
     const third = await blockedPlan(c, 'closed-node', { [RUN_LABEL]: run });
     try {
-      const p = await third.read();
-      const client = new Client({
-        connection: connection!,
-        namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
-      });
-      const workflowId = p.status!.workflow!.workflowId;
-      await waitFor(async () => (await runningOfPlan(client, workflowId)).length === 1, 15_000, {
-        what: 'the node workflow Running',
-      });
+      const { client, workflowId } = await withNodeWorkflowRunning(third);
       const [nodeWorkflowId] = await runningOfPlan(client, workflowId);
       await client.workflow.getHandle(nodeWorkflowId!).terminate('e2e: the node workflow terminated');
       await waitFor(async () => (await third.read()).status?.reason === 'NodeWorkflowFailed', 30_000, {
@@ -199,15 +205,7 @@ describe('a plan whose workflow was terminated', () => {
   it('deleted right after the termination: no workflow of the plan left Running, its node uncordoned', async () => {
     const second = await blockedPlan(c, 'closed-del', { [RUN_LABEL]: run });
     try {
-      const p = await second.read();
-      const client = new Client({
-        connection: connection!,
-        namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
-      });
-      const workflowId = p.status!.workflow!.workflowId;
-      await waitFor(async () => (await runningOfPlan(client, workflowId)).length === 1, 15_000, {
-        what: 'the node workflow Running',
-      });
+      const { p, client, workflowId } = await withNodeWorkflowRunning(second);
       await client.workflow.getHandle(workflowId).terminate('e2e: terminated, then the plan deleted');
       await c.custom.deleteClusterCustomObject({
         group: GROUP,
