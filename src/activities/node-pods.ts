@@ -168,13 +168,19 @@ const FINGERPRINT_HEX_DIGITS = 16;
  * of exactly the material fields, in a fixed order: node exists and unschedulable; per pod (in the
  * given order, which is sorted by key) key, uid, action, reason, pdbs, deletionTimestampMs (or null),
  * and the order group when set;
- * per PDB key and disruptionsAllowed (and its resourceVersion with `pdbVersions`). Messages,
+ * per PDB key and disruptionsAllowed (and its resourceVersion with `pdbVersions`: `true` for every
+ * PDB, a list of keys for those only). Messages,
  * labels, annotations and other resourceVersions are not part of it, so updates that change no
  * decision (status heartbeats, annotations) keep it. A drain whose plan hands out PDB budgets asks
  * for `pdbVersions`: its reports must carry the PDB's current version, or the plan would take them
  * for stale ones (src/drain/pdb-budget.ts).
  */
-export function observationFingerprint(content: ObservationContent, pdbVersions = false): string {
+export function observationFingerprint(
+  content: ObservationContent,
+  pdbVersions: boolean | readonly string[] = false,
+): string {
+  const versioned = (key: string): boolean =>
+    pdbVersions === true || (Array.isArray(pdbVersions) && pdbVersions.includes(key));
   const canonical = JSON.stringify([
     // `released` only when set, so the fingerprints of nodes without the annotation stay as they were.
     content.node.released
@@ -185,7 +191,9 @@ export function observationFingerprint(content: ObservationContent, pdbVersions 
       return p.order !== undefined ? [...base, p.order] : base;
     }),
     content.pdbs.map((p) =>
-      pdbVersions ? [p.key, p.disruptionsAllowed, p.resourceVersion ?? null] : [p.key, p.disruptionsAllowed],
+      versioned(p.key)
+        ? [p.key, p.disruptionsAllowed, p.resourceVersion ?? null]
+        : [p.key, p.disruptionsAllowed],
     ),
   ]);
   return createHash('sha256').update(canonical).digest('hex').slice(0, FINGERPRINT_HEX_DIGITS);

@@ -231,7 +231,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
           namespaceLabels: (ns) => nsLabels?.get(ns),
         },
       );
-      return { content, fingerprint: observationFingerprint(content, input.pdbVersions === true) };
+      return { content, fingerprint: observationFingerprint(content, input.pdbVersions ?? false) };
     };
     const answer = (s: { content: ObservationContent; fingerprint: string }): NodeObservation => ({
       changed: true,

@@ -107,9 +107,11 @@ export interface ObserveNodeInput {
   pdbs?: string[];
   /**
    * Count a new resourceVersion of a PDB as a material change (default false): the plan's PDB
-   * budget orders the nodes' reports by it.
+   * budget orders the nodes' reports by it. `true`: of every PDB in the answer; a list of keys
+   * (`namespace/name`): of those only (the PDBs the node reports to the plan), the others count
+   * only when their disruptionsAllowed changes.
    */
-  pdbVersions?: boolean;
+  pdbVersions?: boolean | string[];
   /**
    * spec.podOrder: each pod's order group is computed with it ({@link ObservedPod.order}). With a
    * namespaceSelector in it the activity lists the namespaces (RBAC: namespaces list) once per call.

@@ -172,6 +172,11 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   // A plan that names reporters tells each node its set with its first answer; until then the
   // node reports none (the plan names a reporter for each PDB as soon as it knows who tracks it).
   if (pdbReporters && spec.pdbReporters && s.budget && s.budget.reports === undefined) s.budget.reports = [];
+  // patched: node runs recorded before counted every new version of every PDB they watch as a
+  // change. Now a node with a reporting set wakes for new versions of the PDBs it reports only;
+  // the others wake it when their disruptionsAllowed changes (every status write of a PDB shared by
+  // five nodes used to wake all five, while only its reporter tells the plan).
+  const reportedVersionsOnly = s.budget?.reports !== undefined && patched('reported-pdb-versions');
 
   // patched: runs recorded before evictions had their own (rate-limited) queue keep the workflow's.
   const evictionQueue = patched('eviction-task-queue')
@@ -418,7 +423,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
             selection: spec.podSelection,
             ...(s.view ? { since: s.view.fingerprint } : {}),
             maxWaitSeconds: waitSeconds,
-            ...(s.budget ? { pdbs: unconfirmedPdbs(s), pdbVersions: true } : {}),
+            ...(s.budget
+              ? {
+                  pdbs: unconfirmedPdbs(s),
+                  pdbVersions: reportedVersionsOnly && s.budget.reports ? [...s.budget.reports] : true,
+                }
+              : {}),
             ...(podPolicy && spec.podOrder ? { podOrder: spec.podOrder } : {}),
           },
         ]),

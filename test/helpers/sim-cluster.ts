@@ -341,7 +341,11 @@ export class SimCluster {
     return { pods, pdbs };
   }
 
-  private observe(node: string, requested?: readonly string[], pdbVersions = false) {
+  private observe(
+    node: string,
+    requested?: readonly string[],
+    pdbVersions: boolean | readonly string[] = false,
+  ) {
     const n = this.nodes.get(node);
     const content = n
       ? {

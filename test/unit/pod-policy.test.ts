@@ -310,6 +310,39 @@ describe('buildNodePods: order groups', () => {
   });
 });
 
+describe('observationFingerprint: PDB versions', () => {
+  it('a new PDB version is material only for the PDBs the pdbVersions option names', () => {
+    const withPdbs = (a: [allowed: number, rv: string], b: [allowed: number, rv: string]) => ({
+      node: { exists: true, unschedulable: true },
+      pods: [],
+      pdbs: [
+        { key: 'a/x', disruptionsAllowed: a[0], resourceVersion: a[1] },
+        { key: 'a/y', disruptionsAllowed: b[0], resourceVersion: b[1] },
+      ],
+    });
+    const before = withPdbs([1, '10'], [2, '20']);
+    const xWritten = withPdbs([1, '11'], [2, '20']); // a/x: new version, same allowance
+    const yWritten = withPdbs([1, '10'], [2, '21']);
+    const yRose = withPdbs([1, '10'], [3, '21']);
+    const table: [string, boolean | string[], typeof before, boolean][] = [
+      ['no versions: a status write that keeps the allowance', false, xWritten, false],
+      ['every version', true, xWritten, true],
+      ['every version', true, yWritten, true],
+      ['reports a/x: its new version', ['a/x'], xWritten, true],
+      ['reports a/x: a/y written, same allowance', ['a/x'], yWritten, false],
+      ['reports a/x: a/y allows more', ['a/x'], yRose, true],
+      ['reports nothing: a/y allows more', [], yRose, true],
+      ['reports nothing: a/x written', [], xWritten, false],
+    ];
+    for (const [what, versions, after, material] of table)
+      assert.equal(
+        observationFingerprint(after, versions) !== observationFingerprint(before, versions),
+        material,
+        what,
+      );
+  });
+});
+
 // ---- the node decision ----
 
 type Changed = Extract<NodeObservation, { changed: true }>;

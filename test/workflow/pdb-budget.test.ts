@@ -101,7 +101,8 @@ const refusals = (sim: SimCluster) =>
 describe('one PDB budget per plan (time-skipping)', () => {
   it('5 nodes sharing 3 PDBs: no 429, never more calls in flight per PDB than it allows', async () => {
     const { sim, names, allowed } = sharedPdbs(5);
-    const inp = input('shared-pdbs', { nodeNames: names, maxUnavailableNodes: 5, uncordon: 'OnRelease' });
+    // Named -v3 so that saving its histories keeps the `shared-pdbs` fixture (an older shape).
+    const inp = input('shared-pdbs-v3', { nodeNames: names, maxUnavailableNodes: 5, uncordon: 'OnRelease' });
     const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal);
     assert.equal(res.phase, 'Completed');
     await dumpBudget(sim, inp);
