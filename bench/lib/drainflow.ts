@@ -5,6 +5,7 @@
  * script, see {@link nodeArgsOf}), one MaintenancePlan through it, and what it cost: peak RSS and CPU
  * seconds from /proc, Temporal history events of every run of the plan workflow and of its children.
  */
+import { hopFigures, type HopFigures } from './hops.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -283,6 +284,8 @@ export interface HistoryFigures {
   byType: Record<string, number>;
   /** Task queue the plan workflow ran on (must be the bench's own). */
   taskQueue?: string;
+  /** Where a PDB round's time goes (./hops.ts); absent in old results. */
+  hops?: HopFigures;
   /** Runs found only by the visibility query or only by following the chains (should both be 0). */
   onlyInVisibility?: number;
   onlyInChains?: number;
@@ -379,6 +382,11 @@ export async function historyFigures(client: Client, workflowId: string): Promis
     count(evs);
   }
   const sorted = Object.fromEntries(Object.entries(byType).sort((a, b) => b[1] - a[1]));
+  const byId = new Map<string, HistoryEvent[][]>();
+  for (const [key, evs] of runs) {
+    const id = key.split('\u0000')[0]!;
+    byId.set(id, [...(byId.get(id) ?? []), evs]);
+  }
   return {
     workflows: ids.size,
     runs: runs.size,
@@ -386,6 +394,7 @@ export async function historyFigures(client: Client, workflowId: string): Promis
     events,
     planEvents,
     byType: sorted,
+    hops: hopFigures(workflowId, byId),
     ...(taskQueue ? { taskQueue } : {}),
     ...(visible ? { onlyInVisibility, onlyInChains } : {}),
   };

@@ -382,6 +382,13 @@ export async function runOnce(
           : '') +
         (r.process ? `, peak RSS ${r.process.peakRssMb} MiB, CPU ${r.process.cpuSeconds} s` : ''),
     );
+    if (r.history?.hops && Object.keys(r.history.hops).length > 0)
+      log(
+        `  hops (median/p90 ms): ` +
+          Object.entries(r.history.hops)
+            .map(([k, f]) => `${k} ${f.medianMs}/${f.p90Ms} (${f.n})`)
+            .join(', '),
+      );
     for (const warning of r.warnings) log(`  warning: ${warning}`);
   } catch (err) {
     r.ok = false;
