@@ -93,6 +93,22 @@ export const SCENARIOS: Record<string, Scenario> = {
     timeoutSeconds: 1800,
     fillGroup: 1,
   },
+  'fleet-all': {
+    name: 'fleet-all',
+    description:
+      'fleet with every target cordoned at the start (plan spec.cordon AllAtStart; kubectl cordon first): 600 pods, no replacement lands on a target',
+    targets: 20,
+    deployments: 10,
+    perTarget: 3,
+    others: 0,
+    perOther: 0,
+    spares: 5,
+    pdbMaxUnavailable: '10%',
+    maxUnavailableNodes: 5,
+    timeoutSeconds: 1800,
+    fillGroup: 1,
+    cordon: 'AllAtStart',
+  },
   scale: {
     name: 'scale',
     description:

@@ -188,7 +188,7 @@ function verdicts(name: string, res: ScenarioResults): string[] {
         `kubectl drain ${m('requestsPerMinute', 'kubectl')} requests, ${m('evictionsPerMinute', 'kubectl')} eviction calls.`,
     );
   }
-  if (name === 'fleet' || name === 'scale') {
+  if (name === 'fleet' || name === 'fleet-all' || name === 'scale') {
     const df = res.runs.filter((r) => r.tool === 'drainflow');
     out.push(
       `drainflow runs completed (plan Drained, targets empty): ${df.filter((r) => r.ok).length}/${df.length}.`,
