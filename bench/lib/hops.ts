@@ -37,6 +37,13 @@ export interface HopFigures {
   budgetToGrant?: HopFigure;
   /** pdbGrant sent by the plan → received by the node (matched by the grant's seq). */
   grantDelivery?: HopFigure;
+  /**
+   * Node: its latest budget request sent (pdbBudget signal, or requestPdbBudget activity scheduled)
+   * → a grant received (pdbGrant signal, or that activity's answer carrying one).
+   */
+  budgetRoundTrip?: HopFigure;
+  /** Node: requestPdbBudget activity scheduled → completed (the plan's Update answered). */
+  budgetUpdate?: HopFigure;
   /** Node: pdbGrant received → an evictPod scheduled by the first workflow task after it. */
   grantToEvict?: HopFigure;
   /** evictPod scheduled → started (the eviction task queue's dispatch). */
@@ -88,6 +95,8 @@ export function hopFigures(planWorkflowId: string, runs: Map<string, HistoryEven
     observedToBudget: [],
     budgetDelivery: [],
     budgetToGrant: [],
+    budgetRoundTrip: [],
+    budgetUpdate: [],
     grantDelivery: [],
     grantToEvict: [],
     evictDispatch: [],
@@ -110,6 +119,7 @@ export function hopFigures(planWorkflowId: string, runs: Map<string, HistoryEven
       let observeDoneForBudget: number | undefined; // awaiting a pdbBudget
       let budgetAt: number | undefined; // plan: awaiting a pdbGrant
       let grantAt: number | undefined; // node: awaiting an evictPod
+      let requestAt: number | undefined; // node: its latest budget request
       let tasksSinceBudget = 0;
       let tasksSinceGrant = 0;
       for (const e of events) {
@@ -131,6 +141,7 @@ export function hopFigures(planWorkflowId: string, runs: Map<string, HistoryEven
             break;
           case T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
             scheduled.set(Number(e.eventId), e);
+            if (activityType(e) === 'requestPdbBudget') requestAt = t;
             if (activityType(e) === 'evictPod' && grantAt !== undefined) {
               s.grantToEvict.push(t - grantAt);
               grantAt = undefined;
@@ -158,6 +169,18 @@ export function hopFigures(planWorkflowId: string, runs: Map<string, HistoryEven
               lastObserveDone = t;
               observeDoneForBudget = t;
             } else if (type === 'evictPod' && started.has(sid)) s.evictCall.push(t - started.get(sid)!);
+            else if (type === 'requestPdbBudget' && sch) {
+              s.budgetUpdate.push(t - ms(sch));
+              const answer = firstPayload(e.activityTaskCompletedEventAttributes?.result);
+              if (answer && requestAt !== undefined) {
+                s.budgetRoundTrip.push(t - requestAt);
+                requestAt = undefined;
+                if (grantAt === undefined) {
+                  grantAt = t;
+                  tasksSinceGrant = 0;
+                }
+              }
+            }
             break;
           }
           case T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: {
@@ -173,6 +196,8 @@ export function hopFigures(planWorkflowId: string, runs: Map<string, HistoryEven
                 grantAt = t;
                 tasksSinceGrant = 0;
               }
+              if (requestAt !== undefined) s.budgetRoundTrip.push(t - requestAt);
+              requestAt = undefined;
               const seq = (firstPayload(a.input) as { seq?: number } | undefined)?.seq;
               if (seq !== undefined) grantReceived.set(`${id}#${seq}`, t);
             }
@@ -188,6 +213,7 @@ export function hopFigures(planWorkflowId: string, runs: Map<string, HistoryEven
               if (seq !== undefined && to) grantSent.set(`${to}#${seq}`, t);
             } else if (a?.signalName === 'pdbBudget' && !isPlan) {
               budgetSent.push(t);
+              requestAt = t;
               if (observeDoneForBudget !== undefined) s.observedToBudget.push(t - observeDoneForBudget);
               observeDoneForBudget = undefined;
             }
