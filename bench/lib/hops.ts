@@ -37,13 +37,8 @@ export interface HopFigures {
   budgetToGrant?: HopFigure;
   /** pdbGrant sent by the plan → received by the node (matched by the grant's seq). */
   grantDelivery?: HopFigure;
-  /**
-   * Node: its latest budget request sent (pdbBudget signal, or requestPdbBudget activity scheduled)
-   * → a grant received (pdbGrant signal, or that activity's answer carrying one).
-   */
+  /** Node: its latest pdbBudget signal sent → the next pdbGrant received. */
   budgetRoundTrip?: HopFigure;
-  /** Node: requestPdbBudget activity scheduled → completed (the plan's Update answered). */
-  budgetUpdate?: HopFigure;
   /** Node: pdbGrant received → an evictPod scheduled by the first workflow task after it. */
   grantToEvict?: HopFigure;
   /** evictPod scheduled → started (the eviction task queue's dispatch). */
@@ -96,7 +91,6 @@ export function hopFigures(planWorkflowId: string, runs: Map<string, HistoryEven
     budgetDelivery: [],
     budgetToGrant: [],
     budgetRoundTrip: [],
-    budgetUpdate: [],
     grantDelivery: [],
     grantToEvict: [],
     evictDispatch: [],
@@ -141,7 +135,6 @@ export function hopFigures(planWorkflowId: string, runs: Map<string, HistoryEven
             break;
           case T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
             scheduled.set(Number(e.eventId), e);
-            if (activityType(e) === 'requestPdbBudget') requestAt = t;
             if (activityType(e) === 'evictPod' && grantAt !== undefined) {
               s.grantToEvict.push(t - grantAt);
               grantAt = undefined;
@@ -169,18 +162,6 @@ export function hopFigures(planWorkflowId: string, runs: Map<string, HistoryEven
               lastObserveDone = t;
               observeDoneForBudget = t;
             } else if (type === 'evictPod' && started.has(sid)) s.evictCall.push(t - started.get(sid)!);
-            else if (type === 'requestPdbBudget' && sch) {
-              s.budgetUpdate.push(t - ms(sch));
-              const answer = firstPayload(e.activityTaskCompletedEventAttributes?.result);
-              if (answer && requestAt !== undefined) {
-                s.budgetRoundTrip.push(t - requestAt);
-                requestAt = undefined;
-                if (grantAt === undefined) {
-                  grantAt = t;
-                  tasksSinceGrant = 0;
-                }
-              }
-            }
             break;
           }
           case T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: {
