@@ -50,6 +50,22 @@ export interface Scenario {
 export const POD_GRACE_SECONDS = 2;
 export const POD_READY_DELAY = '3s';
 
+/** 20 nodes drained 5 at once, every node's pods behind the same 10 PDBs. */
+const FLEET: Scenario = {
+  name: 'fleet',
+  description: '20 nodes × 30 pods (10 Deployments × 60 replicas), PDB maxUnavailable 10%, 5 nodes at once',
+  targets: 20,
+  deployments: 10,
+  perTarget: 3,
+  others: 0,
+  perOther: 0,
+  spares: 5,
+  pdbMaxUnavailable: '10%',
+  maxUnavailableNodes: 5,
+  timeoutSeconds: 1800,
+  fillGroup: 1,
+};
+
 export const SCENARIOS: Record<string, Scenario> = {
   free: {
     name: 'free',
@@ -79,34 +95,12 @@ export const SCENARIOS: Record<string, Scenario> = {
     timeoutSeconds: 300,
     fillGroup: 1,
   },
-  fleet: {
-    name: 'fleet',
-    description: '20 nodes × 30 pods (10 Deployments × 60 replicas), PDB maxUnavailable 10%, 5 nodes at once',
-    targets: 20,
-    deployments: 10,
-    perTarget: 3,
-    others: 0,
-    perOther: 0,
-    spares: 5,
-    pdbMaxUnavailable: '10%',
-    maxUnavailableNodes: 5,
-    timeoutSeconds: 1800,
-    fillGroup: 1,
-  },
+  fleet: FLEET,
   'fleet-all': {
+    ...FLEET,
     name: 'fleet-all',
     description:
       'fleet with every target cordoned at the start (plan spec.cordon AllAtStart; kubectl cordon first): 600 pods, no replacement lands on a target',
-    targets: 20,
-    deployments: 10,
-    perTarget: 3,
-    others: 0,
-    perOther: 0,
-    spares: 5,
-    pdbMaxUnavailable: '10%',
-    maxUnavailableNodes: 5,
-    timeoutSeconds: 1800,
-    fillGroup: 1,
     cordon: 'AllAtStart',
   },
   scale: {
