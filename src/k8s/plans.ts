@@ -143,6 +143,33 @@ export class PlanApi {
     });
   }
 
+  /**
+   * Replaces the status of `plan` (as read) with a merge patch of the status subresource guarded by
+   * the plan's resourceVersion (a concurrent writer makes it fail with 409 Conflict, as the PUT of
+   * {@link replaceStatus} does); keys of the old status absent from `status` are set to null, so
+   * the result is `status`. Needs only `patch` on maintenanceplans/status (the operator's RBAC).
+   */
+  async patchStatusGuarded(plan: MaintenancePlan, status: MaintenancePlanStatus): Promise<void> {
+    const cleared = Object.fromEntries(
+      Object.keys(plan.status ?? {})
+        .filter((k) => !(k in status))
+        .map((k) => [k, null]),
+    );
+    await this.custom.patchClusterCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        name: plan.metadata.name,
+        body: {
+          metadata: { resourceVersion: plan.metadata.resourceVersion },
+          status: { ...cleared, ...status },
+        },
+      },
+      MERGE_PATCH,
+    );
+  }
+
   /** Merge-patches fields of the plan's spec (e.g. `{ paused: true }`), unguarded. */
   async patchSpec(name: string, spec: Partial<MaintenancePlanSpec>): Promise<void> {
     await this.custom.patchClusterCustomObject(

@@ -512,7 +512,9 @@ export class PlanController {
       ...(handedBack ? { handedBack } : {}),
       nowIso: new Date().toISOString(),
     });
-    await this.plans.replaceStatus(fresh, status);
+    // A guarded merge patch, not a PUT: the operator's ServiceAccount may patch a plan's status
+    // but not update it (deploy/base/rbac-operator.yaml), and a PUT was refused with 403 there.
+    await this.plans.patchStatusGuarded(fresh, status);
     this.deps.metrics.operatorActions.inc({ action: 'closed' });
     log.warn(
       { phase: status.phase, was: phase, reason: action.reason, handedBack },
