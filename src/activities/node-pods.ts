@@ -169,7 +169,8 @@ const FINGERPRINT_HEX_DIGITS = 16;
  * given order, which is sorted by key) key, uid, action, reason, pdbs, deletionTimestampMs (or null),
  * and the order group when set;
  * per PDB key and disruptionsAllowed (and its resourceVersion with `pdbVersions`: `true` for every
- * PDB, a list of keys for those only). Messages,
+ * PDB, a list of keys for those only; with `listedOnly` and a list, the PDBs not in it are left out
+ * altogether, allowance and version). Messages,
  * labels, annotations and other resourceVersions are not part of it, so updates that change no
  * decision (status heartbeats, annotations) keep it. A drain whose plan hands out PDB budgets asks
  * for `pdbVersions`: its reports must carry the PDB's current version, or the plan would take them
@@ -178,9 +179,11 @@ const FINGERPRINT_HEX_DIGITS = 16;
 export function observationFingerprint(
   content: ObservationContent,
   pdbVersions: boolean | readonly string[] = false,
+  listedOnly = false,
 ): string {
-  const versioned = (key: string): boolean =>
-    pdbVersions === true || (Array.isArray(pdbVersions) && pdbVersions.includes(key));
+  const listed = (key: string): boolean => Array.isArray(pdbVersions) && pdbVersions.includes(key);
+  const versioned = (key: string): boolean => pdbVersions === true || listed(key);
+  const material = (key: string): boolean => !listedOnly || !Array.isArray(pdbVersions) || listed(key);
   const canonical = JSON.stringify([
     // `released` only when set, so the fingerprints of nodes without the annotation stay as they were.
     content.node.released
@@ -190,11 +193,13 @@ export function observationFingerprint(
       const base = [p.key, p.uid, p.action, p.reason, p.pdbs, p.deletionTimestampMs ?? null];
       return p.order !== undefined ? [...base, p.order] : base;
     }),
-    content.pdbs.map((p) =>
-      versioned(p.key)
-        ? [p.key, p.disruptionsAllowed, p.resourceVersion ?? null]
-        : [p.key, p.disruptionsAllowed],
-    ),
+    content.pdbs
+      .filter((p) => material(p.key))
+      .map((p) =>
+        versioned(p.key)
+          ? [p.key, p.disruptionsAllowed, p.resourceVersion ?? null]
+          : [p.key, p.disruptionsAllowed],
+      ),
   ]);
   return createHash('sha256').update(canonical).digest('hex').slice(0, FINGERPRINT_HEX_DIGITS);
 }

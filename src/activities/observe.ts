@@ -231,7 +231,14 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
           namespaceLabels: (ns) => nsLabels?.get(ns),
         },
       );
-      return { content, fingerprint: observationFingerprint(content, input.pdbVersions ?? false) };
+      return {
+        content,
+        fingerprint: observationFingerprint(
+          content,
+          input.pdbVersions ?? false,
+          input.listedPdbsOnly === true,
+        ),
+      };
     };
     const answer = (s: { content: ObservationContent; fingerprint: string }): NodeObservation => ({
       changed: true,

@@ -113,6 +113,14 @@ export interface ObserveNodeInput {
    */
   pdbVersions?: boolean | string[];
   /**
+   * With a list of keys in `pdbVersions`: only those PDBs are material at all (allowance and
+   * version); the others are still in the answer but never change the fingerprint, so they never
+   * wake the caller (default false). A node with a reporting set asks for it, listing the PDBs it
+   * reports and those with evictions it has not seen counted yet: it spends the plan's grants
+   * without its own view of the others (`settings.grantsOnly` in src/drain/node-drain.ts).
+   */
+  listedPdbsOnly?: boolean;
+  /**
    * spec.podOrder: each pod's order group is computed with it ({@link ObservedPod.order}). With a
    * namespaceSelector in it the activity lists the namespaces (RBAC: namespaces list) once per call.
    */

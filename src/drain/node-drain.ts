@@ -245,6 +245,17 @@ export interface NodeDrainSettings {
    * the node's progress report) said all of its pods were evicted.
    */
   deletedNodeCounts?: boolean;
+  /**
+   * A node with a reporting set ({@link NodeBudget.reports}) spends the plan's grants without
+   * checking them against its own view of the PDB. Its observations (`listedPdbsOnly`) are woken
+   * only by the PDBs it reports and those with evictions it has not seen counted yet (every
+   * eviction used to wake every running node sharing the PDB, twice); the plan's ledger holds the
+   * freshest report of every PDB and every node's holdings; the eviction subresource's PDB check
+   * stays the safety rule. A PDB that refused the node (429) still allows only what its refusal rule says.
+   * Absent: the spend is the smaller of the grant and the node's own view (runs recorded before
+   * `patched('grants-only')`, nodes without a reporting set).
+   */
+  grantsOnly?: boolean;
 }
 
 /**
@@ -1006,7 +1017,10 @@ export function decideNode(
   const budgets = new Map<string, number>();
   for (const pdb of Object.values(s.pdbs)) {
     const own = budgetOf(s, pdb, nowMs);
-    budgets.set(pdb.key, s.budget ? Math.min(own, s.budget.grants[pdb.key] ?? 0) : own);
+    const granted = s.budget?.grants[pdb.key] ?? 0;
+    const trustGrant =
+      settings.grantsOnly === true && s.budget?.reports !== undefined && pdb.refusedUntilMs === undefined;
+    budgets.set(pdb.key, !s.budget ? own : trustGrant ? granted : Math.min(own, granted));
     if (pdb.refusedUntilMs !== undefined) wake(pdb.refusedUntilMs);
   }
   let running = inFlight;

@@ -177,6 +177,15 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   // the others wake it when their disruptionsAllowed changes (every status write of a PDB shared by
   // five nodes used to wake all five, while only its reporter tells the plan).
   const reportedVersionsOnly = s.budget?.reports !== undefined && patched('reported-pdb-versions');
+  // patched: node runs recorded before were woken by every allowance change of every PDB they
+  // watch and spent a grant only when their own view allowed it too. Now a node with a reporting
+  // set is woken only by the PDBs it reports and spends the plan's grants as they come
+  // (settings.grantsOnly): in `scale` (20 running nodes, each with one pod behind each of 20 PDBs)
+  // every eviction woke all 20 nodes twice, about 48 observations per node instead of about 11.
+  // Such a node looks again at once when an eviction is answered and when the plan changes its
+  // reporting set while an observation waits.
+  const grantsOnly = reportedVersionsOnly && patched('grants-only');
+  if (grantsOnly) settings.grantsOnly = true;
 
   // patched: runs recorded before evictions had their own (rate-limited) queue keep the workflow's.
   const evictionQueue = patched('eviction-task-queue')
@@ -199,6 +208,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     startToCloseTimeout: `${observeWaitSeconds + 60}s`,
     heartbeatTimeout: '20s',
     retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+    // Grants-only nodes restart a waiting observation whenever the plan changes their reporting
+    // set: abandoned, not cancelled, so no cancel request can cross the observation's answer (the
+    // time-skipping test server refuses such a task completion with ACTIVITY_UNKNOWN for good, a
+    // known bug of it; the real server takes either). The abandoned one answers within its bound
+    // (ignored) and holds nothing: observations only read the worker's watch cache.
+    ...(grantsOnly ? { cancellationType: ActivityCancellationType.ABANDON } : {}),
   });
 
   // ---- messages: one line each ----
@@ -400,7 +415,17 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   const inFlight = new Map<string, Promise<void>>();
   const evictions = new CancellationScope();
   let cancelledEvictions = false;
-  let observing: { seq: number; scope: CancellationScope; done: Promise<void> } | undefined;
+  let observing: { seq: number; scope: CancellationScope; done: Promise<void>; reports?: string } | undefined;
+  /**
+   * The PDBs a grants-only node's observations are woken by: those it reports, and those with
+   * evictions answered 201 that no observation shows yet (an unchanged answer confirms them, so it
+   * must mean that these PDBs did not change either). Sorted keys.
+   */
+  const watchedPdbs = (): string[] =>
+    [...new Set([...(s.budget?.reports ?? []), ...unconfirmedPdbs(s)])].sort();
+  /** The reporting set an observation of a grants-only node is woken by, as one string. */
+  const watchedReports = (): string | undefined =>
+    grantsOnly ? JSON.stringify(s.budget?.reports ?? []) : undefined;
   let nextObserveAtMs = 0;
   let outcome: NodeOutcome | undefined;
   let confirmUntilMs: number | undefined;
@@ -426,7 +451,12 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
             ...(s.budget
               ? {
                   pdbs: unconfirmedPdbs(s),
-                  pdbVersions: reportedVersionsOnly && s.budget.reports ? [...s.budget.reports] : true,
+                  pdbVersions: grantsOnly
+                    ? watchedPdbs()
+                    : reportedVersionsOnly && s.budget.reports
+                      ? [...s.budget.reports]
+                      : true,
+                  ...(grantsOnly ? { listedPdbsOnly: true } : {}),
                 }
               : {}),
             ...(podPolicy && spec.podOrder ? { podOrder: spec.podOrder } : {}),
@@ -447,9 +477,11 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
         },
       )
       .finally(() => {
-        observing = undefined;
+        // A newer observation may have replaced this one already (a reporting set changed).
+        if (observing?.seq === seq) observing = undefined;
       });
-    observing = { seq, scope, done };
+    const reports = watchedReports();
+    observing = { seq, scope, done, ...(reports !== undefined ? { reports } : {}) };
   };
 
   const startEvict = (uid: string) => {
@@ -600,6 +632,9 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
         applyDeleteAnswer(s, item.uid, item.answer, now, backoff);
       } else {
         applyEvictionAnswer(s, item.uid, item.answer, now, backoff);
+        // The answer changes what an observation shows (the pod terminating or gone): a node
+        // that no other PDB wakes must not sit out an unchanged observation's bound first.
+        if (grantsOnly) nextObserveAtMs = 0;
       }
     }
     if (parentGone && !s.aborted) {
@@ -643,6 +678,14 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     }
     // A quiet point: nothing in flight, no observation running (a waiting one is cancelled).
     if (quiesce && inFlight.size === 0 && observing) observing.scope.cancel();
+    // The plan changed the node's reporting set while an observation waits: look again with the
+    // new set, or the PDBs it now reports would not wake it (up to retryBackoff.maxSeconds). The
+    // old one is forgotten at once (its cancellation is ignored), so the new one starts now.
+    else if (grantsOnly && observing && observing.reports !== watchedReports()) {
+      observing.scope.cancel();
+      observing = undefined;
+      nextObserveAtMs = 0;
+    }
     if (
       quiesce &&
       inFlight.size === 0 &&

@@ -345,6 +345,7 @@ export class SimCluster {
     node: string,
     requested?: readonly string[],
     pdbVersions: boolean | readonly string[] = false,
+    listedPdbsOnly = false,
   ) {
     const n = this.nodes.get(node);
     const content = n
@@ -357,7 +358,7 @@ export class SimCluster {
           ...this.nodePods(node, requested),
         }
       : { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
-    return { content, fingerprint: observationFingerprint(content, pdbVersions) };
+    return { content, fingerprint: observationFingerprint(content, pdbVersions, listedPdbsOnly) };
   }
 
   /** Consumes one injected fault of `activity`, if any: throws, or hangs (before or after the work). */
@@ -530,12 +531,12 @@ export class SimCluster {
       observeNode: async (input): Promise<NodeObservation> =>
         this.faulted('observeNode', { node: input.node, since: input.since }, async () => {
           const { node, since, maxWaitSeconds } = input;
-          let seen = this.observe(node, input.pdbs, input.pdbVersions);
+          let seen = this.observe(node, input.pdbs, input.pdbVersions, input.listedPdbsOnly);
           const waitMs = Math.min(this.observePollMs, Math.max(0, maxWaitSeconds) * 1000);
           const end = Date.now() + waitMs;
           while (since !== undefined && seen.fingerprint === since && Date.now() < end) {
             await new Promise((r) => setTimeout(r, 10));
-            seen = this.observe(node, input.pdbs, input.pdbVersions);
+            seen = this.observe(node, input.pdbs, input.pdbVersions, input.listedPdbsOnly);
           }
           const res: NodeObservation =
             since !== undefined && seen.fingerprint === since

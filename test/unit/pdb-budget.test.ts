@@ -163,6 +163,30 @@ describe('the node side of the budget', () => {
     assert.deepEqual(r.holding, { 'app/a': 1 }, 'answered 201, not yet observed');
   });
 
+  it('grantsOnly: a node with a reporting set spends a grant its own (stale) view does not show; without a set, before the patch or after a 429 its view still bounds it', () => {
+    const table: [string, { reports?: string[]; refused?: boolean; grantsOnly: boolean }, string[]][] = [
+      ['reporting set, grantsOnly: the grant is spent', { reports: ['app/a'], grantsOnly: true }, ['uid-b1']],
+      ['no reporting set yet: its own view (0) bounds it', { grantsOnly: true }, []],
+      ['runs recorded before grants-only: its own view bounds it', { reports: [], grantsOnly: false }, []],
+      [
+        'refused by the PDB (429): its refusal rule bounds it',
+        { reports: [], refused: true, grantsOnly: true },
+        [],
+      ],
+    ];
+    for (const [what, c, want] of table) {
+      // app/b allows 0 in the node's own view; the plan, with a fresher report, granted one.
+      const s = budgetedNode(0, 0, { grantSeq: 0, grants: {}, ...(c.reports ? { reports: c.reports } : {}) });
+      if (c.refused) {
+        s.pdbs['app/b']!.refusedAllowed = 0;
+        s.pdbs['app/b']!.refusedUntilMs = NOW + 60_000;
+      }
+      applyGrant(s, { seq: 1, grants: { 'app/b': 1 } });
+      assert.deepEqual(decideNode(s, NOW, { ...SETTINGS, grantsOnly: c.grantsOnly }).evict, want, what);
+      if (want.length) assert.equal(s.budget?.grants['app/b'], 0, `${what}: the grant is used up`);
+    }
+  });
+
   it('grants the node cannot use are given back (the pod went into a cooldown)', () => {
     const s = coordinatedNode();
     applyGrant(s, { seq: 1, grants: { 'app/a': 2 } });

@@ -341,6 +341,37 @@ describe('observationFingerprint: PDB versions', () => {
         what,
       );
   });
+
+  it('with listedPdbsOnly, the PDBs not listed are not material at all (allowance and version)', () => {
+    const withPdbs = (a: [allowed: number, rv: string], b: [allowed: number, rv: string]) => ({
+      node: { exists: true, unschedulable: true },
+      pods: [],
+      pdbs: [
+        { key: 'a/x', disruptionsAllowed: a[0], resourceVersion: a[1] },
+        { key: 'a/y', disruptionsAllowed: b[0], resourceVersion: b[1] },
+      ],
+    });
+    const before = withPdbs([1, '10'], [2, '20']);
+    const xWritten = withPdbs([1, '11'], [2, '20']);
+    const xRose = withPdbs([2, '11'], [2, '20']);
+    const yRose = withPdbs([1, '10'], [3, '21']);
+    const table: [string, boolean | string[], typeof before, boolean][] = [
+      ['reports a/x: its new version', ['a/x'], xWritten, true],
+      ['reports a/x: it allows more', ['a/x'], xRose, true],
+      ['reports a/x: a/y allows more (not its to watch)', ['a/x'], yRose, false],
+      ['reports a/y: a/y allows more', ['a/y'], yRose, true],
+      ['reports nothing: a/y allows more', [], yRose, false],
+      ['no list (true): the option has no effect', true, yRose, true],
+    ];
+    for (const [what, versions, after, material] of table)
+      assert.equal(
+        observationFingerprint(after, versions, true) !== observationFingerprint(before, versions, true),
+        material,
+        what,
+      );
+    // Without the option a list keeps the allowance of every PDB material.
+    assert.notEqual(observationFingerprint(yRose, ['a/x']), observationFingerprint(before, ['a/x']));
+  });
 });
 
 // ---- the node decision ----

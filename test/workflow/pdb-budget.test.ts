@@ -101,8 +101,8 @@ const refusals = (sim: SimCluster) =>
 describe('one PDB budget per plan (time-skipping)', () => {
   it('5 nodes sharing 3 PDBs: no 429, never more calls in flight per PDB than it allows', async () => {
     const { sim, names, allowed } = sharedPdbs(5);
-    // Named -v3 so that saving its histories keeps the `shared-pdbs` fixture (an older shape).
-    const inp = input('shared-pdbs-v3', { nodeNames: names, maxUnavailableNodes: 5, uncordon: 'OnRelease' });
+    // Named -v4 so that saving its histories keeps the `shared-pdbs` and `shared-pdbs-v3` fixtures (older shapes).
+    const inp = input('shared-pdbs-v4', { nodeNames: names, maxUnavailableNodes: 5, uncordon: 'OnRelease' });
     const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal);
     assert.equal(res.phase, 'Completed');
     await dumpBudget(sim, inp);
@@ -126,8 +126,8 @@ describe('one PDB budget per plan (time-skipping)', () => {
     // A grant that reaches a node drain as it completes fails that workflow task with
     // UnhandledCommand; the SDK runs it again with the signal (benign, as in many-nodes.test.ts).
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
-    // UPDATE_HISTORIES=shared-pdbs-v3 saves these histories as replay fixtures (test/workflow/replay.test.ts).
-    await wf.saveHistories('shared-pdbs-v3', planWorkflowId(inp.plan), names.slice(0, 2));
+    // UPDATE_HISTORIES=shared-pdbs-v4 saves these histories as replay fixtures (test/workflow/replay.test.ts).
+    await wf.saveHistories('shared-pdbs-v4', planWorkflowId(inp.plan), names.slice(0, 2));
   });
 
   it('a 429 despite the budget gives the disruption back: every pod still leaves, the plan drains', async () => {

@@ -25,7 +25,9 @@
  * (5 nodes sharing 3 PDBs, written by test/workflow/pdb-budget.test.ts) one from before
  * `patched('grants-before-status')`, whose plan starts a status write in the task that sends
  * grants, and `shared-pdbs-refused` one past it and from before `patched('reported-pdb-versions')`
- * (every node woke for every new version of every PDB it watches); `shared-pdbs-v3` is past that.
+ * (every node woke for every new version of every PDB it watches); `shared-pdbs-v3` is past that
+ * and from before `patched('grants-only')` (nodes woken by every allowance change of every PDB they
+ * watch, spending a grant only when their own view allowed it too); `shared-pdbs-v4` is past that.
  * `late-update-v0` (an abort Update that arrived while the plan closed and never completed; the run
  * stays open) is from before `patched('late-update-publish')`, `late-update-v1` past it; both written
  * by test/workflow/stranded.test.ts. `release-uncordoned-v0` (a node uncordoned by hand while it
