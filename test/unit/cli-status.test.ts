@@ -181,7 +181,7 @@ describe('missingWorkflowNote', () => {
         status: {
           phase: 'Failed',
           reason: 'InvalidSpec',
-          message: 'spec.windows.0.timeZone: must be a known IANA time zone name (e.g. Europe/Berlin, UTC)',
+          message: 'spec.windows[0].timeZone: must be a known IANA time zone name (e.g. Europe/Berlin, UTC)',
           conditions: [
             {
               type: 'Progressing',
@@ -189,13 +189,13 @@ describe('missingWorkflowNote', () => {
               reason: 'InvalidSpec',
               lastTransitionTime: '2026-12-01T00:00:00Z',
               message:
-                'spec.windows.0.timeZone: must be a known IANA time zone name (e.g. Europe/Berlin, UTC)',
+                'spec.windows[0].timeZone: must be a known IANA time zone name (e.g. Europe/Berlin, UTC)',
             },
           ],
         },
       },
       err: notFound,
-      note: /^the operator refused this plan and started no workflow for it \(Failed\/InvalidSpec\): "spec\.windows\.0\.timeZone: must be a known IANA time zone name \(e\.g\. Europe\/Berlin, UTC\)"; correct what it names/,
+      note: /^the operator refused this plan and started no workflow for it \(Failed\/InvalidSpec\): "spec\.windows\[0\]\.timeZone: must be a known IANA time zone name \(e\.g\. Europe\/Berlin, UTC\)"; correct what it names/,
     },
     {
       what: 'no workflow recorded and none found: the operator has not started one',

@@ -53,7 +53,7 @@ function obs(
   } = {},
 ): Observation {
   const o: Observation = { plan: view(plan), workflowId: WF };
-  if (opts.spec === 'invalid') o.invalid = 'spec.nodeNames.0: must be a node name';
+  if (opts.spec === 'invalid') o.invalid = 'spec.nodeNames[0]: must be a node name';
   else o.spec = parseSpec(opts.spec ?? { nodeNames: ['a'] });
   if (opts.memory) o.memory = opts.memory;
   if (opts.workflow) o.workflow = opts.workflow;

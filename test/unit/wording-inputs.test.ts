@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MaintenancePlanSpecSchema } from '../../src/api/plan.js';
-import { issueWords } from '../../src/api/issue-words.js';
+import { fieldPath, issueWords } from '../../src/api/issue-words.js';
 import { pendingWords, renderPlan } from '../../src/cli/render.js';
 import { specFromFlags } from '../../src/cli/preflight.js';
 
@@ -17,12 +17,25 @@ function words(spec: unknown): string {
   return issueWords(r.error, spec);
 }
 
+describe('fieldPath writes zod paths as the API server writes field paths', () => {
+  it('list indexes in brackets, names joined by dots', () => {
+    const rows: [PropertyKey[], string][] = [
+      [['maxUnavailableNodes'], 'maxUnavailableNodes'],
+      [['nodeNames', 1], 'nodeNames[1]'],
+      [['windows', 0, 'timeZone'], 'windows[0].timeZone'],
+      [['podOrder', 2, 'match', 'namespaces', 0], 'podOrder[2].match.namespaces[0]'],
+      [[], ''],
+    ];
+    for (const [path, want] of rows) assert.equal(fieldPath(path), want, JSON.stringify(path));
+  });
+});
+
 describe('issue words name the value', () => {
   const rows: [string, unknown, string][] = [
     [
       'the second node name of a list',
       { nodeNames: ['ok', 'Node_1'] },
-      `spec.nodeNames.1: must be a node name: a DNS subdomain of lowercase letters, digits, '-' and '.' that starts and ends with a letter or digit, at most 253 characters (got "Node_1")`,
+      `spec.nodeNames[1]: must be a node name: a DNS subdomain of lowercase letters, digits, '-' and '.' that starts and ends with a letter or digit, at most 253 characters (got "Node_1")`,
     ],
     [
       'a number out of range',
@@ -45,7 +58,7 @@ describe('issue words name the value', () => {
   it('drainflow preflight --nodes with a bad name says which', () =>
     assert.throws(
       () => specFromFlags({ nodes: 'good,Bad_Name' }),
-      /spec\.nodeNames\.1: must be a node name: .* \(got "Bad_Name"\)/,
+      /spec\.nodeNames\[1\]: must be a node name: .* \(got "Bad_Name"\)/,
     ));
 });
 
