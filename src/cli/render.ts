@@ -75,9 +75,10 @@ export function renderPlan(
   if (blocked && active) lines.push(`  waiting: ${blocked.reason} — ${blocked.message}`);
   const unstarted = (s.nodes ?? []).every((n) => n.phase === 'Pending' || n.phase === 'Waiting');
   if (p && p.total === 0 && unstarted && active && (s.nodes ?? []).length > 0) {
-    // Running with 0/0 pods: no node drain has begun, and a node's pods are counted when it does.
+    // Running with 0/0 pods: no node is claimed yet (its drain may have started and be claiming
+    // it: the plan's message then says "draining 1 of 2"), and a node's pods are counted once it is.
     lines.push(
-      "  pods: none counted yet: no node's drain has begun (a node's pods are counted once it is claimed and cordoned)",
+      "  pods: none counted yet: no node is claimed yet (a node's pods are counted once the plan has claimed and cordoned it)",
     );
   } else if (p) {
     const stuck = p.failed > 0 ? `, ${p.failed} cannot be evicted` : '';

@@ -267,7 +267,7 @@ describe('renderPlan of a rolling maintenance', () => {
       ),
       NOW,
     );
-    assert.match(text, /pods: none counted yet: no node's drain has begun/);
+    assert.match(text, /pods: none counted yet: no node is claimed yet/);
     assert.doesNotMatch(text, /0\/0 evicted/);
   });
 });
