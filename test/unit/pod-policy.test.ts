@@ -311,15 +311,17 @@ describe('buildNodePods: order groups', () => {
 });
 
 describe('observationFingerprint: PDB versions', () => {
+  /** A node without pods whose observation holds PDBs a/x and a/y at these allowances and versions. */
+  const withPdbs = (a: [allowed: number, rv: string], b: [allowed: number, rv: string]) => ({
+    node: { exists: true, unschedulable: true },
+    pods: [],
+    pdbs: [
+      { key: 'a/x', disruptionsAllowed: a[0], resourceVersion: a[1] },
+      { key: 'a/y', disruptionsAllowed: b[0], resourceVersion: b[1] },
+    ],
+  });
+
   it('a new PDB version is material only for the PDBs the pdbVersions option names', () => {
-    const withPdbs = (a: [allowed: number, rv: string], b: [allowed: number, rv: string]) => ({
-      node: { exists: true, unschedulable: true },
-      pods: [],
-      pdbs: [
-        { key: 'a/x', disruptionsAllowed: a[0], resourceVersion: a[1] },
-        { key: 'a/y', disruptionsAllowed: b[0], resourceVersion: b[1] },
-      ],
-    });
     const before = withPdbs([1, '10'], [2, '20']);
     const xWritten = withPdbs([1, '11'], [2, '20']); // a/x: new version, same allowance
     const yWritten = withPdbs([1, '10'], [2, '21']);
@@ -343,14 +345,6 @@ describe('observationFingerprint: PDB versions', () => {
   });
 
   it('with listedPdbsOnly, the PDBs not listed are not material at all (allowance and version)', () => {
-    const withPdbs = (a: [allowed: number, rv: string], b: [allowed: number, rv: string]) => ({
-      node: { exists: true, unschedulable: true },
-      pods: [],
-      pdbs: [
-        { key: 'a/x', disruptionsAllowed: a[0], resourceVersion: a[1] },
-        { key: 'a/y', disruptionsAllowed: b[0], resourceVersion: b[1] },
-      ],
-    });
     const before = withPdbs([1, '10'], [2, '20']);
     const xWritten = withPdbs([1, '11'], [2, '20']);
     const xRose = withPdbs([2, '11'], [2, '20']);
