@@ -446,7 +446,7 @@ describe('preflight on the real stack', () => {
     assert.match(none.err, /name the nodes: --nodes a,b, --selector k=v, or -f plan.yaml/);
     const bad = await runCommand(['preflight', '--nodes', 'Bad_Node'], { env });
     assert.equal(bad.code, 1);
-    assert.match(bad.err, /spec\.nodeNames\.0: must be a node name/);
+    assert.match(bad.err, /spec\.nodeNames\[0\]: must be a node name/);
   });
 
   it('through the operator: a Preflight plan ends Previewed, and deleting it finds nothing to hand back', async () => {

@@ -133,7 +133,7 @@ describe('maintenance windows on the real stack', () => {
     assert.equal(failed.status?.phase, 'Failed');
     assert.match(
       failed.status?.message ?? '',
-      /spec\.windows\.0\.timeZone: must be a known IANA time zone name/,
+      /spec\.windows\[0\]\.timeZone: must be a known IANA time zone name/,
     );
     await waitFor(
       async () =>

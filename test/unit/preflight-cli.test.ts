@@ -90,7 +90,7 @@ describe('specFromFlags', () => {
     assert.throws(() => specFromFlags({ nodes: ',' }), /--nodes: give at least one node name/);
     assert.throws(
       () => specFromFlags({ nodes: 'Bad_Node' }),
-      /invalid plan: spec\.nodeNames\.0: must be a node name/,
+      /invalid plan: spec\.nodeNames\[0\]: must be a node name/,
     );
     assert.throws(() => specFromFlags({ nodes: 'a,a' }), /spec\.nodeNames: must not name a node twice/);
     assert.throws(
