@@ -204,16 +204,21 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     retry: { initialInterval: '1s', maximumInterval: '10s', backoffCoefficient: 2, maximumAttempts: 3 },
   });
   const observeWaitSeconds = backoff.maxSeconds;
+  // An observation the node stops waiting for (the node ends, continues as new, or - grants-only -
+  // the plan changed its reporting set) is abandoned, not cancelled: no RequestCancelActivityTask
+  // command, so none can cross the observation's answer or its start. The time-skipping test
+  // server refuses such a task completion with ACTIVITY_UNKNOWN on every retry (a known bug of that
+  // server; the real server takes it), which froze a node that ended while its observation was
+  // scheduled. An abandoned observation holds nothing but a worker slot: it only reads the
+  // worker's watch cache, and its next heartbeat (at most 16 s) finds a closed run and stops it, or
+  // it answers within its bound (ignored). Runs recorded before cancelled it
+  // (`patched('abandon-observations')`; grants-only runs always abandoned).
+  const abandonObservations = patched('abandon-observations') || grantsOnly;
   const observer = proxyActivities<DrainActivities>({
     startToCloseTimeout: `${observeWaitSeconds + 60}s`,
     heartbeatTimeout: '20s',
     retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
-    // Grants-only nodes restart a waiting observation whenever the plan changes their reporting
-    // set: abandoned, not cancelled, so no cancel request can cross the observation's answer (the
-    // time-skipping test server refuses such a task completion with ACTIVITY_UNKNOWN for good, a
-    // known bug of it; the real server takes either). The abandoned one answers within its bound
-    // (ignored) and holds nothing: observations only read the worker's watch cache.
-    ...(grantsOnly ? { cancellationType: ActivityCancellationType.ABANDON } : {}),
+    ...(abandonObservations ? { cancellationType: ActivityCancellationType.ABANDON } : {}),
   });
 
   // ---- messages: one line each ----

@@ -385,13 +385,15 @@ describe('replay fixtures of the loop (time-skipping)', () => {
 });
 
 /**
- * Recorder of a replay fixture of the shape before `patched('deleted-node-counts')`: run with
- * `UPDATE_HISTORIES=deleted-counts-v0` against the code from before that patch, it saves a plan
- * whose node is deleted with two pods never evicted (the old counts said 0 of 0), so the replay
- * test proves the patched code replays it. A recorder, not a test: registered only while recording.
+ * Recorders of replay fixtures of old shapes: run with `UPDATE_HISTORIES=<key>` against the code
+ * from before the patch named. `deleted-counts-v0` (before `patched('deleted-node-counts')`) saves
+ * a plan whose node is deleted with two pods never evicted (the old counts said 0 of 0);
+ * `observe-cancel-v0` (before `patched('abandon-observations')`) a node aborted while its observation
+ * waits, which it cancels (a RequestCancelActivityTask command). The replay
+ * test proves the patched code replays them. Recorders, not tests: registered only while recording.
  */
 if (recordingHistories())
-  describe('long drains: recorder of the old shape', () => {
+  describe('long drains: recorders of old shapes', () => {
     it(
       'deleted-counts-v0: a node deleted with pods never evicted',
       { skip: !updateRequested('deleted-counts-v0') },
@@ -403,6 +405,20 @@ if (recordingHistories())
         const inp = input('deleted-counts-v0', { nodeNames: ['n1'], uncordon: 'OnRelease' });
         await driveTo(sim, inp, deleteN1OnceObserved(sim), releaseSignal);
         await saveHistories('deleted-counts-v0', planWorkflowId(inp.plan), ['n1']);
+      },
+    );
+    it(
+      'observe-cancel-v0: a node aborted while its observation waits',
+      { skip: !updateRequested('observe-cancel-v0') },
+      async () => {
+        // Observations wait up to 5 s of real time for a change, so the abort finds one waiting.
+        const sim = new SimCluster({ observePollMs: 5000 }).addNode('n1');
+        sim.pdbs.set('app/db', 0);
+        sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+        const inp = input('observe-cancel-v0', { nodeNames: ['n1'] });
+        const blocked = () => sim.lastStatus()?.nodes?.[0]?.blockedBy !== undefined;
+        await driveTo(sim, inp, blocked, abortSignal);
+        await saveHistories('observe-cancel-v0', planWorkflowId(inp.plan), ['n1']);
       },
     );
   });
