@@ -256,6 +256,15 @@ export interface NodeDrainSettings {
    * `patched('grants-only')`, nodes without a reporting set).
    */
   grantsOnly?: boolean;
+  /**
+   * A pod an observation showed terminating while its eviction call was in flight, whose call was
+   * then refused (409, 403, 429, other 4xx), counts as gone without eviction when it goes: the API
+   * server did not evict it, someone else (e.g. a namespace deletion) did. Only a call that failed
+   * without an answer (timeout, cancel) may have taken effect. Absent in runs recorded before
+   * `patched('refused-not-evicted')`, which counted it as evicted (the counts are part of the
+   * node's progress report).
+   */
+  refusedNotEvicted?: boolean;
 }
 
 /**
@@ -646,6 +655,7 @@ export function hasUnconfirmedEvictions(s: NodeDrainState): boolean {
  * Applies one eviction answer (or call failure) for the pod `uid`. `seq` is {@link
  * NodeDrainState.observeSeq} at the time of the answer (the newest observation started).
  * Answers for pods no longer tracked (seen gone meanwhile) change nothing but the counters.
+ * `settings.refusedNotEvicted`: see {@link NodeDrainSettings.refusedNotEvicted}.
  */
 export function applyEvictionAnswer(
   s: NodeDrainState,
@@ -653,6 +663,7 @@ export function applyEvictionAnswer(
   answer: EvictResult | EvictionCallFailure,
   nowMs: number,
   backoff: RetryBackoff,
+  settings: Pick<NodeDrainSettings, 'refusedNotEvicted'> = {},
 ): NodeDrainState {
   const p = s.pods[uid];
   if (answer.outcome === 'TooManyRequests') s.tooManyRequests++;
@@ -665,7 +676,9 @@ export function applyEvictionAnswer(
     if (!(answer.outcome === 'CallFailed' && answer.cancelled)) s.lastError = answer.message;
     unblock(p);
     p.state = 'Terminating';
-    p.mayHaveEvicted = true;
+    // Whose doing it was: a refusal says not this call's; a call without an answer may have been.
+    if (!settings.refusedNotEvicted || answer.outcome === 'CallFailed') p.mayHaveEvicted = true;
+    else p.mayHaveEvicted = undefined;
     return s;
   }
   const cooldown = (seconds: number, reason: string, message: string) => {

@@ -154,6 +154,9 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   if (patched('terminating-words')) settings.terminatingWords = true;
   // patched: node runs recorded before said all pods of a node deleted mid-drain were evicted.
   if (patched('deleted-node-counts')) settings.deletedNodeCounts = true;
+  // patched: node runs recorded before counted a pod as evicted when an observation showed it
+  // terminating during a call the API server then refused.
+  if (patched('refused-not-evicted')) settings.refusedNotEvicted = true;
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
   // patched: spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts). Only specs that set
@@ -636,7 +639,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
       } else if (item.kind === 'deleted') {
         applyDeleteAnswer(s, item.uid, item.answer, now, backoff);
       } else {
-        applyEvictionAnswer(s, item.uid, item.answer, now, backoff);
+        applyEvictionAnswer(s, item.uid, item.answer, now, backoff, settings);
         // The answer changes what an observation shows (the pod terminating or gone): a node
         // that no other PDB wakes must not sit out an unchanged observation's bound first.
         if (grantsOnly) nextObserveAtMs = 0;

@@ -135,6 +135,8 @@ export interface SimOptions {
   observePollMs?: number;
   /** Real ms an eviction call takes before it takes effect and answers (default 0). */
   evictDelayMs?: number;
+  /** Real ms between an eviction call taking effect and its answer (a slow response; default 0). */
+  answerDelayMs?: number;
 }
 
 /** An eviction call sent while more calls were in flight behind its PDB than the PDB allowed. */
@@ -160,6 +162,7 @@ export class SimCluster {
   readyDelayMs: number;
   observePollMs: number;
   evictDelayMs: number;
+  answerDelayMs: number;
   /** Calls sent beyond what their PDB allowed, counting the calls in flight (see {@link OverBudgetCall}). */
   overBudget: OverBudgetCall[] = [];
   /** Most eviction calls in flight at once behind each PDB. */
@@ -178,6 +181,7 @@ export class SimCluster {
     this.readyDelayMs = opts.readyDelayMs ?? 0;
     this.observePollMs = opts.observePollMs ?? 200;
     this.evictDelayMs = opts.evictDelayMs ?? 0;
+    this.answerDelayMs = opts.answerDelayMs ?? 0;
   }
 
   /** Every write of a PDB's status gets a new resourceVersion (an eviction, a replacement Ready). */
@@ -559,7 +563,9 @@ export class SimCluster {
           }
           try {
             if (this.evictDelayMs > 0) await new Promise((r) => setTimeout(r, this.evictDelayMs));
-            return this.evict(input);
+            const result = this.evict(input);
+            if (this.answerDelayMs > 0) await new Promise((r) => setTimeout(r, this.answerDelayMs));
+            return result;
           } finally {
             if (pdbOf !== undefined) this.inFlight.set(pdbOf, (this.inFlight.get(pdbOf) ?? 1) - 1);
           }

@@ -165,7 +165,7 @@ class Drain {
     return this.decide(quiesce).evict.map((u) => this.s.pods[u]!.key);
   }
   answer(key: string, a: EvictResult | EvictionCallFailure): this {
-    applyEvictionAnswer(this.s, uidOf(key), a, this.now, BACKOFF);
+    applyEvictionAnswer(this.s, uidOf(key), a, this.now, BACKOFF, this.settings);
     return this;
   }
   at(ms: number): this {
@@ -1256,6 +1256,52 @@ describe('nodeCounts', () => {
       podsFailed: 0,
       podsGoneWithoutEviction: 1,
     });
+  });
+  describe('a pod seen terminating while its call is in flight, gone after the answer', () => {
+    const cases: {
+      name: string;
+      answer: EvictResult | EvictionCallFailure;
+      refusedNotEvicted?: boolean;
+      evicted: number;
+    }[] = [
+      // A refusal says the call evicted nothing: someone else (a namespace deletion) did.
+      {
+        name: '403 NamespaceTerminating',
+        answer: retry('NamespaceTerminating'),
+        refusedNotEvicted: true,
+        evicted: 0,
+      },
+      { name: '409 Conflict', answer: retry('Conflict'), refusedNotEvicted: true, evicted: 0 },
+      { name: '429', answer: throttled(5), refusedNotEvicted: true, evicted: 0 },
+      { name: '403 Forbidden', answer: failed(403, 'Forbidden'), refusedNotEvicted: true, evicted: 0 },
+      // No answer: the call may have taken effect.
+      { name: 'call timed out', answer: callFailed(), refusedNotEvicted: true, evicted: 1 },
+      {
+        name: 'call cancelled',
+        answer: callFailed({ cancelled: true }),
+        refusedNotEvicted: true,
+        evicted: 1,
+      },
+      // Runs recorded before patched('refused-not-evicted') counted every such pod as evicted.
+      { name: '403 NamespaceTerminating', answer: retry('NamespaceTerminating'), evicted: 1 },
+      { name: '429', answer: throttled(5), evicted: 1 },
+    ];
+    for (const c of cases) {
+      it(`${c.name}${c.refusedNotEvicted ? '' : ' (before refusedNotEvicted)'}: counted ${c.evicted ? 'evicted' : 'gone without eviction'}`, () => {
+        const d = new Drain();
+        d.settings = { ...SETTINGS, ...(c.refusedNotEvicted ? { refusedNotEvicted: true } : {}) };
+        d.observe(anObservation().pods(aPod('app/a')));
+        assert.deepEqual(d.evicts(), ['app/a']);
+        d.observe(anObservation().pods(aPod('app/a').terminating()));
+        d.answer('app/a', c.answer);
+        assert.deepEqual(d.states(), ['app/a Terminating'], 'waited for, not evicted again');
+        assert.deepEqual(d.evicts(), []);
+        d.observe(anObservation().pods());
+        const counts = nodeCounts(d.s);
+        assert.equal(counts.podsEvicted, c.evicted);
+        assert.equal(counts.podsGoneWithoutEviction ?? 0, 1 - c.evicted);
+      });
+    }
   });
   it('pods deleted by someone else are counted and said apart from evictions (goneMessage)', () => {
     // Six pods; three evicted by the drain (201), three deleted by someone else before their call.

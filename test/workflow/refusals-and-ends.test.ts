@@ -7,12 +7,17 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_PLAN_NODES } from '../../src/api/plan.js';
-import { releaseSignal } from '../../src/workflows/messages.js';
+import { planWorkflowId, releaseSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, evictedTwice, gapsOf, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
+/**
+ * `UPDATE_HISTORIES=refused-terminating-v0` run against the code from before
+ * `patched('refused-not-evicted')` records the old shape (a refused call's pod counted as evicted).
+ */
+const RECORDING_V0 = updateRequested('refused-terminating-v0');
 const { withWorker, driveTo, startPlan, resultOf } = wf;
 
 before(wf.setup);
@@ -50,6 +55,35 @@ describe('self-healing refusals in the node loop (time-skipping)', () => {
     assert.equal(sim.pods.get('gone/terminating')!.evictedTimes ?? 0, 0);
     assert.deepEqual(evictedTwice(sim), []);
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
+  });
+
+  it('a pod seen terminating while its call is in flight, then refused 403 NamespaceTerminating, counts as gone without eviction', async () => {
+    // The 403 starts the namespace deletion's termination at once and its answer comes 300 ms
+    // later, so an observation shows the pod terminating while the call is in flight (a loaded
+    // host made this happen by chance). The refusal says the call did not evict it.
+    const sim = new SimCluster({ answerDelayMs: 300 }).addNode('n1');
+    sim.addPod({ namespace: 'gone', name: 'terminating', node: 'n1', graceMs: 1500 });
+    sim.refuse('NamespaceTerminating', { pod: 'gone/terminating', times: 1 });
+    const inp = input(RECORDING_V0 ? 'refused-terminating-v0' : 'refused-terminating-v1', {
+      nodeNames: ['n1'],
+      uncordon: 'OnRelease',
+    });
+    await withWorker(sim, async (taskQueue) => {
+      const h = await startPlan(taskQueue, inp);
+      // Small steps of workflow time: the call takes real time, and its 10 s timeout is workflow time.
+      await wf.waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status', 30_000, '100ms');
+      const st = sim.lastStatus()!;
+      if (!RECORDING_V0) {
+        assert.equal(st.nodes?.[0]?.podsEvicted, 0, 'the refused call evicted nothing');
+        assert.equal(st.nodes?.[0]?.podsGoneWithoutEviction, 1);
+      }
+      await h.signal(releaseSignal);
+      assert.equal((await resultOf(h)).phase, 'Completed');
+    });
+    assert.equal(sim.evictions().length, 1, 'one call: the drain waited for the pod to go');
+    assert.equal(sim.pods.get('gone/terminating')!.evictedTimes ?? 0, 0);
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
+    await wf.saveHistories(inp.plan.name, planWorkflowId(inp.plan), ['n1']);
   });
 });
 

@@ -36,7 +36,12 @@
  * `delete-fatal-v0` (a deletePod failing non-retryably once, then deleted) is from before
  * `patched('delete-fatal')`, written by test/workflow/on-deadline.test.ts. `deleted-counts-v0` (a node
  * deleted with two pods never evicted, whose counts then said 0 of 0) is from before
- * `patched('deleted-node-counts')`, written by test/workflow/long-drains.test.ts. Refresh an
+ * `patched('deleted-node-counts')`, written by test/workflow/long-drains.test.ts, as is
+ * `observe-cancel-v0` (a node aborted while its observation waits, which it cancels), from before
+ * `patched('abandon-observations')`. `refused-terminating-v0` (a pod seen terminating while its
+ * eviction call was in flight, the call then refused 403 NamespaceTerminating: counted as evicted)
+ * is from before `patched('refused-not-evicted')`, `refused-terminating-v1` past it (counted as gone
+ * without eviction); both written by test/workflow/refusals-and-ends.test.ts. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
