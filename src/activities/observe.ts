@@ -249,6 +249,12 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
       if (failure !== undefined) throw failure;
     };
 
+    // With listedPdbsOnly the status of a PDB not listed is not in the fingerprint (its selector
+    // is: which pods it covers), so its status writes need not wake this call to read again.
+    const listed =
+      input.listedPdbsOnly === true && Array.isArray(input.pdbVersions) ? input.pdbVersions : undefined;
+    const ignorePdbStatus = listed ? (key: string): boolean => !listed.includes(key) : undefined;
+
     let nsLabels: Map<string, Record<string, string>> | undefined;
     try {
       throwIfCancelled();
@@ -290,7 +296,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         const w = until(deadline);
         let woke: boolean;
         try {
-          woke = await watch.waitForChange(seen, w.signal);
+          woke = await watch.waitForChange(seen, w.signal, ignorePdbStatus);
         } finally {
           w.done();
         }
@@ -312,7 +318,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
             const q = until(Math.min(windowEnd, quietEnd));
             let more: boolean;
             try {
-              more = await watch.waitForChange(seen, q.signal);
+              more = await watch.waitForChange(seen, q.signal, ignorePdbStatus);
             } finally {
               q.done();
             }

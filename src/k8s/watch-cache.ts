@@ -12,7 +12,11 @@
  *   instead of a new LIST + WATCH each time.
  * - A change counter per node with waiters ({@link NodeWatch.changes},
  *   {@link NodeWatch.waitForChange}): it moves on every add/update/delete of the node itself, of a pod
- *   bound to it, and of a PDB in a namespace where the node has pods.
+ *   bound to it, and of a PDB in a namespace where the node has pods. The last
+ *   {@link RECENT_CHANGES} moves of each node are remembered with the PDB whose update left its
+ *   metadata.generation as it was (a status write: the disruption controller's, after every
+ *   eviction and every pod that turns Ready), so a waiter may ignore those of PDBs it does not
+ *   care about (`ignorePdbStatus`) instead of waking for each.
  *
  * client-node 2.0.1's ListWatch stops for good after it reports an `error` (a failed list, a watch
  * refused with anything but 410, a dropped connection); this module restarts it with a bounded
@@ -93,9 +97,16 @@ export interface NodeWatch {
   lastError(): unknown;
   /**
    * Resolves `true` as soon as {@link changes} exceeds `after` (at once when it already does), `false`
-   * when `signal` aborts first. Never rejects.
+   * when `signal` aborts first. Never rejects. With `ignorePdbStatus`, the updates of a PDB that
+   * leave its metadata.generation as it was (status and metadata writes: its selector and budget are
+   * unchanged) do not count when `ignorePdbStatus(key)` (`namespace/name`) is true; a change older
+   * than the last {@link RECENT_CHANGES} of the node always counts.
    */
-  waitForChange(after: number, signal?: AbortSignal): Promise<boolean>;
+  waitForChange(
+    after: number,
+    signal?: AbortSignal,
+    ignorePdbStatus?: (key: string) => boolean,
+  ): Promise<boolean>;
   /** The Node from the cache, `undefined` when it does not exist (or before sync). */
   getNode(): V1Node | undefined;
   /** The pods bound to the node (`spec.nodeName`) from the cache, in no particular order. */
@@ -105,6 +116,12 @@ export interface NodeWatch {
   /** Ends this subscription (idempotent). The node's Pod informer stops after the idle time when no one else holds it. */
   release(): void;
 }
+
+/**
+ * How many of a node's latest changes {@link NodeWatch.waitForChange} can tell apart (older ones
+ * always wake a waiter): enough for the PDB status writes of a busy plan between two observations.
+ */
+export const RECENT_CHANGES = 256;
 
 const DEFAULTS = {
   podIdleMs: 60_000,
@@ -154,7 +171,7 @@ class ManagedInformer<T extends KubernetesObject> {
     private readonly path: string,
     private readonly fieldSelector: string | undefined,
     private readonly list: Lister<T>,
-    private readonly onChange: (obj: T) => void,
+    private readonly onChange: (obj: T, kind: 'add' | 'update' | 'delete') => void,
     private readonly backoff: { initial: number; max: number },
     private readonly log: Logger,
   ) {}
@@ -175,12 +192,14 @@ class ManagedInformer<T extends KubernetesObject> {
       undefined,
       this.fieldSelector,
     );
-    const changed = (obj: T): void => {
-      if (this.informer === lw) this.onChange(obj);
-    };
-    lw.on('add', changed);
-    lw.on('update', changed);
-    lw.on('delete', changed);
+    const changed =
+      (kind: 'add' | 'update' | 'delete') =>
+      (obj: T): void => {
+        if (this.informer === lw) this.onChange(obj, kind);
+      };
+    lw.on('add', changed('add'));
+    lw.on('update', changed('update'));
+    lw.on('delete', changed('delete'));
     lw.on('error', (err: unknown) => {
       if (this.informer === lw) this.failed(err);
     });
@@ -299,6 +318,8 @@ interface NodeEntry {
   pods: ManagedInformer<V1Pod>;
   users: number;
   changes: number;
+  /** The last {@link RECENT_CHANGES} moves of `changes`: the new value, and the PDB of a status-only update. */
+  recent: { seq: number; pdbStatus?: string }[];
   changeWaiters: Set<Waiter>;
   idleTimer: NodeJS.Timeout | undefined;
 }
@@ -317,6 +338,8 @@ export class WatchCache {
   private readonly nodeInformer: ManagedInformer<V1Node>;
   private readonly pdbInformer: ManagedInformer<V1PodDisruptionBudget>;
   private readonly entries = new Map<string, NodeEntry>();
+  /** metadata.generation of every PDB in the cache, by `namespace/name`. */
+  private readonly pdbGenerations = new Map<string, number | undefined>();
   private clusterIdleTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -349,9 +372,16 @@ export class WatchCache {
       '/apis/policy/v1/poddisruptionbudgets',
       undefined,
       () => pagedList((c) => this.policy.listPodDisruptionBudgetForAllNamespaces({ limit, _continue: c })),
-      (pdb) => {
+      (pdb, kind) => {
         const ns = pdb.metadata?.namespace ?? '';
-        for (const e of this.entries.values()) if (e.pods.objects(ns).length > 0) this.bump(e);
+        const key = `${ns}/${pdb.metadata?.name ?? ''}`;
+        const generation = pdb.metadata?.generation;
+        const statusOnly =
+          kind === 'update' && this.pdbGenerations.has(key) && this.pdbGenerations.get(key) === generation;
+        if (kind === 'delete') this.pdbGenerations.delete(key);
+        else this.pdbGenerations.set(key, generation);
+        for (const e of this.entries.values())
+          if (e.pods.objects(ns).length > 0) this.bump(e, statusOnly ? key : undefined);
       },
       this.opts.restartBackoffMs,
       this.log,
@@ -387,7 +417,15 @@ export class WatchCache {
         this.opts.restartBackoffMs,
         this.log,
       );
-      created = { node, pods, users: 0, changes: 0, changeWaiters: new Set(), idleTimer: undefined };
+      created = {
+        node,
+        pods,
+        users: 0,
+        changes: 0,
+        recent: [],
+        changeWaiters: new Set(),
+        idleTimer: undefined,
+      };
       this.entries.set(node, created);
       entry = created;
     }
@@ -434,9 +472,9 @@ export class WatchCache {
         }
         return undefined;
       },
-      waitForChange: (after, signal) =>
+      waitForChange: (after, signal, ignorePdbStatus) =>
         waitUntil(
-          () => e.changes > after,
+          () => e.changes > after && (!ignorePdbStatus || countsSince(e, after, ignorePdbStatus)),
           (wake) => {
             e.changeWaiters.add(wake);
             return () => e.changeWaiters.delete(wake);
@@ -473,11 +511,14 @@ export class WatchCache {
     this.entries.clear();
     this.nodeInformer.stop();
     this.pdbInformer.stop();
+    this.pdbGenerations.clear();
   }
 
-  private bump(entry: NodeEntry | undefined): void {
+  private bump(entry: NodeEntry | undefined, pdbStatus?: string): void {
     if (!entry) return;
     entry.changes++;
+    entry.recent.push(pdbStatus !== undefined ? { seq: entry.changes, pdbStatus } : { seq: entry.changes });
+    if (entry.recent.length > RECENT_CHANGES) entry.recent.shift();
     for (const w of [...entry.changeWaiters]) w();
   }
 
@@ -500,6 +541,7 @@ export class WatchCache {
       if (this.entries.size > 0) return;
       this.nodeInformer.stop();
       this.pdbInformer.stop();
+      this.pdbGenerations.clear();
       this.log.debug('cluster-wide informers stopped (idle)');
     }, this.opts.clusterIdleMs);
     this.clusterIdleTimer.unref();
@@ -510,6 +552,22 @@ export class WatchCache {
  * Resolves `true` once `ready()` holds (checked now and on every `subscribe` notification), `false`
  * when `signal` aborts first.
  */
+/**
+ * Whether a change of `e` newer than `after` counts for a waiter that ignores the status-only
+ * updates of the PDBs `ignore` names: any other change does, and so does one too old to be told
+ * apart (before the remembered ones).
+ */
+function countsSince(e: NodeEntry, after: number, ignore: (key: string) => boolean): boolean {
+  const oldest = e.recent[0]?.seq;
+  if (oldest === undefined || oldest > after + 1) return true;
+  for (let i = e.recent.length - 1; i >= 0; i--) {
+    const c = e.recent[i]!;
+    if (c.seq <= after) return false;
+    if (c.pdbStatus === undefined || !ignore(c.pdbStatus)) return true;
+  }
+  return false;
+}
+
 function waitUntil(
   ready: () => boolean,
   subscribe: (wake: Waiter) => () => void,

@@ -338,6 +338,51 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
     await settled(node);
   });
 
+  it('a waiter ignoring a PDB’s status writes (listedPdbsOnly) is not woken by them; a change of its spec and any other change wake it', async () => {
+    await settled(node);
+    const watch = cache.acquire(node);
+    const all = `${ns}/all`;
+    const touch = (name: string, value: string) =>
+      c.policy.patchNamespacedPodDisruptionBudget(
+        { namespace: ns, name, body: { metadata: { labels: { touched: value } } } },
+        MERGE_PATCH,
+      );
+    try {
+      assert.equal(await watch.waitSynced(), true);
+      // A write that leaves metadata.generation as it was, as the disruption controller's status
+      // writes do: it moves the counter, but a waiter ignoring `all` sleeps on.
+      let seen = watch.changes;
+      let woke: boolean | undefined;
+      let waiting = watch.waitForChange(seen, undefined, (k) => k === all).then((w) => (woke = w));
+      await touch('all', '1');
+      await waitFor(async () => (watch.changes > seen ? true : undefined), 10_000, {
+        what: 'the cache sees the write',
+      });
+      await sleep(300);
+      assert.equal(woke, undefined, 'not woken by a status-only write of an ignored PDB');
+      // The same write to a PDB it does not ignore wakes it.
+      await touch('web', '1');
+      assert.equal(await waiting, true);
+
+      // A spec change of the ignored PDB (a new generation: its selector or budget may differ) wakes it.
+      seen = watch.changes;
+      woke = undefined;
+      waiting = watch.waitForChange(seen, undefined, (k) => k === all).then((w) => (woke = w));
+      await c.policy.patchNamespacedPodDisruptionBudget(
+        { namespace: ns, name: 'all', body: { spec: { minAvailable: 1 } } },
+        MERGE_PATCH,
+      );
+      assert.equal(await waiting, true);
+    } finally {
+      watch.release();
+      await c.policy.patchNamespacedPodDisruptionBudget(
+        { namespace: ns, name: 'all', body: { spec: { minAvailable: 0 } } },
+        MERGE_PATCH,
+      );
+      await waitPdb(c, ns, 'all'); // the disruption controller has seen the budget back
+    }
+  });
+
   it('deleting the node wakes a waiting call: exists false, no pods, no PDBs', async () => {
     const stable = await settled(node);
     const waiting = timed({ node, selection: SELECTION, since: stable.fingerprint, maxWaitSeconds: 30 });
