@@ -1,0 +1,44 @@
+/**
+ * bin/drainflow.js refuses a Node.js older than package.json "engines" with a clear message (the
+ * kubectl plugin reaches the machine's `node` through `#!/usr/bin/env node`). Runs the real entry
+ * point under an older `node` found on this machine; skipped where there is none.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const wanted = (
+  JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { engines: { node: string } }
+).engines.node.replace(/^>=\s*/, '');
+const older = (a: string, b: string): boolean => {
+  const [a1 = 0, a2 = 0] = a.split('.').map(Number);
+  const [b1 = 0, b2 = 0] = b.split('.').map(Number);
+  return a1 < b1 || (a1 === b1 && a2 < b2);
+};
+/** A `node` on this machine older than "engines" (the system one), or undefined. */
+const oldNode = ['/usr/bin/node', '/usr/local/bin/node', '/bin/node'].find((p) => {
+  if (!existsSync(p)) return false;
+  const v = execFileSync(p, ['--version'], { encoding: 'utf8' }).trim().replace(/^v/, '');
+  return older(v, wanted);
+});
+
+describe('bin/drainflow.js on an old Node.js', () => {
+  it(
+    'exits 1 naming the Node.js it needs and the one that ran it, before loading anything',
+    { skip: oldNode === undefined ? 'no Node.js older than engines on this machine' : false },
+    () => {
+      const r = spawnSync(oldNode!, [`${root}bin/drainflow.js`, 'status', 'some-plan'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`needs Node\\.js ${wanted.replace(/\./g, '\\.')} or newer`));
+      assert.match(r.stderr, /this is Node\.js \d+\.\d+\.\d+/);
+      assert.match(r.stderr, /node_modules\/\.bin/);
+      assert.doesNotMatch(r.stderr, /undici|at .*\(node:/, 'no stack trace');
+    },
+  );
+});
