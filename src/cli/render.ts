@@ -4,13 +4,26 @@
  * Pure: the caller passes the time (ms since epoch).
  */
 import type { Blocker, MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
-import { BlockerReason, ConditionType, FINAL_NODE_PHASES, PlanPhase, WindowReason } from '../api/reasons.js';
+import {
+  BlockerReason,
+  ConditionType,
+  FINAL_NODE_PHASES,
+  NodePhase,
+  PlanPhase,
+  WindowReason,
+} from '../api/reasons.js';
 import { renderPreflight } from './render-preflight.js';
 import { hookLine, releaseHint } from './render-roll.js';
 
-/** A text progress bar `[#####-----]` of `width` cells. */
-export function bar(done: number, total: number, width = 20): string {
-  const filled = total > 0 ? Math.round((Math.min(done, total) / total) * width) : 0;
+/** Node phases in which every pod of the node is gone (its bar is full even with no pod). */
+const DRAINED_NODE_PHASES: ReadonlySet<string> = new Set([NodePhase.Drained, NodePhase.Released]);
+
+/**
+ * A text progress bar `[#####-----]` of `width` cells. With `total` 0 it is empty, or full when
+ * `emptyDone` (a node drained that had no pod to evict).
+ */
+export function bar(done: number, total: number, width = 20, emptyDone = false): string {
+  const filled = total > 0 ? Math.round((Math.min(done, total) / total) * width) : emptyDone ? width : 0;
   return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
 }
 
@@ -109,7 +122,7 @@ export function renderPlan(
   }
   for (const n of s.nodes ?? []) {
     lines.push(
-      `  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted + (n.podsDeleted ?? 0) + (n.podsGoneWithoutEviction ?? 0), n.podsTotal, 12)} ${n.podsEvicted}/${n.podsTotal}` +
+      `  node ${n.name.padEnd(20)} ${n.phase.padEnd(9)} ${bar(n.podsEvicted + (n.podsDeleted ?? 0) + (n.podsGoneWithoutEviction ?? 0), n.podsTotal, 12, DRAINED_NODE_PHASES.has(n.phase))} ${n.podsEvicted}/${n.podsTotal}` +
         (n.podsDeleted ? `, ${n.podsDeleted} deleted` : '') +
         (n.podsGoneWithoutEviction ? `, ${n.podsGoneWithoutEviction} gone without eviction` : '') +
         (n.currentOrder !== undefined && !FINAL_NODE_PHASES.has(n.phase)

@@ -28,6 +28,26 @@ describe('renderPlan', () => {
     );
     assert.match(text, /waiting: NodeHeldByOtherPlan — node n1 is held by plan p1/);
   });
+  it('a node with no pod shows a full bar once drained, an empty one before', () => {
+    const text = renderPlan(
+      {
+        ...base,
+        status: {
+          phase: 'Running',
+          reason: 'Draining',
+          nodes: [
+            { name: 'empty', phase: 'Drained', podsTotal: 0, podsEvicted: 0 },
+            { name: 'next', phase: 'Pending', podsTotal: 0, podsEvicted: 0 },
+            { name: 'busy', phase: 'Draining', podsTotal: 4, podsEvicted: 2 },
+          ],
+        },
+      },
+      0,
+    );
+    assert.match(text, /node empty +Drained +\[#{12}\] 0\/0/);
+    assert.match(text, /node next +Pending +\[-{12}\] 0\/0/);
+    assert.match(text, /node busy +Draining +\[#{6}-{6}\] 2\/4/);
+  });
   it('prints no waiting line for a finished plan', () => {
     const text = renderPlan(
       {
