@@ -306,6 +306,16 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     for (const node of runningNodes(s)) forwards.push({ node, action });
   };
   const control = (action: ControlAction, args?: ControlArgs) => {
+    // A pause or resume relayed for an older generation than one already seen is stale (a standby
+    // operator's start-up relay crossing the leader's newer one): the newer spec wins. Runs
+    // recorded before applied it (`patched('stale-controls')`, asked only for a stale one).
+    if (
+      (action === 'pause' || action === 'resume') &&
+      args?.generation !== undefined &&
+      args.generation < s.plan.observedGeneration &&
+      patched('stale-controls')
+    )
+      return;
     if (args?.generation !== undefined && args.generation > s.plan.observedGeneration)
       s.plan.observedGeneration = args.generation;
     if (action === 'pause' && !s.paused && !FINAL_PLAN_PHASES.has(s.plan.phase)) {

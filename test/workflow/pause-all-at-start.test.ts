@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { pauseSignal, planWorkflowId, resumeSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
 const { withWorker, startPlan, waitUntil, saveHistories } = wf;
@@ -62,5 +62,55 @@ describe('pause and resume without windows (time-skipping)', () => {
     assert.ok(sim.pods.get('app/db-0')?.gone && sim.pods.get('app/n2-web')?.gone);
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
     await saveHistories('pause-all-at-start-v2', planWorkflowId(inp.plan), ['n1', 'n2']);
+  });
+});
+
+/**
+ * `UPDATE_HISTORIES=stale-controls-v0` run against the plan workflow from before
+ * `patched('stale-controls')` records the old shape (the stale pause applied); the test then does
+ * not assert what the old code got wrong.
+ */
+const RECORDING_V0 = updateRequested('stale-controls-v0');
+
+describe('pause and resume relayed for an older generation (time-skipping)', () => {
+  it('a pause for an older generation than the newest seen is ignored: the newer resume holds', async () => {
+    // A standby operator's start-up relay (generation 2) arriving after the leader relayed the
+    // user's resume (generation 3).
+    const sim = new SimCluster({ observePollMs: 0 });
+    sim.addNode('n1');
+    sim.pdbs.set('app/db', 0);
+    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+    const inp = input(RECORDING_V0 ? 'stale-controls-v0' : 'stale-controls-v1', {
+      nodeNames: ['n1'],
+      uncordon: 'OnRelease',
+      release: true,
+    });
+    const res = await withWorker(sim, async (tq) => {
+      const h = await startPlan(tq, inp);
+      await waitUntil(
+        () => sim.lastStatus()?.nodes?.[0]?.blockedBy?.[0]?.reason === 'DisruptionBudget',
+        'n1 held by its PDB',
+      );
+      await h.signal(pauseSignal, { generation: 2 });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Paused', 'Paused (generation 2)');
+      await h.signal(resumeSignal, { generation: 3 });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Running', 'Running (generation 3)');
+      await h.signal(pauseSignal, { generation: 2 }); // stale
+      await wf.skip('1m');
+      if (!RECORDING_V0) {
+        assert.equal(sim.lastStatus()?.phase, 'Running', 'the stale pause changed nothing');
+        assert.equal(sim.lastStatus()?.observedGeneration, 3);
+      }
+      // A pause without a generation (drainflow pause, an Update) or of the newest one still holds.
+      await h.signal(pauseSignal, { generation: 3 });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Paused', 'Paused (generation 3)');
+      await h.signal(resumeSignal, { generation: 4 });
+      sim.pdbs.set('app/db', 1);
+      return wf.resultOf(h);
+    });
+    assert.equal(res.phase, 'Completed');
+    assert.ok(sim.pods.get('app/db-0')?.gone);
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
+    await saveHistories(inp.plan.name, planWorkflowId(inp.plan), ['n1']);
   });
 });

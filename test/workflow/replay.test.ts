@@ -41,7 +41,10 @@
  * `patched('abandon-observations')`. `refused-terminating-v0` (a pod seen terminating while its
  * eviction call was in flight, the call then refused 403 NamespaceTerminating: counted as evicted)
  * is from before `patched('refused-not-evicted')`, `refused-terminating-v1` past it (counted as gone
- * without eviction); both written by test/workflow/refusals-and-ends.test.ts. Refresh an
+ * without eviction); both written by test/workflow/refusals-and-ends.test.ts. `stale-controls-v0`
+ * (a pause relayed for generation 2 after a resume for generation 3, applied) is from before
+ * `patched('stale-controls')`, `stale-controls-v1` past it (ignored); both written by
+ * test/workflow/pause-all-at-start.test.ts. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
