@@ -6,10 +6,13 @@
  *
  * With leader election (the default) only the replica holding the Lease `drainflow-operator` in
  * `config.leaseNamespace` watches and acts; the others wait, and take over within seconds when the
- * leader stops (it releases the Lease) or within the lease duration when it dies.
+ * leader stops (it releases the Lease) or within the lease duration when it dies. One exception:
+ * as it starts, every replica relays the pauses and aborts its plans' workflows have not seen
+ * (`stop-relay.ts`), so a stop written while no operator led holds before a Lease expires.
  *
- * Modules: `lease.ts` (leader election), `controller.ts` (informer and reconcile), `queue.ts`
- * (per-plan serial queue), `plans.ts` (MaintenancePlan writes).
+ * Modules: `src/k8s/lease.ts` (leader election), `controller.ts` (informer and reconcile),
+ * `queue.ts` (per-plan serial queue), `src/k8s/plans.ts` (MaintenancePlan calls), `stop-relay.ts`
+ * (stops relayed before leading).
  */
 import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -18,6 +21,7 @@ import type { Logger } from 'pino';
 import type { RunConfig } from '../shared/config.js';
 import type { DrainflowMetrics } from '../shared/http.js';
 import { PlanController } from './controller.js';
+import { relayPendingStops } from './stop-relay.js';
 import { LeaderElector } from '../k8s/lease.js';
 
 /** Name of the leader-election Lease. */
@@ -119,6 +123,13 @@ export async function startOperator(deps: OperatorDeps): Promise<OperatorHandle>
       rejectDone(err);
     },
   );
+  // Best effort, beside the campaign: never throws (see relayPendingStops).
+  void relayPendingStops({
+    kubeConfig: deps.kubeConfig,
+    client: deps.client,
+    ...(config.planSelector ? { planSelector: config.planSelector } : {}),
+    logger: log,
+  });
   log.info(
     { lease: `${config.leaseNamespace}/${leaseName(config.planSelector)}` },
     'campaigning for the Lease',

@@ -116,6 +116,24 @@ describe('operator on the real stack', () => {
       .map((p) => p.metadata!.name!);
   }
 
+  /**
+   * 8 pods of Deployment `slow` on node `a` (the other nodes cordoned while they are placed),
+   * replacements Ready after 3 s, behind PDB `slow` (maxUnavailable 1): a drain of `a` evicts one
+   * pod every few seconds.
+   */
+  async function slowPodsOn(a: string): Promise<void> {
+    const others = nodes.filter((n) => n !== a);
+    for (const n of others) await setUnschedulable(c, n, true);
+    await deploy('slow', 8, { prefer: [a], readyDelay: '3s' });
+    for (const n of others) await setUnschedulable(c, n, false);
+    await c.policy.createNamespacedPodDisruptionBudget({
+      namespace: ns,
+      body: makePdb(ns, 'slow', { app: 'slow' }, { maxUnavailable: 1 }),
+    });
+    await waitPdb(c, ns, 'slow', (p) => (p.status?.disruptionsAllowed ?? 0) >= 1);
+    assert.equal((await podsOn(a, 'slow')).length, 8);
+  }
+
   /** Creates or updates a plan with `kubectl apply`. */
   const applyPlan = (name: string, spec: MaintenancePlanSpecInput) => h.applyPlan(name, spec);
   const getPlan = (name: string) => h.getPlan(name);
@@ -298,20 +316,8 @@ describe('operator on the real stack', () => {
   });
 
   it('pauses through spec.paused and through the Temporal signal: no new evictions until resumed', async () => {
-    const [a, b, other] = nodes;
-    // 8 pods on a (the other nodes cordoned while they are placed), replacements Ready after 3 s,
-    // PDB maxUnavailable 1: one eviction every few seconds.
-    await setUnschedulable(c, b, true);
-    await setUnschedulable(c, other, true);
-    await deploy('slow', 8, { prefer: [a], readyDelay: '3s' });
-    await setUnschedulable(c, b, false);
-    await setUnschedulable(c, other, false);
-    await c.policy.createNamespacedPodDisruptionBudget({
-      namespace: ns,
-      body: makePdb(ns, 'slow', { app: 'slow' }, { maxUnavailable: 1 }),
-    });
-    await waitPdb(c, ns, 'slow', (p) => (p.status?.disruptionsAllowed ?? 0) >= 1);
-    assert.equal((await podsOn(a, 'slow')).length, 8);
+    const [a] = nodes;
+    await slowPodsOn(a);
 
     const name = uniqueName('op-pause');
     applyPlan(name, { nodeNames: [a] });
@@ -489,6 +495,38 @@ describe('operator on the real stack', () => {
     await deletePlan(before1);
     await deletePlan(during);
     assert.equal(await workflowRuns(wfId(p1)), 1);
+  });
+
+  it('a pause set with kubectl while the operator is down holds before the restarted operator leads', async () => {
+    const [a] = nodes;
+    await slowPodsOn(a); // the drain is still going when the operator restarts
+    const name = uniqueName('op-down-pause');
+    applyPlan(name, { nodeNames: [a] });
+    await waitPlan(name, (p) => (p.status?.evictionProgress?.evicted ?? 0) >= 1, 60_000, 'first pod evicted');
+
+    assert.equal(await h.operator!.stop('SIGKILL'), 'SIGKILL'); // its Lease stays held ~15 s
+    kubectl(['patch', 'mp', name, '--type', 'merge', '-p', '{"spec":{"paused":true}}']);
+    h.operator = await h.startOperator(); // returns once it leads (the dead leader's Lease expired)
+    const lines = h.operator.logs().split('\n');
+    const relayed = lines.findIndex(
+      (l) => l.includes('"msg":"stop relayed before leading"') && l.includes(name),
+    );
+    const led = lines.findIndex((l) => l.includes('cache synced'));
+    assert.ok(relayed >= 0, 'the restarted operator relayed the pause before leading');
+    assert.ok(relayed < led, 'the pause went out before the operator held the Lease');
+    const atLead = (await getPlan(name))!;
+    assert.equal(atLead.status?.phase, 'Paused', 'Paused by the time the operator leads');
+    const a0 = atLead.status?.evictionProgress?.attempts ?? 0;
+    await sleep(6000);
+    const still = (await getPlan(name))!;
+    assert.equal(still.status?.phase, 'Paused');
+    assert.equal(still.status?.evictionProgress?.attempts, a0, 'no eviction while paused');
+    assert.ok((still.status?.evictionProgress?.evicted ?? 0) < 8, 'the pause came before the end');
+
+    kubectl(['patch', 'mp', name, '--type', 'merge', '-p', '{"spec":{"paused":false}}']);
+    const done = await waitPlan(name, phaseIs('Drained'), 120_000, 'Drained after the resume');
+    assert.equal(done.status?.evictionProgress?.evicted, 8);
+    await deletePlan(name);
   });
 
   it('ignores a burst of 200 status-only updates: no workflow start, no signal, no eviction', async () => {
