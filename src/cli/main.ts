@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { loadCliConfig, type ConnectionFlags } from '../shared/config.js';
 import { CliError, control, phaseAfter, releaseNode, status, watch, type CliContext } from './plans.js';
 import { renderPlan } from './render.js';
-import { releaseNodeWords } from './render-roll.js';
+import { handBackWords, releaseNodeWords } from './render-roll.js';
 
 /**
  * Installed as the kubectl plugin `kubectl-drainflow` too (kubectl runs `kubectl-<name>` from PATH
@@ -129,7 +129,7 @@ for (const [action, help] of [
       console.log(releaseNodeWords(name, opts.node, n));
       return;
     }
-    const { status: st, by } = await control(context(opts), name, action);
+    const { status: st, by, uncordon } = await control(context(opts), name, action);
     if (by === 'operator') {
       console.log(
         st.phase === 'Aborted'
@@ -138,8 +138,7 @@ for (const [action, help] of [
       );
       return;
     }
-    const then =
-      action === 'release' || action === 'abort' ? '; nodes are handed back per spec.uncordon' : '';
+    const then = action === 'release' || action === 'abort' ? handBackWords(action, uncordon) : '';
     const pending = phaseAfter(action, st.phase);
     console.log(
       pending

@@ -170,6 +170,8 @@ export interface ControlResult {
    * from the plan; phase Aborted once done).
    */
   by: 'workflow' | 'operator';
+  /** spec.uncordon of the plan as read (absent: not set, the default OnDelete). */
+  uncordon?: string;
 }
 
 /**
@@ -196,6 +198,12 @@ export function closedWithoutHandBack(plan: Pick<MaintenancePlan, 'status'>, clo
  *   queue (at once; the spec flag is set and takes effect when a worker runs), or when no worker
  *   answers in time.
  */
+/** `{ uncordon }` of a plan's spec when it is set, for {@link ControlResult}. */
+function uncordonOf(plan: MaintenancePlan): { uncordon?: string } {
+  const u = (plan.spec as { uncordon?: unknown } | undefined)?.uncordon;
+  return typeof u === 'string' ? { uncordon: u } : {};
+}
+
 export async function control(ctx: CliContext, name: string, action: ControlAction): Promise<ControlResult> {
   const { plan, handle, client } = await planHandle(ctx, name);
   try {
@@ -209,7 +217,7 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
           `${ended} without handing the nodes back; nothing to ${action}: drainflow abort ${name} has the operator hand them back (uncordons what the plan cordoned, per spec.uncordon), as deleting the plan does`,
         );
       await kubeApi(ctx).api.patchSpec(name, SPEC_FLAG.abort);
-      return { status: await operatorAborted(ctx, name), by: 'operator' };
+      return { status: await operatorAborted(ctx, name), by: 'operator', ...uncordonOf(plan) };
     }
     const phase = plan.status?.phase;
     if (action === 'pause' && plan.spec?.mode === 'Preflight')
@@ -242,7 +250,7 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
       UPDATE_TIMEOUT_MS,
       `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue? ${flag} is set, so the ${action} takes effect when a worker runs`,
     );
-    return { status: await settledPhase(handle, action, accepted), by: 'workflow' };
+    return { status: await settledPhase(handle, action, accepted), by: 'workflow', ...uncordonOf(plan) };
   } catch (err) {
     const missing = missingWorkflowNote(ctx, plan, handle.workflowId, err);
     if (missing) throw new CliError(`plan "${name}": ${missing}`);

@@ -84,3 +84,28 @@ export function releaseNodeWords(
               : 'it is handed back (uncordoned) once drained';
   return `${accepted}; ${then} (a node unschedulable before the plan stays so)`;
 }
+
+/**
+ * What becomes of the nodes after `drainflow release P` or `drainflow abort P` was accepted, by
+ * spec.uncordon (absent: the default OnDelete): release uncordons with OnRelease only (OnDelete
+ * keeps the nodes cordoned until the plan is deleted, Never for good, AfterEachNode hands back each
+ * node once drained); abort uncordons what the plan cordoned unless Never. Starts with `; `.
+ */
+export function handBackWords(action: 'release' | 'abort', uncordon: string | undefined): string {
+  const policy = uncordon ?? 'OnDelete';
+  const kept = ' (a node unschedulable before the plan stays so)';
+  if (action === 'abort')
+    return policy === 'Never'
+      ? '; the nodes stay cordoned (uncordon Never)'
+      : `; the nodes this plan cordoned are uncordoned (uncordon ${policy})${kept}`;
+  switch (policy) {
+    case 'OnRelease':
+      return `; the drained nodes are uncordoned (uncordon OnRelease)${kept}`;
+    case 'AfterEachNode':
+      return `; every node is handed back (uncordoned) once drained (uncordon AfterEachNode)${kept}`;
+    case 'Never':
+      return '; the nodes stay cordoned (uncordon Never)';
+    default:
+      return `; the nodes stay cordoned until the plan is deleted (uncordon ${policy})`;
+  }
+}

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MaintenancePlanStatus, NodeStatus } from '../../src/api/plan.js';
 import { renderPlan } from '../../src/cli/render.js';
-import { hookLine, releaseHint, releaseNodeWords } from '../../src/cli/render-roll.js';
+import { handBackWords, hookLine, releaseHint, releaseNodeWords } from '../../src/cli/render-roll.js';
 
 const NOW = Date.parse('2026-12-01T20:00:00Z');
 const STARTED = '2026-12-01T19:59:48.000Z';
@@ -131,6 +131,41 @@ describe('what `drainflow release P --node N` says', () => {
       assert.match(text, /^release: node n1 of plan p accepted by the workflow/);
       assert.match(text, want);
       assert.doesNotMatch(n?.hook?.name === 'beforeDrain' ? text : '', /once drained/);
+    });
+});
+
+describe('what `drainflow release P` and `drainflow abort P` say becomes of the nodes', () => {
+  const cases: { action: 'release' | 'abort'; uncordon?: string; says: RegExp }[] = [
+    {
+      action: 'release',
+      uncordon: 'OnRelease',
+      says: /the drained nodes are uncordoned \(uncordon OnRelease\)/,
+    },
+    {
+      action: 'release',
+      uncordon: 'OnDelete',
+      says: /stay cordoned until the plan is deleted \(uncordon OnDelete\)/,
+    },
+    { action: 'release', says: /stay cordoned until the plan is deleted \(uncordon OnDelete\)/ },
+    { action: 'release', uncordon: 'Never', says: /stay cordoned \(uncordon Never\)/ },
+    {
+      action: 'release',
+      uncordon: 'AfterEachNode',
+      says: /every node is handed back \(uncordoned\) once drained/,
+    },
+    {
+      action: 'abort',
+      uncordon: 'OnDelete',
+      says: /the nodes this plan cordoned are uncordoned \(uncordon OnDelete\)/,
+    },
+    { action: 'abort', uncordon: 'OnRelease', says: /the nodes this plan cordoned are uncordoned/ },
+    { action: 'abort', uncordon: 'Never', says: /stay cordoned \(uncordon Never\)/ },
+  ];
+  for (const c of cases)
+    it(`${c.action} with uncordon ${c.uncordon ?? 'unset'}`, () => {
+      const words = handBackWords(c.action, c.uncordon);
+      assert.match(words, /^; /);
+      assert.match(words, c.says);
     });
 });
 
