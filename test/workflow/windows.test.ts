@@ -192,7 +192,10 @@ describe('maintenance windows (time-skipping)', () => {
       cordons.every((c) => c.atMs >= opens),
       'cordoned only inside the window',
     );
-    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
+    // A node's report or a signal can arrive while a plan task completes; the server then hands the
+    // task back with the new events (UnhandledCommand) and the SDK runs it again. Benign; seen once
+    // in this test (session 12, workflow suite).
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), { allowUnhandledCommand: true });
   });
 
   /**
