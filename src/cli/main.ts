@@ -54,8 +54,14 @@ withTemporal(
     .option('--kubeconfig <path>', 'kubeconfig file (default $KUBECONFIG)'),
 )
   .option('--task-queue <name>', 'task queue (default $DRAINFLOW_TASK_QUEUE or drainflow)')
-  .option('--operator-port <port>', 'operator /healthz /readyz /metrics port (default 8080)')
-  .option('--worker-port <port>', 'worker /healthz /readyz /metrics port (default 8081)')
+  .option(
+    '--operator-port <port>',
+    'operator /healthz /readyz /metrics port (default $DRAINFLOW_OPERATOR_PORT or 8080)',
+  )
+  .option(
+    '--worker-port <port>',
+    'worker /healthz /readyz /metrics port (default $DRAINFLOW_WORKER_PORT or 8081)',
+  )
   .option(
     '--lease-namespace <ns>',
     'namespace of the leader-election Lease (default $POD_NAMESPACE or default)',
