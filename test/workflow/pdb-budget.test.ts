@@ -138,7 +138,15 @@ describe('one PDB budget per plan (time-skipping)', () => {
       maxUnavailableNodes: 3,
       uncordon: 'OnRelease',
     });
-    const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal);
+    // Up to 90 s of real time for Drained (1 s of workflow time per step): the refused PDB allows
+    // nothing until a newer version or the probe bound, and on a loaded host (the full workflow
+    // suite in CI) 30 s of real time skipped too little workflow time once.
+    const res = await wf.withWorker(sim, async (taskQueue) => {
+      const h = await wf.startPlan(taskQueue, inp);
+      await wf.waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status', 90_000);
+      await h.signal(releaseSignal);
+      return wf.resultOf(h);
+    });
     assert.equal(res.phase, 'Completed');
     await dumpBudget(sim, inp);
     assert.equal(refusals(sim).length, 1, 'only the injected 429');
