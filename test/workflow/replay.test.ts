@@ -44,10 +44,7 @@
  * without eviction); both written by test/workflow/refusals-and-ends.test.ts. `stale-controls-v0`
  * (a pause relayed for generation 2 after a resume for generation 3, applied) is from before
  * `patched('stale-controls')`, `stale-controls-v1` past it (ignored); both written by
- * test/workflow/pause-all-at-start.test.ts. `patch-epoch-v1` (a one-node plan) is the shape of runs
- * recorded with the patch epochs of src/workflows/patches.ts (one marker per run, every change of
- * the epoch applied), written by test/workflow/patch-epoch.test.ts; every fixture above is a shape
- * from before them. Refresh an
+ * test/workflow/pause-all-at-start.test.ts. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
