@@ -127,8 +127,13 @@ export interface PdbRecord {
   spentAtSeq: number[];
   /** Set after a 429 DisruptionBudget: the budget counts as 0 until this time, ms since epoch... */
   refusedUntilMs?: number;
-  /** ...or until an observation shows `observedAllowed` different from this value. */
+  /** ...or until an observation shows `observedAllowed` different from this value... */
   refusedAllowed?: number;
+  /**
+   * ...or (set only with {@link NodeDrainSettings.refusalEndsAtNewVersion}) another
+   * metadata.resourceVersion than this one, the version the drain had seen when it was refused.
+   */
+  refusedVersion?: string;
   /** Consecutive refusals without the budget changing (drives the probe backoff). */
   refusalRounds: number;
 }
@@ -265,6 +270,16 @@ export interface NodeDrainSettings {
    * node's progress report).
    */
   refusedNotEvicted?: boolean;
+  /**
+   * A refusal (429 naming the PDB) also ends when an observation shows the PDB at another
+   * metadata.resourceVersion, even with the same disruptionsAllowed: the PDB changed, so the
+   * drain goes by what it shows instead of the probe's "one may try". A drain's view can lag the
+   * PDB (a grants-only node is not woken by status writes of PDBs it does not report), and a
+   * refusal kept past a newer version made the node report the probe's 1 at that newer version,
+   * which the plan's budget took for the PDB's allowance. Absent in runs recorded before
+   * `patched('refusal-ends-at-new-version')`.
+   */
+  refusalEndsAtNewVersion?: boolean;
 }
 
 /**
@@ -480,8 +495,12 @@ export function applyObservation(
     rec.observedAllowed = o.disruptionsAllowed;
     if (o.resourceVersion !== undefined) rec.resourceVersion = o.resourceVersion;
     rec.spentAtSeq = rec.spentAtSeq.filter((x) => x >= seq);
-    if (rec.refusedAllowed !== undefined && rec.observedAllowed !== rec.refusedAllowed) {
+    if (
+      (rec.refusedAllowed !== undefined && rec.observedAllowed !== rec.refusedAllowed) ||
+      (rec.refusedVersion !== undefined && rec.resourceVersion !== rec.refusedVersion)
+    ) {
       rec.refusedAllowed = undefined;
+      rec.refusedVersion = undefined;
       rec.refusedUntilMs = undefined;
       rec.refusalRounds = 0;
     }
@@ -655,7 +674,8 @@ export function hasUnconfirmedEvictions(s: NodeDrainState): boolean {
  * Applies one eviction answer (or call failure) for the pod `uid`. `seq` is {@link
  * NodeDrainState.observeSeq} at the time of the answer (the newest observation started).
  * Answers for pods no longer tracked (seen gone meanwhile) change nothing but the counters.
- * `settings.refusedNotEvicted`: see {@link NodeDrainSettings.refusedNotEvicted}.
+ * `settings`: see {@link NodeDrainSettings.refusedNotEvicted} and
+ * {@link NodeDrainSettings.refusalEndsAtNewVersion}.
  */
 export function applyEvictionAnswer(
   s: NodeDrainState,
@@ -663,7 +683,7 @@ export function applyEvictionAnswer(
   answer: EvictResult | EvictionCallFailure,
   nowMs: number,
   backoff: RetryBackoff,
-  settings: Pick<NodeDrainSettings, 'refusedNotEvicted'> = {},
+  settings: Pick<NodeDrainSettings, 'refusedNotEvicted' | 'refusalEndsAtNewVersion'> = {},
 ): NodeDrainState {
   const p = s.pods[uid];
   if (answer.outcome === 'TooManyRequests') s.tooManyRequests++;
@@ -722,6 +742,8 @@ export function applyEvictionAnswer(
           // The PDB said no: its budget is 0 for this drain until it changes or the probe bound passes.
           pdb.refusalRounds++;
           pdb.refusedAllowed = pdb.observedAllowed;
+          if (settings.refusalEndsAtNewVersion && pdb.resourceVersion !== undefined)
+            pdb.refusedVersion = pdb.resourceVersion;
           pdb.refusedUntilMs = nowMs + backoffSeconds(pdb.refusalRounds, backoff) * 1000;
           pdb.spentAtSeq = [];
           cooldown(retryAfter ?? 0, BlockerReason.DisruptionBudget, answer.message);

@@ -18,8 +18,12 @@
  *   integers on etcd-backed API servers (KEP-5504, "comparable resource versions"); one that is not
  *   a canonical positive integer counts as newer when it differs, a report without one always.
  * - A 429 seen by a node reports the PDB with `refused`: it allows nothing until a newer version
- *   of the PDB is reported, or the refused node reports the same version unrefused (its probe
- *   bound passed: one pod may try, as the node's own rule says).
+ *   of the PDB is reported, or the refused node reports it unrefused (its probe bound passed: one
+ *   pod may try, as the node's own rule says). The refused node may report an older version than
+ *   the plan's freshest: a node that does not report a PDB is not woken by its status writes, so
+ *   its view can lag. Its unrefused report then still ends the refusal it made (plans with
+ *   `refusingNodeEnds`, see {@link applyBudgetRequest}); before, such a refusal lasted until the
+ *   PDB changed again, for good when nothing else changed it.
  * - One reporting node per PDB (plans that assign reporters, {@link allocateBudget} with
  *   `reporters`): every node watches the PDBs of its own pods, so a PDB shared by five running nodes
  *   used to be reported five times per change. The plan names one reporter per PDB among the
@@ -110,7 +114,11 @@ export interface NodeBudgetLedger {
 
 /** The plan's ledger: the freshest report of each PDB and every node's holdings, JSON-plain. */
 export interface PdbBudgetLedger {
-  pdbs: Record<string, { allowed: number; resourceVersion?: string; refused?: boolean }>;
+  /**
+   * By PDB key: the freshest report. `refusedBy` names the node whose 429 made `refused` (absent
+   * in ledgers from before it was recorded).
+   */
+  pdbs: Record<string, { allowed: number; resourceVersion?: string; refused?: boolean; refusedBy?: string }>;
   /** By node name, in the order of their first request (the earlier node is served first). */
   nodes: Record<string, NodeBudgetLedger>;
   /** PDB key → the node that reports it (plans that assign reporters). */
@@ -134,8 +142,30 @@ export function newerResourceVersion(a: string | undefined, b: string | undefine
   return a.length !== b.length ? a.length > b.length : a > b;
 }
 
-/** Applies a node's request: its PDB reports, holdings and wants. Mutates and returns `ledger`. */
-export function applyBudgetRequest(ledger: PdbBudgetLedger, req: PdbBudgetRequest): PdbBudgetLedger {
+/** Options of {@link applyBudgetRequest}. */
+export interface ApplyBudgetOptions {
+  /**
+   * Asked only when the node that made a PDB's refusal reports it unrefused at another version than
+   * the plan's (its view lags): whether that report ends the refusal (true in new plan runs; the
+   * plan workflow answers with `patched()`, so runs recorded before keep the refusal).
+   */
+  refusingNodeEnds?: () => boolean;
+}
+
+/**
+ * Applies a node's request: its PDB reports, holdings and wants. Mutates and returns `ledger`.
+ *
+ * Per PDB report: a newer version replaces the plan's (refused or not); a refusal at a version
+ * not newer makes the PDB allow nothing now; an unrefused report ends a refusal when it carries
+ * the plan's version, or (with `opts.refusingNodeEnds`) when it comes from the node that was
+ * refused: its probe bound passed, or it saw the PDB change. The PDB then allows what that node
+ * reports (1 after a probe bound), and the plan's version stays.
+ */
+export function applyBudgetRequest(
+  ledger: PdbBudgetLedger,
+  req: PdbBudgetRequest,
+  opts: ApplyBudgetOptions = {},
+): PdbBudgetLedger {
   for (const r of req.pdbs) {
     const known = ledger.pdbs[r.key];
     const rv = r.resourceVersion;
@@ -143,16 +173,21 @@ export function applyBudgetRequest(ledger: PdbBudgetLedger, req: PdbBudgetReques
       ledger.pdbs[r.key] = {
         allowed: r.allowed,
         ...(rv !== undefined ? { resourceVersion: rv } : {}),
-        ...(r.refused ? { refused: true } : {}),
+        ...(r.refused ? { refused: true, refusedBy: req.node } : {}),
       };
     else if (r.refused) {
       // Refused at a version not newer: nothing is allowed now.
       known.allowed = 0;
       known.refused = true;
-    } else if (known.refused && rv === known.resourceVersion) {
-      // The refused node's probe bound passed without the PDB changing: what it may try now.
+      known.refusedBy = req.node;
+    } else if (
+      known.refused &&
+      (rv === known.resourceVersion || (known.refusedBy === req.node && opts.refusingNodeEnds?.() === true))
+    ) {
+      // The refused node's probe bound passed (or its view changed): what it may try now.
       known.allowed = r.allowed;
       delete known.refused;
+      delete known.refusedBy;
     }
   }
   const n = (ledger.nodes[req.node] ??= { grantSeq: 0, holding: {}, wants: {}, issued: [], nextSeq: 1 });

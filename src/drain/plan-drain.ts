@@ -22,6 +22,7 @@ import {
   applyBudgetRequest,
   emptyLedger,
   forgetBudgetNode,
+  type ApplyBudgetOptions,
   type PdbBudgetLedger,
   type PdbBudgetRequest,
 } from './pdb-budget.js';
@@ -217,11 +218,16 @@ export function nodeWorkflowFailed(s: PlanRunState, node: string, message: strin
 
 /**
  * Applies a running node's PDB budget request (a late one from a node whose drain ended, or one
- * from a node this plan does not drain, is ignored: nothing it holds counts any more).
+ * from a node this plan does not drain, is ignored: nothing it holds counts any more). `opts` as
+ * for {@link applyBudgetRequest}.
  */
-export function applyNodeBudgetRequest(s: PlanRunState, req: PdbBudgetRequest): void {
+export function applyNodeBudgetRequest(
+  s: PlanRunState,
+  req: PdbBudgetRequest,
+  opts: ApplyBudgetOptions = {},
+): void {
   if (!s.started.includes(req.node) || s.finished.includes(req.node)) return;
-  applyBudgetRequest((s.budget ??= emptyLedger()), req);
+  applyBudgetRequest((s.budget ??= emptyLedger()), req, opts);
 }
 
 /** Nodes whose drain runs now (started, not ended). Each holds one slot of maxUnavailableNodes. */

@@ -157,6 +157,9 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   // patched: node runs recorded before counted a pod as evicted when an observation showed it
   // terminating during a call the API server then refused.
   if (patched('refused-not-evicted')) settings.refusedNotEvicted = true;
+  // patched: node runs recorded before kept a PDB's refusal past an observation of a newer version
+  // with the same allowance.
+  if (patched('refusal-ends-at-new-version')) settings.refusalEndsAtNewVersion = true;
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
   // patched: spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts). Only specs that set

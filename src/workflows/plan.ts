@@ -404,8 +404,13 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   // handler, or — with reporters — once per workflow task from the grant pump below, after every
   // request of that task was applied (one allocation, at most one grant per node).
   let grantsDue = false;
+  // A refusal ends with the unrefused report of the node it refused, even when that node's view
+  // of the PDB is older than the plan's (`patched('refusing-node-ends-refusal')`, asked only then):
+  // runs recorded before kept such a refusal until the PDB changed again, which stalled a PDB
+  // whose status no longer changed.
+  const budgetOptions = { refusingNodeEnds: () => patched('refusing-node-ends-refusal') };
   setHandler(pdbBudgetSignal, (req) => {
-    applyNodeBudgetRequest(s, req);
+    applyNodeBudgetRequest(s, req, budgetOptions);
     // Nodes of plans that name reporters send their changed progress along (never a final one).
     if (req.progress) {
       events.push(...mergeNodeProgress(s, req.progress));

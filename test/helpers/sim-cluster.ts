@@ -137,6 +137,8 @@ export interface SimOptions {
   evictDelayMs?: number;
   /** Real ms between an eviction call taking effect and its answer (a slow response; default 0). */
   answerDelayMs?: number;
+  /** Node name → real ms its `cordonNode` call takes before it takes effect (default 0): orders node starts. */
+  cordonDelayMs?: Record<string, number>;
 }
 
 /** An eviction call sent while more calls were in flight behind its PDB than the PDB allowed. */
@@ -163,6 +165,7 @@ export class SimCluster {
   observePollMs: number;
   evictDelayMs: number;
   answerDelayMs: number;
+  cordonDelayMs: Record<string, number>;
   /** Calls sent beyond what their PDB allowed, counting the calls in flight (see {@link OverBudgetCall}). */
   overBudget: OverBudgetCall[] = [];
   /** Most eviction calls in flight at once behind each PDB. */
@@ -182,6 +185,7 @@ export class SimCluster {
     this.observePollMs = opts.observePollMs ?? 200;
     this.evictDelayMs = opts.evictDelayMs ?? 0;
     this.answerDelayMs = opts.answerDelayMs ?? 0;
+    this.cordonDelayMs = opts.cordonDelayMs ?? {};
   }
 
   /** Every write of a PDB's status gets a new resourceVersion (an eviction, a replacement Ready). */
@@ -489,6 +493,8 @@ export class SimCluster {
         }),
       cordonNode: async ({ plan, node }): Promise<CordonResult> =>
         this.faulted('cordonNode', { node }, async () => {
+          const delayMs = this.cordonDelayMs[node] ?? 0;
+          if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
           const n = this.nodes.get(node);
           let res: CordonResult;
           if (!n) res = { outcome: 'NodeNotFound' };

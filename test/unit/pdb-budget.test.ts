@@ -12,16 +12,19 @@ import {
   forgetBudgetNode,
   newerResourceVersion,
   type PdbBudgetLedger,
+  type PdbReport,
 } from '../../src/drain/pdb-budget.js';
 import {
   applyEvictionAnswer,
   applyGrant,
+  applyObservation,
   decideNode,
   nodeBudgetRequest,
+  type NodeDrainSettings,
   type NodeDrainState,
 } from '../../src/drain/node-drain.js';
 import { withRequestedPdbs } from '../../src/activities/node-pods.js';
-import { BACKOFF, NOW, SETTINGS, budgetedNode, req } from '../helpers/pdb-fixtures.js';
+import { BACKOFF, NOW, SETTINGS, budgetedNode, observed, pdbPod, rep, req } from '../helpers/pdb-fixtures.js';
 
 describe('newerResourceVersion (KEP-5504 order)', () => {
   const cases: [string | undefined, string | undefined, boolean][] = [
@@ -87,6 +90,63 @@ describe('the plan ledger', () => {
     assert.equal(budgetAvailable(l, 'app/a'), 0, 'an older report does not lift it');
     applyBudgetRequest(l, req('n1', { pdbs: [{ key: 'app/a', allowed: 1, resourceVersion: '30' }] }));
     assert.equal(budgetAvailable(l, 'app/a'), 1, 'the probe: one pod may try');
+  });
+
+  describe("a refusal at an older version than the plan's (the refused node's view lags)", () => {
+    // n2 saw app/a at version 25 and was refused (429); the plan already had version 30 from n1.
+    const refusedLedger = (): PdbBudgetLedger => {
+      const l = withPdb(1, '30');
+      applyBudgetRequest(l, req('n2', { pdbs: [rep('app/a', 0, '25', true)] }));
+      return l;
+    };
+    const cases: [string, { from: string; report: PdbReport; ends: boolean }, number][] = [
+      [
+        "the refused node's probe report, at its old version",
+        { from: 'n2', report: rep('app/a', 1, '25'), ends: true },
+        1,
+      ],
+      [
+        'the same report in a run recorded before the rule (no option)',
+        { from: 'n2', report: rep('app/a', 1, '25'), ends: false },
+        0,
+      ],
+      [
+        "the refused node reporting a version between its own and the plan's",
+        { from: 'n2', report: rep('app/a', 2, '28'), ends: true },
+        2,
+      ],
+      [
+        'another node reporting the old version unrefused',
+        { from: 'n3', report: rep('app/a', 1, '25'), ends: true },
+        0,
+      ],
+      [
+        'the refused node still refused (its probe bound has not passed)',
+        { from: 'n2', report: rep('app/a', 0, '25', true), ends: true },
+        0,
+      ],
+      ['anyone reporting a newer version', { from: 'n3', report: rep('app/a', 3, '31'), ends: false }, 3],
+    ];
+    for (const [name, c, allowed] of cases)
+      it(`${name}: the PDB allows ${allowed}`, () => {
+        const l = refusedLedger();
+        assert.deepEqual(l.pdbs['app/a'], {
+          allowed: 0,
+          resourceVersion: '30',
+          refused: true,
+          refusedBy: 'n2',
+        });
+        let asked = 0;
+        const opts = c.ends ? { refusingNodeEnds: () => (++asked, true) } : {};
+        applyBudgetRequest(l, req(c.from, { pdbs: [c.report] }), opts);
+        assert.equal(l.pdbs['app/a']!.allowed, allowed);
+        assert.equal(l.pdbs['app/a']!.refused, allowed === 0 ? true : undefined);
+        // The plan's version never goes back: a lagging report does not replace it.
+        assert.equal(l.pdbs['app/a']!.resourceVersion, c.report.resourceVersion === '31' ? '31' : '30');
+        // The option (a patched() call in the plan workflow) is asked only when it decides.
+        const decides = c.from === 'n2' && !c.report.refused;
+        assert.equal(asked, c.ends && decides ? 1 : 0);
+      });
   });
 
   it("a node's room is spread over the PDBs with the most left, not spent on the first by name", () => {
@@ -225,6 +285,49 @@ describe('the node side of the budget', () => {
       allowed: 1,
       resourceVersion: '7',
     });
+  });
+
+  describe('a refusal and a newer version of the PDB with the same allowance', () => {
+    // The node saw app/a at version 7 allowing 3 and was refused; its next observation shows
+    // version 9, still allowing 3 (a status write: observedGeneration, or a lagging view caught up).
+    const cases: [string, boolean, { allowed: number; refused?: boolean }][] = [
+      ['refusalEndsAtNewVersion: the refusal ends, the report is what the node sees', true, { allowed: 3 }],
+      ['runs recorded before: the refusal holds until its probe bound', false, { allowed: 0, refused: true }],
+    ];
+    for (const [name, on, want] of cases)
+      it(name, () => {
+        const s = coordinatedNode();
+        const settings: NodeDrainSettings = on ? { ...SETTINGS, refusalEndsAtNewVersion: true } : SETTINGS;
+        applyGrant(s, { seq: 1, grants: { 'app/a': 1 } });
+        decideNode(s, NOW, settings);
+        applyEvictionAnswer(
+          s,
+          'uid-a1',
+          { outcome: 'TooManyRequests', cause: 'DisruptionBudget', pdb: 'app/a', message: 'no' },
+          NOW,
+          BACKOFF,
+          settings,
+        );
+        s.observeSeq = 2;
+        applyObservation(
+          s,
+          observed(
+            [pdbPod('a1', 'app/a'), pdbPod('a2', 'app/a'), pdbPod('b1', 'app/b')],
+            [
+              { key: 'app/a', disruptionsAllowed: 3, resourceVersion: '9' },
+              { key: 'app/b', disruptionsAllowed: 0, resourceVersion: '8' },
+            ],
+          ),
+          2,
+          NOW + 500,
+        );
+        // Before the probe bound (1 s after the refusal).
+        assert.deepEqual(nodeBudgetRequest(s, NOW + 500, settings)!.pdbs[0], {
+          key: 'app/a',
+          resourceVersion: '9',
+          ...want,
+        });
+      });
   });
 
   it('paused: wants nothing and gives every grant back', () => {

@@ -44,7 +44,11 @@
  * without eviction); both written by test/workflow/refusals-and-ends.test.ts. `stale-controls-v0`
  * (a pause relayed for generation 2 after a resume for generation 3, applied) is from before
  * `patched('stale-controls')`, `stale-controls-v1` past it (ignored); both written by
- * test/workflow/pause-all-at-start.test.ts. Refresh an
+ * test/workflow/pause-all-at-start.test.ts. `refusing-node-v0` (a node refused with a 429 at an
+ * older version of the PDB than the plan's; its probe report did not end the refusal, and the
+ * recorder aborted the stalled plan) is from before `patched('refusing-node-ends-refusal')` and
+ * `patched('refusal-ends-at-new-version')`, `refusing-node-v1` past both; both written by
+ * test/workflow/pdb-budget.test.ts. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
