@@ -28,11 +28,11 @@ import {
   TimeoutFailure,
   condition,
   isCancellation,
-  patched,
   proxyActivities,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { Since } from './patches.js';
 import type { HookWorkflowActivities } from '../activities/hook-workflow.js';
 import type { JobActivities } from '../activities/jobs.js';
 import type { DrainActivities, PlanRef } from '../activities/types.js';
@@ -89,6 +89,8 @@ export interface RollContext {
   /** Whether the run should continue as new now, and doing it (never returns). */
   continueAsNewDue: () => boolean;
   continueAsNewNow: () => Promise<never>;
+  /** Whether a patched change applies to this run (src/workflows/patches.ts). */
+  since: Since;
 }
 
 function errorMessage(err: unknown): string {
@@ -133,7 +135,7 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
         return { phase: 'Aborted', reason: 'Aborted', message: `aborted before the ${step.name} hook` };
       // patched: a hook due while the node is paused (the user's pause or outside the maintenance
       // windows) starts only once it is resumed; runs recorded before started it at once.
-      if (step.kind === 'runHook' && s.paused && patched('hooks-held')) {
+      if (step.kind === 'runHook' && s.paused && ctx.since('hooks-held')) {
         const held = await holdHook(ctx, step.name);
         if (held) return held;
       }
@@ -246,7 +248,7 @@ async function runHook(
   }
   // patched: a failed hook says why in its own words and sends a Warning Event; runs recorded
   // before kept Temporal's message and sent none.
-  if (!settled.ok && patched('hook-failure-report')) {
+  if (!settled.ok && ctx.since('hook-failure-report')) {
     if (hook.workflow && settled.timedOut)
       settled.message = hookTimeoutMessage(
         hook.workflow,
@@ -342,7 +344,7 @@ async function awaitRelease(
   let schedulable = false;
   // patched: a node uncordoned while it waits for its release is Blocked/NodeUncordonedExternally
   // (a Warning Event from the plan) until it is cordoned again; runs recorded before said nothing.
-  const noticeUncordon = patched('release-wait-uncordoned');
+  const noticeUncordon = ctx.since('release-wait-uncordoned');
   // An unchanged answer means the activity waited its bound: never look again sooner (as the drain loop).
   let nextObserveAtMs = 0;
   for (;;) {
@@ -417,7 +419,7 @@ async function awaitRelease(
     }
     // patched: a node deleted while it waits for its release ends Deleted and frees its slot (as
     // in the drain loop); runs recorded before went on waiting.
-    if (deleted && !r.released && patched('release-wait-node-deleted')) {
+    if (deleted && !r.released && ctx.since('release-wait-node-deleted')) {
       s.claimed = false;
       rollDone(r);
       return {

@@ -37,13 +37,13 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   proxyActivities,
   setHandler,
   allHandlersFinished,
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
+import { NODE_EPOCH_1, patchesSince, type Since } from './patches.js';
 import type { DrainActivities, EvictResult, NodeObservation } from '../activities/types.js';
 import { DeadlineReason, NodePhase, NodeReason, PodPolicyReason } from '../api/reasons.js';
 import { backoffSeconds } from '../drain/backoff.js';
@@ -124,16 +124,18 @@ function errorMessage(err: unknown): string {
 
 /** Drains one node. @returns the node's final progress (phase Drained, Blocked, Aborted, Failed or Deleted). */
 export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProgress> {
-  if (!patched('level-triggered-node')) return drainNodeV1(input);
-  return drainNodeLoop(input);
+  // One marker for every change of the epoch (src/workflows/patches.ts); asked first in every run.
+  const since = patchesSince(NODE_EPOCH_1.id, NODE_EPOCH_1.covered);
+  if (!since('level-triggered-node')) return drainNodeV1(input);
+  return drainNodeLoop(input, since);
 }
 
-async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
+async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeProgress> {
   const { node, plan } = input;
   const spec: NodeDrainSpec = input.drain ?? nodeDrainSpec(input.spec!);
   const backoff = spec.retryBackoff;
   // patched: node runs recorded before spec.onDeadline existed replay with the Stop policy, no notice.
-  const deadlinePolicy = patched('on-deadline');
+  const deadlinePolicy = since('on-deadline');
   const settings: NodeDrainSettings = {
     maxConcurrentPerNode: spec.maxConcurrentPerNode,
     retryBackoff: backoff,
@@ -146,20 +148,20 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   // patched: node runs recorded before spec.podOrder, the opt-out labels and
   // eviction.skipWaitForDeleteTimeoutSeconds existed evict every pod at once and wait for every
   // terminating pod.
-  const podPolicy = patched('pod-policy');
+  const podPolicy = since('pod-policy');
   const deleteTimeout = podPolicy ? spec.skipWaitForDeleteTimeoutSeconds : undefined;
   if (podPolicy) settings.orderGroups = true;
   // patched: node runs recorded before the Draining message counted terminating pods report the
   // message they reported then (the message is part of the progress report).
-  if (patched('terminating-words')) settings.terminatingWords = true;
+  if (since('terminating-words')) settings.terminatingWords = true;
   // patched: node runs recorded before said all pods of a node deleted mid-drain were evicted.
-  if (patched('deleted-node-counts')) settings.deletedNodeCounts = true;
+  if (since('deleted-node-counts')) settings.deletedNodeCounts = true;
   // patched: node runs recorded before counted a pod as evicted when an observation showed it
   // terminating during a call the API server then refused.
-  if (patched('refused-not-evicted')) settings.refusedNotEvicted = true;
+  if (since('refused-not-evicted')) settings.refusedNotEvicted = true;
   // patched: node runs recorded before kept a PDB's refusal past an observation of a newer version
   // with the same allowance.
-  if (patched('refusal-ends-at-new-version')) settings.refusalEndsAtNewVersion = true;
+  if (since('refusal-ends-at-new-version')) settings.refusalEndsAtNewVersion = true;
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
   // patched: spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts). Only specs that set
@@ -167,14 +169,14 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   const roll = spec.roll;
   const rolling =
     roll !== undefined &&
-    (!roll.uncordonAfterEachNode || patched('per-node-release')) &&
-    (!(roll.beforeDrain || roll.afterDrain) || patched('hooks'));
+    (!roll.uncordonAfterEachNode || since('per-node-release')) &&
+    (!(roll.beforeDrain || roll.afterDrain) || since('hooks'));
   if (rolling) s.roll ??= initialRollState(input.released === true);
   // patched: node runs recorded before the plan handed out PDB budgets replay without them.
-  if (spec.coordinatePdbs && !s.budget && patched('pdb-budget')) s.budget = { grantSeq: 0, grants: {} };
+  if (spec.coordinatePdbs && !s.budget && since('pdb-budget')) s.budget = { grantSeq: 0, grants: {} };
   // patched: node runs recorded before the plan named one reporter per PDB ignore the reporting
   // sets of grants, so they send what they sent then (every PDB change they see while wanting).
-  const pdbReporters = patched('pdb-reporters');
+  const pdbReporters = since('pdb-reporters');
   // A plan that names reporters tells each node its set with its first answer; until then the
   // node reports none (the plan names a reporter for each PDB as soon as it knows who tracks it).
   if (pdbReporters && spec.pdbReporters && s.budget && s.budget.reports === undefined) s.budget.reports = [];
@@ -182,7 +184,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   // change. Now a node with a reporting set wakes for new versions of the PDBs it reports only;
   // the others wake it when their disruptionsAllowed changes (every status write of a PDB shared by
   // five nodes used to wake all five, while only its reporter tells the plan).
-  const reportedVersionsOnly = s.budget?.reports !== undefined && patched('reported-pdb-versions');
+  const reportedVersionsOnly = s.budget?.reports !== undefined && since('reported-pdb-versions');
   // patched: node runs recorded before were woken by every allowance change of every PDB they
   // watch and spent a grant only when their own view allowed it too. Now a node with a reporting
   // set is woken only by the PDBs it reports and spends the plan's grants as they come
@@ -190,11 +192,11 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   // every eviction woke all 20 nodes twice, about 48 observations per node instead of about 11.
   // Such a node looks again at once when an eviction is answered and when the plan changes its
   // reporting set while an observation waits.
-  const grantsOnly = reportedVersionsOnly && patched('grants-only');
+  const grantsOnly = reportedVersionsOnly && since('grants-only');
   if (grantsOnly) settings.grantsOnly = true;
 
   // patched: runs recorded before evictions had their own (rate-limited) queue keep the workflow's.
-  const evictionQueue = patched('eviction-task-queue')
+  const evictionQueue = since('eviction-task-queue')
     ? evictionTaskQueue(workflowInfo().taskQueue)
     : undefined;
   const evictor = proxyActivities<DrainActivities>({
@@ -219,7 +221,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
   // worker's watch cache, and its next heartbeat (at most 16 s) finds a closed run and stops it, or
   // it answers within its bound (ignored). Runs recorded before cancelled it
   // (`patched('abandon-observations')`; grants-only runs always abandoned).
-  const abandonObservations = patched('abandon-observations') || grantsOnly;
+  const abandonObservations = since('abandon-observations') || grantsOnly;
   const observer = proxyActivities<DrainActivities>({
     startToCloseTimeout: `${observeWaitSeconds + 60}s`,
     heartbeatTimeout: '20s',
@@ -566,7 +568,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
             err instanceof ActivityFailure &&
             err.cause instanceof ApplicationFailure &&
             err.cause.nonRetryable &&
-            patched('delete-fatal')
+            since('delete-fatal')
           )
             inbox.push({ kind: 'fatal', message: `delete ${p.key}: ${errorMessage(err)}` });
           inbox.push({
@@ -615,6 +617,7 @@ async function drainNodeLoop(input: DrainNodeInput): Promise<NodeProgress> {
     report,
     continueAsNewDue,
     continueAsNewNow,
+    since,
   });
   if (rolling) {
     const early = await runRoll(rollContext());

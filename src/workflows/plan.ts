@@ -49,7 +49,6 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -57,6 +56,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { PLAN_EPOCH_1, patchesSince, type Since } from './patches.js';
 import type { DrainActivities, PlanRef, PreflightActivities } from '../activities/types.js';
 import { MAX_PLAN_NODES, type MaintenancePlanStatus } from '../api/plan.js';
 import {
@@ -172,27 +172,29 @@ function errorMessage(err: unknown): string {
 
 /** Drains the nodes of one MaintenancePlan. See the module comment. */
 export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPlanResult> {
-  if (!patched('plan-loop')) return drainPlanV1(input);
-  return drainPlanLoop(input);
+  // One marker for every change of the epoch (src/workflows/patches.ts); asked first in every run.
+  const since = patchesSince(PLAN_EPOCH_1.id, PLAN_EPOCH_1.covered);
+  if (!since('plan-loop')) return drainPlanV1(input);
+  return drainPlanLoop(input, since);
 }
 
-async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
+async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<DrainPlanResult> {
   const { spec } = input;
   const plan: PlanRef = { name: input.plan.name, uid: input.plan.uid };
   // patched: plans recorded before spec.onDeadline existed start their nodes with the plan's deadline
   // and the Stop policy, and publish no status.deadlineAction.
-  const deadlinePolicy = patched('on-deadline');
+  const deadlinePolicy = since('on-deadline');
   // patched: plans recorded before spec.windows existed have none (the schema refused the field).
-  const windows = spec.windows?.length && patched('windows') ? spec.windows : undefined;
+  const windows = spec.windows?.length && since('windows') ? spec.windows : undefined;
   const windowedDeadlines = windows !== undefined && spec.deadlineCountsOutsideWindows === false;
   // patched: plans recorded before per-node releases existed have no releaseNode Update (and no AfterEachNode).
-  const afterEachNode = spec.uncordon === 'AfterEachNode' && patched('per-node-release');
+  const afterEachNode = spec.uncordon === 'AfterEachNode' && since('per-node-release');
   // patched: plans recorded before say `<plan>` in the failed-hook hint, count every node in
   // `draining N node(s)`, and send the HandedBackWithHookFailures Event as Normal.
-  const planWords = patched('plan-words');
+  const planWords = since('plan-words');
   // patched: plans recorded before one reporter per PDB send grants from each budget handler and
   // name no reporters.
-  const pdbReporters = patched('pdb-reporters');
+  const pdbReporters = since('pdb-reporters');
   const info = workflowInfo();
   const runStartMs = Date.now();
   const s: PlanRunState = input.carried ?? {
@@ -284,7 +286,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
         // the same. patched: runs recorded before it keep the
         // AllNodesDrained Event (only this branch asks, so older histories replay unchanged).
         const shown = shownOutcome({ phase, reason, message, nodes: st.nodes });
-        const said = shown.reason !== reason && patched('deletions-event') ? shown : { reason, message };
+        const said = shown.reason !== reason && since('deletions-event') ? shown : { reason, message };
         events.push({
           type:
             phase === PlanPhase.Blocked ||
@@ -313,7 +315,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
       (action === 'pause' || action === 'resume') &&
       args?.generation !== undefined &&
       args.generation < s.plan.observedGeneration &&
-      patched('stale-controls')
+      since('stale-controls')
     )
       return;
     if (args?.generation !== undefined && args.generation > s.plan.observedGeneration)
@@ -408,7 +410,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   // of the PDB is older than the plan's (`patched('refusing-node-ends-refusal')`, asked only then):
   // runs recorded before kept such a refusal until the PDB changed again, which stalled a PDB
   // whose status no longer changed.
-  const budgetOptions = { refusingNodeEnds: () => patched('refusing-node-ends-refusal') };
+  const budgetOptions = { refusingNodeEnds: () => since('refusing-node-ends-refusal') };
   setHandler(pdbBudgetSignal, (req) => {
     applyNodeBudgetRequest(s, req, budgetOptions);
     // Nodes of plans that name reporters send their changed progress along (never a final one).
@@ -460,7 +462,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
   /** Writes the status when it changed and the interval allows (or an Update waits); @returns when to try again. */
   const publish = async (force: boolean): Promise<number | undefined> => {
     if (planGone || publishedSeq >= changeSeq) return undefined;
-    if (s.budget && grantsFirst === undefined) grantsFirst = patched('grants-before-status');
+    if (s.budget && grantsFirst === undefined) grantsFirst = since('grants-before-status');
     const interval = statusWriteIntervalMs(s.plan.nodes.length);
     const due = lastPublishMs + interval;
     if (!force && !urgent && Date.now() < due) return due;
@@ -506,7 +508,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     for (;;) {
       await condition(() => allHandlersFinished() || planGone || publishedSeq < changeSeq);
       if (allHandlersFinished()) return;
-      if (planGone || !patched('late-update-publish')) return condition(allHandlersFinished);
+      if (planGone || !since('late-update-publish')) return condition(allHandlersFinished);
       flushEvents();
       await publish(true);
       await condition(() => background.size === 0);
@@ -562,7 +564,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
           drain: {
             ...nodeDrainSpec(spec),
             // patched: plans recorded before PDB budgets existed start their nodes without them.
-            ...(s.plan.nodes.length > 1 && patched('pdb-budget')
+            ...(s.plan.nodes.length > 1 && since('pdb-budget')
               ? { coordinatePdbs: true, ...(pdbReporters ? { pdbReporters: true } : {}) }
               : {}),
             ...(deadlinePolicy
@@ -776,7 +778,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
     s.plan.startedAtMs = Date.now();
     // patched: a new branch, taken only by plans created with spec.mode Preflight (older runs never
     // reach this call, so their histories replay unchanged).
-    if (spec.mode === 'Preflight' && patched('preflight')) return previewPlan();
+    if (spec.mode === 'Preflight' && since('preflight')) return previewPlan();
     s.plan.deadlineMs = windowedDeadlines
       ? windowedDeadline(windows!, s.plan.startedAtMs, spec.drainTimeoutSeconds * 1000)
       : s.plan.startedAtMs + spec.drainTimeoutSeconds * 1000;
@@ -952,7 +954,7 @@ async function drainPlanLoop(input: DrainPlanInput): Promise<DrainPlanResult> {
 
     // A quiet plan continues as new by age too, so something must wake it then.
     // patched: histories recorded before this timer existed replay without it.
-    if (patched('plan-age-timer')) timer.ensure(runStartMs + CONTINUE_AS_NEW_AGE_MS);
+    if (since('plan-age-timer')) timer.ensure(runStartMs + CONTINUE_AS_NEW_AGE_MS);
     if (Date.now() < deadlineMs) timer.ensure(deadlineMs);
     else if (s.stage === 'Drain') timer.ensure(deadlineMs + LOST_NODE_GRACE_MS);
     if (publishAt !== undefined) timer.ensure(publishAt);

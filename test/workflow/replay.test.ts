@@ -48,7 +48,10 @@
  * older version of the PDB than the plan's; its probe report did not end the refusal, and the
  * recorder aborted the stalled plan) is from before `patched('refusing-node-ends-refusal')` and
  * `patched('refusal-ends-at-new-version')`, `refusing-node-v1` past both; both written by
- * test/workflow/pdb-budget.test.ts. Refresh an
+ * test/workflow/pdb-budget.test.ts. `patch-epoch-v1` (a one-node plan) is the shape of runs
+ * recorded with the patch epochs of src/workflows/patches.ts (one marker per run, every change of
+ * the epoch applied), written by test/workflow/patch-epoch.test.ts; every fixture above is a shape
+ * from before them. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */

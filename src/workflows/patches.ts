@@ -1,0 +1,84 @@
+/**
+ * Patch epochs: one marker in a run's history for every change its workflow type was patched for
+ * up to a release, instead of one per change.
+ *
+ * Why: the first `patched(id)` of a run that returns true records a MarkerRecorded event and an
+ * upsert of the `TemporalChangeVersion` search attribute, two history events per change. A node run
+ * asked about ten changes, so about 20 of the 85 events of a one-pod node drain were patch
+ * bookkeeping, and every run after a continue-as-new repeats them.
+ *
+ * How: {@link patchesSince} asks `patched(epoch)` once, at the start of every run. A run recorded
+ * with the epoch marker takes every change the epoch lists as applied without asking (no marker).
+ * A run recorded before the epoch existed has no epoch marker, so it asks each change as it did and
+ * replays as recorded. A change made after an epoch is not in its list: `since(id)` asks
+ * `patched(id)` for it (its own marker) until a later epoch lists it. A later epoch is asked first
+ * and the earlier one only when it is false, so a new run records one marker.
+ *
+ * Pure Temporal workflow API (`patched`): deterministic as long as the epoch is asked at the same
+ * point of every run (the start of the workflow function).
+ */
+import { patched } from '@temporalio/workflow';
+
+/** Whether the change `id` applies to this run: see the module comment. */
+export type Since = (id: string) => boolean;
+
+/**
+ * Asks the epoch `epochId` now (one `patched()` call) and returns {@link Since} for this run.
+ * @param covered every change id the epoch stands for (all of them applied in runs recorded with it).
+ */
+export function patchesSince(epochId: string, covered: readonly string[]): Since {
+  const epoch = patched(epochId);
+  const set = new Set(covered);
+  return (id) => (epoch && set.has(id)) || patched(id);
+}
+
+/**
+ * The node workflow's epoch 1 (src/workflows/node.ts and node-roll.ts): every change it was patched
+ * for up to and including `abandon-observations` and `refusal-ends-at-new-version`.
+ */
+export const NODE_EPOCH_1 = {
+  id: 'node-epoch-1',
+  covered: [
+    'level-triggered-node',
+    'on-deadline',
+    'pod-policy',
+    'terminating-words',
+    'deleted-node-counts',
+    'refused-not-evicted',
+    'refusal-ends-at-new-version',
+    'per-node-release',
+    'hooks',
+    'pdb-budget',
+    'pdb-reporters',
+    'reported-pdb-versions',
+    'grants-only',
+    'eviction-task-queue',
+    'abandon-observations',
+    'delete-fatal',
+    'hooks-held',
+    'hook-failure-report',
+    'release-wait-uncordoned',
+    'release-wait-node-deleted',
+  ],
+} as const;
+
+/** The plan workflow's epoch 1 (src/workflows/plan.ts): every change up to `refusing-node-ends-refusal`. */
+export const PLAN_EPOCH_1 = {
+  id: 'plan-epoch-1',
+  covered: [
+    'plan-loop',
+    'on-deadline',
+    'windows',
+    'per-node-release',
+    'plan-words',
+    'pdb-reporters',
+    'deletions-event',
+    'stale-controls',
+    'refusing-node-ends-refusal',
+    'grants-before-status',
+    'late-update-publish',
+    'pdb-budget',
+    'preflight',
+    'plan-age-timer',
+  ],
+} as const;
