@@ -31,6 +31,7 @@ import {
   MaintenancePlanSpecSchema,
   MaintenancePlanStatusSchema,
   OPERATORS_WITH_VALUES,
+  OPERATORS_WITHOUT_VALUES,
   PLURAL,
   ROLLING_MESSAGES,
   SHORT_NAMES,
@@ -215,6 +216,7 @@ function selectorExtensions(
 ): Record<string, Partial<JSONSchemaProps>> {
   // Guarded by has(self.operator): a missing operator is reported by its own required rule.
   const withValues = `[${OPERATORS_WITH_VALUES.map(celString).join(', ')}]`;
+  const withoutValues = `[${OPERATORS_WITHOUT_VALUES.map(celString).join(', ')}]`;
   return {
     [`${at}.matchLabels`]: {
       maxProperties: maxLabels,
@@ -238,8 +240,10 @@ function selectorExtensions(
           reason: 'FieldValueRequired',
         },
         {
-          rule: `!has(self.operator) || self.operator in ${withValues} || !has(self.values) || size(self.values) == 0`,
-          message: 'values must be empty for operator Exists or DoesNotExist',
+          // Only for the operators that forbid values: an unknown operator (`Equals`) is reported by
+          // the operator's own rule alone, not also as "must be empty for operator Equals".
+          rule: `!has(self.operator) || !(self.operator in ${withoutValues}) || !has(self.values) || size(self.values) == 0`,
+          message: `values must be empty for operator ${orList(OPERATORS_WITHOUT_VALUES)}`,
           messageExpression: `"must be empty for operator " + self.operator`,
           fieldPath: '.values',
           reason: 'FieldValueForbidden',

@@ -117,8 +117,10 @@ export const MAX_SELECTOR_LABELS = 64;
 export const MAX_SELECTOR_EXPRESSIONS = 64;
 export const MAX_SELECTOR_VALUES = 256;
 
-/** The operators of a selector requirement that need values (the others forbid them). */
+/** The operators of a selector requirement that need values. */
 export const OPERATORS_WITH_VALUES = ['In', 'NotIn'] as const;
+/** The operators of a selector requirement that forbid values. */
+export const OPERATORS_WITHOUT_VALUES = ['Exists', 'DoesNotExist'] as const;
 
 /** The size bounds of a label selector schema (see {@link MAX_SELECTOR_LABELS}). */
 export interface SelectorBounds {
@@ -138,7 +140,7 @@ function selectorRequirementSchema(maxValues: number) {
         .refine(isLabelKey, { message: `must be ${LABEL_KEY.name}: ${LABEL_KEY.allowed}` })
         .describe('The label key that the selector applies to.'),
       operator: z
-        .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
+        .enum([...OPERATORS_WITH_VALUES, ...OPERATORS_WITHOUT_VALUES])
         .describe("A key's relationship to a set of values: In, NotIn, Exists or DoesNotExist."),
       values: z
         .array(formatted(LABEL_VALUE))

@@ -797,7 +797,11 @@ export class PlanController {
     return ok;
   }
 
-  /** Status Failed/InvalidSpec (skipped when already written for this generation) and a Warning Event. */
+  /**
+   * Status Failed/InvalidSpec (skipped when already written for this generation) and a Warning Event.
+   * A plan refused before any workflow drained a node also gets `nodesDrained: 0`, so `kubectl get
+   * mp` reads DRAINED 0 beside the NODES count ({@link missingNodeCount}) instead of a blank.
+   */
   private async markInvalid(plan: MaintenancePlan, message: string, log: Logger): Promise<void> {
     const generation = plan.metadata.generation ?? 0;
     log.warn({ generation, invalid: message }, 'invalid spec; not starting a workflow');
@@ -815,6 +819,7 @@ export class PlanController {
       reason: PlanReason.InvalidSpec,
       message,
       observedGeneration: generation,
+      ...(s?.nodesDrained === undefined ? { nodesDrained: 0 } : {}),
       conditions: [
         {
           type: ConditionType.Progressing,

@@ -145,6 +145,9 @@ describe('maintenance windows on the real stack', () => {
     );
     const n = await h.c.core.readNode({ name: node });
     assert.notEqual(n.spec?.unschedulable, true);
+    // `kubectl get mp` reads DRAINED 0 and NODES 1, not a blank beside the count.
+    const counted = await h.waitPlan(name, (p) => p.status?.nodesTotal === 1, 30_000, 'nodesTotal 1');
+    assert.equal(counted.status?.nodesDrained, 0);
   });
 
   it('the windows cannot be added, removed or changed after creation', async () => {

@@ -134,6 +134,7 @@ export class WorkflowHarness {
    * Starts the plan workflow for `inp` on a worker serving `sim`, waits until the published status
    * reaches phase `until` (or the predicate `until` holds), runs `between` (assertions on that moment,
    * given the workflow handle), sends `signal` (release or abort) and returns the workflow's result.
+   * `timeoutMs`: real time allowed for `until` (see {@link waitUntil}).
    */
   driveTo = async (
     sim: SimCluster,
@@ -141,12 +142,13 @@ export class WorkflowHarness {
     until: string | (() => boolean),
     signal: typeof releaseSignal | typeof abortSignal,
     between: (h: WorkflowHandle<typeof drainPlanWorkflow>) => unknown = () => undefined,
+    timeoutMs = 30_000,
   ) =>
     this.withWorker(sim, async (taskQueue) => {
       const h = await this.startPlan(taskQueue, inp);
       if (typeof until === 'string')
-        await this.waitUntil(() => sim.lastStatus()?.phase === until, `${until} status`);
-      else await this.waitUntil(until, until.toString());
+        await this.waitUntil(() => sim.lastStatus()?.phase === until, `${until} status`, timeoutMs);
+      else await this.waitUntil(until, until.toString(), timeoutMs);
       await between(h);
       await h.signal(signal);
       return this.resultOf(h);

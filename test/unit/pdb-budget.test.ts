@@ -262,17 +262,24 @@ describe('the node side of the budget', () => {
     assert.deepEqual(r.holding, { 'app/a': 1 }, 'one grant left for a2; a1 cools down');
   });
 
-  it('a refused PDB is reported refused until its probe bound, then as allowing one pod', () => {
+  /** A coordinated node granted one disruption of app/a, whose call for a1 was refused (429) at NOW. */
+  function refusedNode(settings: NodeDrainSettings = SETTINGS): NodeDrainState {
     const s = coordinatedNode();
     applyGrant(s, { seq: 1, grants: { 'app/a': 1 } });
-    decideNode(s, NOW, SETTINGS);
+    decideNode(s, NOW, settings);
     applyEvictionAnswer(
       s,
       'uid-a1',
       { outcome: 'TooManyRequests', cause: 'DisruptionBudget', pdb: 'app/a', message: 'no' },
       NOW,
       BACKOFF,
+      settings,
     );
+    return s;
+  }
+
+  it('a refused PDB is reported refused until its probe bound, then as allowing one pod', () => {
+    const s = refusedNode();
     const until = s.pdbs['app/a']!.refusedUntilMs!;
     assert.deepEqual(nodeBudgetRequest(s, NOW, SETTINGS)!.pdbs[0], {
       key: 'app/a',
@@ -296,18 +303,8 @@ describe('the node side of the budget', () => {
     ];
     for (const [name, on, want] of cases)
       it(name, () => {
-        const s = coordinatedNode();
         const settings: NodeDrainSettings = on ? { ...SETTINGS, refusalEndsAtNewVersion: true } : SETTINGS;
-        applyGrant(s, { seq: 1, grants: { 'app/a': 1 } });
-        decideNode(s, NOW, settings);
-        applyEvictionAnswer(
-          s,
-          'uid-a1',
-          { outcome: 'TooManyRequests', cause: 'DisruptionBudget', pdb: 'app/a', message: 'no' },
-          NOW,
-          BACKOFF,
-          settings,
-        );
+        const s = refusedNode(settings);
         s.observeSeq = 2;
         applyObservation(
           s,

@@ -147,12 +147,7 @@ describe('one PDB budget per plan (time-skipping)', () => {
     // Up to 90 s of real time for Drained (1 s of workflow time per step): the refused PDB allows
     // nothing until a newer version or the probe bound, and on a loaded host an unchanged sim
     // observation can pace a node for 2 min of workflow time (about 20 s of real time).
-    const res = await wf.withWorker(sim, async (taskQueue) => {
-      const h = await wf.startPlan(taskQueue, inp);
-      await wf.waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status', 90_000);
-      await h.signal(releaseSignal);
-      return wf.resultOf(h);
-    });
+    const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal, undefined, 90_000);
     assert.equal(res.phase, 'Completed');
     await dumpBudget(sim, inp);
     assert.equal(refusals(sim).length, 1, 'only the injected 429');

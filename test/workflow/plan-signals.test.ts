@@ -133,12 +133,7 @@ describe('plan workflow traffic in a 10-node plan with shared PDBs (time-skippin
     const { sim, names } = fleet();
     const inp = input('plan-signals', { nodeNames: names, maxUnavailableNodes: 5, uncordon: 'OnRelease' });
     // driveTo's 30 s of real time is too short for 100 pods on a loaded 2-core host.
-    const res = await wf.withWorker(sim, async (taskQueue) => {
-      const h = await wf.startPlan(taskQueue, inp);
-      await wf.waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status', 240_000);
-      await h.signal(releaseSignal);
-      return wf.resultOf(h);
-    });
+    const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal, undefined, 240_000);
     assert.equal(res.phase, 'Completed');
     if (process.env.PLAN_SIGNALS_DUMP && sim.overBudget.length) {
       const dec = (d?: Uint8Array | null): unknown =>
