@@ -14,6 +14,7 @@
  * | `preflight.ts`    | preflightNode (spec.mode Preflight; dry-run evictions only)        |
  * | `jobs.ts`         | createHookJob, waitHookJob (Job hooks, spec.hooks)                 |
  * | `hook-workflow.ts`| hookWorkflowTaskStarted (why a workflow hook timed out)            |
+ * | `grant-delivery.ts`| deliverGrants (the plan's PDB grants, as client signals)          |
  *
  * Errors of the other calls (src/k8s/errors.ts): network error, timeout, 408, 429 and 5xx throw
  * {@link TransientKubernetesError} (retryable); other 4xx throw a non-retryable
@@ -30,6 +31,7 @@ import { createKubernetesPort, type KubernetesPort } from '../k8s/port.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
 import { deletePodActivity } from './delete-pod.js';
 import { createEvictionActivities } from './eviction.js';
+import { createGrantDeliveryActivities, type GrantDeliveryActivities } from './grant-delivery.js';
 import { createHookWorkflowActivities, type HookWorkflowActivities } from './hook-workflow.js';
 import { createJobActivities, type JobActivities } from './jobs.js';
 import { createNodeActivities } from './nodes.js';
@@ -77,11 +79,13 @@ export interface ActivityDeps {
  * events get/create/patch in `default`; with Job hooks, jobs create/get and pods list in the hooks' namespaces.
  *
  * @param deps the KubeConfig to use, an optional pino logger, watch cache and port.
- * @returns an object implementing {@link DrainActivities}, {@link PreflightActivities}, {@link JobActivities} and {@link HookWorkflowActivities}, one method per activity.
+ * @returns an object implementing {@link DrainActivities}, {@link PreflightActivities},
+ * {@link JobActivities}, {@link HookWorkflowActivities} and {@link GrantDeliveryActivities}, one
+ * method per activity.
  */
 export function createActivities(
   deps: ActivityDeps,
-): DrainActivities & PreflightActivities & JobActivities & HookWorkflowActivities {
+): DrainActivities & PreflightActivities & JobActivities & HookWorkflowActivities & GrantDeliveryActivities {
   const log = deps.logger ?? pino({ name: 'drainflow.activities', level: 'info' });
   const port = deps.port ?? createKubernetesPort(deps.kubeConfig, log);
   const pods = createPodActivities(port);
@@ -95,6 +99,8 @@ export function createActivities(
     ...createJobActivities(deps.kubeConfig),
     /** Workflow hooks: whether a worker ever took the hook's child workflow (see ./hook-workflow.ts). */
     ...createHookWorkflowActivities(),
+    /** The plan's PDB grants, signalled through the worker's client (see ./grant-delivery.ts). */
+    ...createGrantDeliveryActivities(),
     /** onDeadline DeletePods: one DELETE of a pod, no Eviction API (see ./delete-pod.ts). */
     deletePod: deletePodActivity(port, log),
     /** See {@link createObserveNode}: answered from a watch cache shared by this object's calls. */

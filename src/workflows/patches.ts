@@ -62,7 +62,7 @@ export const NODE_EPOCH_1 = {
   ],
 } as const;
 
-/** The plan workflow's epoch 1 (src/workflows/plan.ts): every change up to `refusing-node-ends-refusal`. */
+/** The plan workflow's epoch 1 (src/workflows/plan.ts): every change up to `grant-delivery-activity`. */
 export const PLAN_EPOCH_1 = {
   id: 'plan-epoch-1',
   covered: [
@@ -75,6 +75,7 @@ export const PLAN_EPOCH_1 = {
     'deletions-event',
     'stale-controls',
     'refusing-node-ends-refusal',
+    'grant-delivery-activity',
     'grants-before-status',
     'late-update-publish',
     'pdb-budget',

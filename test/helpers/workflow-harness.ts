@@ -11,6 +11,7 @@ import proto from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
+import { createGrantDeliveryActivities } from '../../src/activities/grant-delivery.js';
 import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import type { abortSignal, releaseSignal } from '../../src/workflows/messages.js';
 import {
@@ -110,7 +111,7 @@ export class WorkflowHarness {
       connection: this.env.nativeConnection,
       taskQueue,
       workflowBundle: this.bundle,
-      activities,
+      activities: { ...createGrantDeliveryActivities(), ...activities },
       ...options,
     });
     const evictions = await Worker.create({

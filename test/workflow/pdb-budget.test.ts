@@ -83,20 +83,25 @@ async function dumpBudget(sim: SimCluster, inp: ReturnType<typeof input>): Promi
 }
 
 /**
- * The plan's workflow tasks that sent grants, and how many of them also ran a status write: a
- * local activity, which holds back every command of its task (the grants too) until it is done.
+ * How the plan's grants went out: the workflow tasks that ran a `deliverGrants` local activity,
+ * and the `pdbGrant` signal commands (the delivery of runs recorded before
+ * `patched('grant-delivery-activity')`).
  */
-async function grantTasks(planId: string): Promise<{ tasks: number; withWrite: number }> {
+async function grantDeliveries(planId: string): Promise<{ activityTasks: number; signalCommands: number }> {
   const h = await wf.env.client.workflow.getHandle(planId).fetchHistory();
-  const grants = new Set<string>();
-  const writes = new Set<string>();
+  const tasks = new Set<string>();
+  let signalCommands = 0;
   for (const e of h.events ?? []) {
-    const sig = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
-    if (sig?.signalName === 'pdbGrant') grants.add(String(sig.workflowTaskCompletedEventId));
+    if (e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'pdbGrant')
+      signalCommands++;
     const m = e.markerRecordedEventAttributes;
-    if (m?.markerName === 'core_local_activity') writes.add(String(m.workflowTaskCompletedEventId));
+    const data =
+      m?.markerName === 'core_local_activity' ? m.details?.['data']?.payloads?.[0]?.data : undefined;
+    if (!data) continue;
+    const { activity_type } = JSON.parse(Buffer.from(data).toString()) as { activity_type?: string };
+    if (activity_type === 'deliverGrants') tasks.add(String(m!.workflowTaskCompletedEventId));
   }
-  return { tasks: grants.size, withWrite: [...grants].filter((t) => writes.has(t)).length };
+  return { activityTasks: tasks.size, signalCommands };
 }
 
 const refusals = (sim: SimCluster) =>
@@ -125,10 +130,11 @@ describe('one PDB budget per plan (time-skipping)', () => {
     );
     const st = sim.lastStatus()!;
     assert.equal(st.evictionProgress?.evicted, 30);
-    // Grants go out in tasks without a status write (patched('grants-before-status')).
-    const g = await grantTasks(planWorkflowId(inp.plan));
-    assert.ok(g.tasks > 0, 'the plan sent grants');
-    assert.equal(g.withWrite, 0, `${g.withWrite} of ${g.tasks} grant tasks also ran a status write`);
+    // Grants go out through the deliverGrants local activity (client signals), not as the plan's
+    // own signal commands (patched('grant-delivery-activity')).
+    const g = await grantDeliveries(planWorkflowId(inp.plan));
+    assert.ok(g.activityTasks > 0, 'the plan delivered grants');
+    assert.equal(g.signalCommands, 0, 'no pdbGrant signal command');
     // A grant that reaches a node drain as it completes fails that workflow task with
     // UnhandledCommand; the SDK runs it again with the signal (benign, as in many-nodes.test.ts).
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });

@@ -103,13 +103,21 @@ function pdbOnlyRequests(h: History): { node: string; reporter: boolean }[] {
       room ?? Infinity,
       Object.values(w).reduce((a, n) => a + n, 0),
     );
+  const granted = (workflowId: string, g: PdbGrant) => {
+    const node = workflowId.split('-node-').at(-1) ?? '';
+    for (const k of g.reports ?? []) (named.get(node) ?? named.set(node, new Set()).get(node)!).add(k);
+    (grants.get(node) ?? grants.set(node, []).get(node)!).push(g);
+  };
   for (const e of h.events ?? []) {
+    // Grants: the deliverGrants local activity's result (or, in older runs, signal commands).
     const ext = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
-    if (ext?.signalName === 'pdbGrant') {
-      const g = dec(ext.input?.payloads?.[0]?.data) as PdbGrant;
-      const node = ext.workflowExecution?.workflowId?.split('-node-').at(-1) ?? '';
-      for (const k of g.reports ?? []) (named.get(node) ?? named.set(node, new Set()).get(node)!).add(k);
-      (grants.get(node) ?? grants.set(node, []).get(node)!).push(g);
+    if (ext?.signalName === 'pdbGrant')
+      granted(ext.workflowExecution?.workflowId ?? '', dec(ext.input?.payloads?.[0]?.data) as PdbGrant);
+    const m = e.markerRecordedEventAttributes;
+    if (m?.markerName === 'core_local_activity') {
+      const result = dec(m.details?.['result']?.payloads?.[0]?.data) as
+        { delivered?: { workflowId: string; grant: PdbGrant }[] } | undefined;
+      for (const d of result?.delivered ?? []) granted(d.workflowId, d.grant);
     }
     const sig = e.workflowExecutionSignaledEventAttributes;
     if (sig?.signalName !== 'pdbBudget') continue;

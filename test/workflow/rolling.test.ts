@@ -13,6 +13,7 @@ import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/wor
 import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import { PlanReason } from '../../src/api/reasons.js';
 import { hookWorkflowId } from '../../src/drain/hooks.js';
+import { createGrantDeliveryActivities } from '../../src/activities/grant-delivery.js';
 import { createHookWorkflowActivities } from '../../src/activities/hook-workflow.js';
 import { WEEKDAYS } from '../../src/api/windows.js';
 import {
@@ -78,7 +79,11 @@ interface HookScript {
 async function workers(sim: SimCluster, script: HookScript, restartable = false) {
   const tq = `rolling-${++seq}`;
   const hookTq = `${tq}-hooks`;
-  const activities = { ...sim.activities(), ...createHookWorkflowActivities() };
+  const activities = {
+    ...sim.activities(),
+    ...createHookWorkflowActivities(),
+    ...createGrantDeliveryActivities(),
+  };
   const hookRuns: { node: string; atMs: number; cordoned: string[] }[] = [];
   const start = async () => {
     const main = await Worker.create({
