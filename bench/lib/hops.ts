@@ -35,7 +35,12 @@ export interface HopFigures {
    * writes included); requests that task answered with no grant are not counted.
    */
   budgetToGrant?: HopFigure;
-  /** pdbGrant sent by the plan → received by the node (matched by the grant's seq). */
+  /**
+   * pdbGrant sent by the plan → received by the node (matched by the grant's seq). "Sent" is the
+   * completion of the plan's workflow task that sent it: its signal command, or (since
+   * `patched('grant-delivery-activity')`) its `deliverGrants` local activity, which signals during
+   * the task, so that hop can be negative.
+   */
   grantDelivery?: HopFigure;
   /** Node: its latest pdbBudget signal sent → the next pdbGrant received. */
   budgetRoundTrip?: HopFigure;
@@ -182,6 +187,19 @@ export function hopFigures(planWorkflowId: string, runs: Map<string, HistoryEven
               const seq = (firstPayload(a.input) as { seq?: number } | undefined)?.seq;
               if (seq !== undefined) grantReceived.set(`${id}#${seq}`, t);
             }
+            break;
+          }
+          case T.EVENT_TYPE_MARKER_RECORDED: {
+            // The plan's deliverGrants local activity: its result lists the grants it signalled.
+            const m = e.markerRecordedEventAttributes;
+            if (!isPlan || m?.markerName !== 'core_local_activity') break;
+            const meta = firstPayload(m.details?.['data']) as { activity_type?: string } | undefined;
+            if (meta?.activity_type !== 'deliverGrants') break;
+            const result = firstPayload(m.details?.['result']) as
+              { delivered?: { workflowId: string; grant: { seq: number } }[] } | undefined;
+            if (budgetAt !== undefined) s.budgetToGrant.push(t - budgetAt);
+            budgetAt = undefined;
+            for (const d of result?.delivered ?? []) grantSent.set(`${d.workflowId}#${d.grant.seq}`, t);
             break;
           }
           case T.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED: {
