@@ -39,7 +39,8 @@ export interface HopFigures {
    * pdbGrant sent by the plan → received by the node (matched by the grant's seq). "Sent" is the
    * completion of the plan's workflow task that sent it: its signal command, or (since
    * `patched('grant-delivery-activity')`) its `deliverGrants` local activity, which signals during
-   * the task, so that hop can be negative.
+   * the task, so that hop can be negative; negative samples are left out (with the activity nearly
+   * all are, so compare `budgetRoundTrip` across the two).
    */
   grantDelivery?: HopFigure;
   /** Node: its latest pdbBudget signal sent → the next pdbGrant received. */

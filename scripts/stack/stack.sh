@@ -172,10 +172,11 @@ start_k8s() {
     --cert-dir "$STATE/apiserver-certs" --max-requests-inflight 800 --max-mutating-requests-inflight 400 \
     --audit-policy-file "$STATE/audit-policy.yaml" --audit-log-path "$AUDIT_DIR/audit.log" \
     --audit-log-format json --audit-log-maxsize 100 --audit-log-maxbackup 2
+  wait_for kube-apiserver 120 https_ok "https://127.0.0.1:$APISERVER_PORT/readyz"
+  # Checked once it is ready: right after `setsid ... &` the pid may still run setsid's command line.
   if ! tr '\0' ' ' < "/proc/$(cat "$RUN/kube-apiserver.pid")/cmdline" | grep -q -- --audit-policy-file; then
     log "kube-apiserver: runs without the audit log (started by an older stack.sh); the bench's per-client request figures need it: restart the stack (down, then up) when nobody else uses it"
   fi
-  wait_for kube-apiserver 120 https_ok "https://127.0.0.1:$APISERVER_PORT/readyz"
 
   start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
     --kubeconfig "$KUBECONFIG_FILE" --authentication-kubeconfig "$KUBECONFIG_FILE" --authorization-kubeconfig "$KUBECONFIG_FILE" \

@@ -280,6 +280,14 @@ export interface NodeDrainSettings {
    * `patched('refusal-ends-at-new-version')`.
    */
   refusalEndsAtNewVersion?: boolean;
+  /**
+   * In a plan that hands out budgets, a pod waiting for a grant of its PDB is listed as blocked by
+   * that PDB (`DisruptionBudget`), whatever the node's own view of the PDB says. Absent in runs
+   * recorded before `patched('grant-blockers')`, which listed such pods as blocked only when that
+   * view allowed nothing: a node's view of a PDB it does not report can be stale, so it showed no
+   * blocker for pods that waited on their PDB, and `NotEvicted` for them at the deadline.
+   */
+  grantBlockers?: boolean;
 }
 
 /**
@@ -1130,15 +1138,34 @@ export function decideNode(
   return { ...result('Draining', NodeReason.Draining, togo), evict, wakeAtMs };
 }
 
-/** Whether a pod that has not been tried waits for its PDB's budget (for the blocker list). */
-function waitsForBudget(s: NodeDrainState, p: PodRecord, nowMs: number): PdbRecord | undefined {
+/**
+ * Whether a pod that has not been tried waits for its PDB's budget (for the blocker list): its own
+ * view allows nothing, or (`grantBlockers`, a node of a plan that hands out budgets) the node holds
+ * no grant of that PDB: such a node's view of a PDB it does not report can be stale, so the plan's
+ * grants, not that view, say whether the pod may go.
+ */
+function waitsForBudget(
+  s: NodeDrainState,
+  p: PodRecord,
+  nowMs: number,
+  grantBlockers: boolean,
+): PdbRecord | undefined {
   if (p.state !== 'Pending' || p.pdbs.length !== 1) return undefined;
   const pdb = s.pdbs[p.pdbs[0]!];
-  return pdb && budgetOf(s, pdb, nowMs) <= 0 ? pdb : undefined;
+  if (!pdb) return undefined;
+  if (budgetOf(s, pdb, nowMs) <= 0) return pdb;
+  return grantBlockers && s.budget && (s.budget.grants[pdb.key] ?? 0) <= 0 ? pdb : undefined;
 }
 
-/** What blocks the node now: pods refused, blocked, or waiting for their PDB (capped, sorted). */
-export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
+/**
+ * What blocks the node now: pods refused, blocked, or waiting for their PDB (capped, sorted).
+ * `settings.grantBlockers`: see {@link NodeDrainSettings.grantBlockers}.
+ */
+export function nodeBlockers(
+  s: NodeDrainState,
+  nowMs: number,
+  settings: Pick<NodeDrainSettings, 'grantBlockers'> = {},
+): Blocker[] {
   const out: Blocker[] = [];
   if (s.view && !s.view.exists) return out; // the node and its pods are gone: nothing blocks
   const deadline = nowMs >= s.deadlineMs;
@@ -1156,7 +1183,7 @@ export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
       });
       continue;
     }
-    const waiting = waitsForBudget(s, p, nowMs);
+    const waiting = waitsForBudget(s, p, nowMs, settings.grantBlockers === true);
     if (waiting) {
       out.push({
         pod: p.key,

@@ -162,6 +162,9 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
   // patched: node runs recorded before kept a PDB's refusal past an observation of a newer version
   // with the same allowance.
   if (since('refusal-ends-at-new-version')) settings.refusalEndsAtNewVersion = true;
+  // patched: node runs recorded before listed a pod waiting for a grant as blocked only when the
+  // node's own (possibly stale) view of its PDB allowed nothing.
+  if (since('grant-blockers')) settings.grantBlockers = true;
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
   const runStartMs = Date.now();
   // patched: spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts). Only specs that set
@@ -257,7 +260,7 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
       ...(s.reason ? { reason: s.reason } : {}),
       ...(s.message ? { message: s.message } : {}),
       ...nodeCounts(s, settings),
-      blockedBy: nodeBlockers(s, now),
+      blockedBy: nodeBlockers(s, now, settings),
       ...(podPolicy ? podPolicyProgress(s) : {}),
       attempts: s.attempts,
       tooManyRequests: s.tooManyRequests,

@@ -34,7 +34,7 @@ export function patchesSince(epochId: string, covered: readonly string[]): Since
 
 /**
  * The node workflow's epoch 1 (src/workflows/node.ts and node-roll.ts): every change it was patched
- * for up to and including `abandon-observations` and `refusal-ends-at-new-version`.
+ * for up to and including `abandon-observations` and `grant-blockers`.
  */
 export const NODE_EPOCH_1 = {
   id: 'node-epoch-1',
@@ -46,6 +46,7 @@ export const NODE_EPOCH_1 = {
     'deleted-node-counts',
     'refused-not-evicted',
     'refusal-ends-at-new-version',
+    'grant-blockers',
     'per-node-release',
     'hooks',
     'pdb-budget',

@@ -19,6 +19,7 @@ import {
   applyGrant,
   applyObservation,
   decideNode,
+  nodeBlockers,
   nodeBudgetRequest,
   type NodeDrainSettings,
   type NodeDrainState,
@@ -324,6 +325,33 @@ describe('the node side of the budget', () => {
           resourceVersion: '9',
           ...want,
         });
+      });
+  });
+
+  describe('blockers of a node waiting for grants (its own view of app/a allows 3)', () => {
+    const cases: [string, { grantBlockers: boolean; grant: number }, string[]][] = [
+      [
+        'grantBlockers, no grant: a1 and a2 wait for app/a',
+        { grantBlockers: true, grant: 0 },
+        ['app/a-a1', 'app/a-a2'],
+      ],
+      ['grantBlockers, one grant: the pod it is for is not blocked', { grantBlockers: true, grant: 1 }, []],
+      [
+        'runs recorded before: the own view allows, so nothing listed',
+        { grantBlockers: false, grant: 0 },
+        [],
+      ],
+    ];
+    for (const [name, c, want] of cases)
+      it(name, () => {
+        const s = coordinatedNode();
+        if (c.grant) applyGrant(s, { seq: 1, grants: { 'app/a': c.grant } });
+        const got = nodeBlockers(s, NOW, { grantBlockers: c.grantBlockers }).filter((b) => b.pdb === 'app/a');
+        assert.deepEqual(
+          got.map((b) => `${b.pdb}-${b.pod.split('/')[1]}`),
+          want,
+        );
+        for (const b of got) assert.equal(b.reason, 'DisruptionBudget');
       });
   });
 
