@@ -24,6 +24,7 @@ import { PREVIEW_MESSAGES } from '../src/api/preflight.js';
 import { COHERENCE_MESSAGES } from '../src/api/spec-coherence.js';
 import {
   GROUP,
+  DEFAULT_DRAIN_TIMEOUT_SECONDS,
   KIND,
   LABEL_KEY,
   MAX_SELECTOR_LABELS,
@@ -266,6 +267,8 @@ export const DEADLINE_POLICY_RULES: ValidationRule[] = [
     rule: '!has(self.nodeDrainTimeoutSeconds) || self.nodeDrainTimeoutSeconds <= self.drainTimeoutSeconds',
     message:
       "must be less than or equal to spec.drainTimeoutSeconds (a node's deadline is the earlier of the two)",
+    // Names the plan's deadline, which is the default (3600) when the plan does not set it.
+    messageExpression: `${celString('must be less than or equal to spec.drainTimeoutSeconds, which is ')} + string(self.drainTimeoutSeconds) + ${celString(` here (${DEFAULT_DRAIN_TIMEOUT_SECONDS} when not set): a node's deadline is the earlier of the two`)}`,
     fieldPath: '.nodeDrainTimeoutSeconds',
     reason: 'FieldValueForbidden',
   },

@@ -258,6 +258,9 @@ export type RetryBackoff = z.infer<typeof RetryBackoffSchema>;
  */
 export const DEFAULT_MAX_CONCURRENT_PER_NODE = 16;
 
+/** Default of spec.drainTimeoutSeconds, the plan's deadline: one hour. */
+export const DEFAULT_DRAIN_TIMEOUT_SECONDS = 3600;
+
 /** Upper bound of eviction.skipWaitForDeleteTimeoutSeconds (one day). */
 export const MAX_SKIP_WAIT_FOR_DELETE_SECONDS = 86400;
 
@@ -534,7 +537,7 @@ export const MaintenancePlanSpecSchema = z
       .number()
       .int()
       .min(1)
-      .default(3600)
+      .default(DEFAULT_DRAIN_TIMEOUT_SECONDS)
       .describe(
         'Whole-plan deadline in seconds from the start; when it passes the plan stops evicting and ends Blocked with reason DeadlineExceeded.',
       ),
