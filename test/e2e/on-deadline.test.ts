@@ -96,12 +96,12 @@ describe('onDeadline on the real stack', () => {
     [
       'nodeDrainTimeoutSeconds above drainTimeoutSeconds',
       { drainTimeoutSeconds: 600, nodeDrainTimeoutSeconds: 601 },
-      /spec\.nodeDrainTimeoutSeconds: .*must be less than or equal to spec\.drainTimeoutSeconds, which is 600 here/,
+      /spec\.nodeDrainTimeoutSeconds: .*must be less than or equal to spec\.drainTimeoutSeconds \(3600 when not set;/,
     ],
     [
       'nodeDrainTimeoutSeconds above the defaulted drainTimeoutSeconds (3600)',
       { nodeDrainTimeoutSeconds: 7200 },
-      /must be less than or equal to spec\.drainTimeoutSeconds, which is 3600 here \(3600 when not set\)/,
+      /must be less than or equal to spec\.drainTimeoutSeconds \(3600 when not set; a node's deadline is the earlier of the two\)/,
     ],
     [
       'a negative deadlineWarningSeconds',
