@@ -5,7 +5,7 @@
  * least one container, each with a name and an image (the Job controller creates no pod without
  * them: the API server refuses a Pod whose container has no image).
  *
- * PURE: imported by workflow code through src/api/plan.ts.
+ * Pure: zod only. Workflow code imports only its types (a test keeps zod out of the workflow bundle).
  */
 import { z } from 'zod';
 import type { StringFormat } from './plan.js';

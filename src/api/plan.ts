@@ -8,7 +8,9 @@
  * Units: every `*Seconds` field is in seconds; every time in status is an RFC 3339 string.
  */
 import { z } from 'zod';
-import { TIME_OF_DAY, TIME_ZONE, WindowFields, WindowStatusSchema } from './windows.js';
+import { MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES } from './bounds.js';
+import { TIME_ZONE } from './calendar.js';
+import { TIME_OF_DAY, WindowFields, WindowStatusSchema } from './windows.js';
 import { PlanModeSchema, PreflightReportSchema, previewSpecIssues } from './preflight.js';
 import { specCoherenceIssues } from './spec-coherence.js';
 import { HookPhase, NodePhase, PlanPhase } from './reasons.js';
@@ -328,17 +330,6 @@ export const PodSelectionSchema = z
   })
   .strict();
 export type PodSelection = z.infer<typeof PodSelectionSchema>;
-
-/**
- * Upper bound of spec.maxUnavailableNodes. Each node drained at once is one running child workflow
- * with one observation and up to maxConcurrentPerNode eviction activities pending in the plan's
- * Temporal namespace; Temporal refuses more than 2,000 pending child workflows or activities per
- * workflow by default (limit.numPendingChildExecutions, limit.numPendingActivities).
- */
-export const MAX_UNAVAILABLE_NODES = 500;
-
-/** Upper bound of the nodes of one plan (spec.nodeNames; a nodeSelector matching more fails the plan). */
-export const MAX_PLAN_NODES = 5000;
 
 // ---- pod order (spec.podOrder) ----
 

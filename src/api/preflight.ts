@@ -7,9 +7,11 @@
  * PodDisruptionBudget check run, nothing is deleted and no budget is spent). The report is written
  * to `status.preflight` (see {@link PreflightReportSchema}); its lists are capped, its counts are not.
  *
- * Pure: constants and zod schemas only (imported by workflow code and by src/api/plan.ts).
+ * Pure: zod schemas only (used by src/api/plan.ts). Workflow code imports only its types; the
+ * size caps it needs are in src/api/bounds.ts.
  */
 import { z } from 'zod';
+import { PREFLIGHT_LIST_CAP, PREFLIGHT_NODE_CAP, PREFLIGHT_PDB_CAP } from './bounds.js';
 
 /** `spec.mode`: Drain (the default) or Preflight. */
 export const PlanModeSchema = z
@@ -38,15 +40,6 @@ export function previewSpecIssues(spec: { mode?: string; paused?: boolean }): {
     ? [{ path: ['paused'], message: PREVIEW_MESSAGES.paused }]
     : [];
 }
-
-/** Pods, skipped pods, blockers and dry-run refusals listed per node at most (the counts are exact). */
-export const PREFLIGHT_LIST_CAP = 10;
-/** Nodes given a full entry in status.preflight.nodes at most (those with blockers first; every node is counted). */
-export const PREFLIGHT_NODE_CAP = 20;
-/** PodDisruptionBudgets listed in status.preflight.pdbs at most (slowest first). */
-export const PREFLIGHT_PDB_CAP = 20;
-/** Characters kept of a message (API server answers can be long). */
-export const PREFLIGHT_MESSAGE_CAP = 300;
 
 /** One pod a drain would evict. */
 export const PreflightPodSchema = z

@@ -16,7 +16,7 @@
  * these on creation only (`optionalOldSelf`): a plan stored before the rules existed can still be
  * paused, aborted and released.
  *
- * PURE: imported by workflow code through src/api/plan.ts.
+ * Pure: no I/O. Used by src/api/plan.ts's schema; workflow code does not evaluate it.
  */
 
 /** Messages of {@link specCoherenceIssues} (the CRD's rules in scripts/gen-crd.ts say the same). */

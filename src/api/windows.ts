@@ -8,16 +8,13 @@
  * next day (a window over midnight is named by the day it starts). The arithmetic (DST, next start)
  * is in src/drain/windows.ts.
  *
- * Pure: zod and `Intl` only (safe to import from workflow code).
+ * Pure: zod and `Intl` only. Workflow code takes the calendar words from src/api/calendar.ts and
+ * only types from here (a test keeps zod out of the workflow bundle).
  */
 import { z } from 'zod';
 import { ConditionType } from './reasons.js';
 import type { StringFormat } from './plan.js';
-
-/** Days of the week, Monday first, as `spec.windows[].days` names them. */
-export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
-/** One day of the week (see {@link WEEKDAYS}). */
-export type Weekday = (typeof WEEKDAYS)[number];
+import { TIME_ZONE, WEEKDAYS, isTimeZone } from './calendar.js';
 
 /** Most windows of one plan (a bound the API server needs to estimate the cost of the CEL rules). */
 export const MAX_WINDOWS = 32;
@@ -29,35 +26,6 @@ export const TIME_OF_DAY: StringFormat = {
   pattern: /^([01][0-9]|2[0-3]):[0-5][0-9]$/,
   maxLength: 5,
 };
-
-/**
- * The shape of an IANA time zone name (`Europe/Berlin`, `America/Argentina/Buenos_Aires`, `UTC`,
- * `Etc/GMT+1`). The API server can only check the shape; whether the zone exists is checked against
- * the ICU time zone data of the operator's Node.js ({@link isTimeZone}), and a plan naming an
- * unknown zone is marked Failed/InvalidSpec with a Warning Event.
- */
-export const TIME_ZONE: StringFormat = {
-  name: 'an IANA time zone name',
-  allowed:
-    "a name such as Europe/Berlin, America/New_York or UTC (letters, digits, '_', '-' and '+' in parts separated by '/')",
-  pattern: /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/,
-  maxLength: 64,
-};
-
-/**
- * Whether `tz` names a time zone the ICU data of this Node.js knows (canonical names, aliases such
- * as `US/Eastern`, and `UTC`). `Intl.supportedValuesOf('timeZone')` lists canonical names only (not
- * `UTC`), so the test is whether `Intl.DateTimeFormat` accepts it (it throws RangeError otherwise).
- */
-export function isTimeZone(tz: string): boolean {
-  if (!TIME_ZONE.pattern.test(tz) || tz.length > TIME_ZONE.maxLength) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A zod string of a {@link StringFormat}, refused with a message naming what is allowed. */
 function formatted(f: StringFormat): z.ZodString {

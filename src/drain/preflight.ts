@@ -33,19 +33,21 @@
  */
 import type { LabelSelector, PodSelection } from '../api/plan.js';
 import { DO_NOT_DISRUPT_ANNOTATION, hasDoNotDisrupt } from './pod-policy.js';
+import type {
+  PreflightBlocker,
+  PreflightNode,
+  PreflightPdb,
+  PreflightPod,
+  PreflightRefusal,
+  PreflightReport,
+  PreflightSkipped,
+} from '../api/preflight.js';
 import {
   PREFLIGHT_LIST_CAP,
   PREFLIGHT_MESSAGE_CAP,
   PREFLIGHT_NODE_CAP,
   PREFLIGHT_PDB_CAP,
-  type PreflightBlocker,
-  type PreflightNode,
-  type PreflightPdb,
-  type PreflightPod,
-  type PreflightRefusal,
-  type PreflightReport,
-  type PreflightSkipped,
-} from '../api/preflight.js';
+} from '../api/bounds.js';
 import { PodReason, PreflightReason } from '../api/reasons.js';
 import type { EvictResult } from '../activities/types.js';
 import { classifyPods, podKey, type PodInfo } from './pods.js';

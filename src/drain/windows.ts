@@ -26,7 +26,8 @@
  * spring day and 4 h on the autumn day, as a wall clock would tell. A window whose end falls at or
  * before its start after these rules (it lies wholly in the skipped hour) does not open that day.
  */
-import { WEEKDAYS, isTimeZone, type MaintenanceWindow, type Weekday } from '../api/windows.js';
+import { WEEKDAYS, isTimeZone, type Weekday } from '../api/calendar.js';
+import type { MaintenanceWindow } from '../api/windows.js';
 
 const DAY_MS = 86_400_000;
 /** How far ahead {@link windowState} looks for the next window, ms (a week and a day: every window recurs weekly). */

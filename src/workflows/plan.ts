@@ -59,7 +59,8 @@ import {
 import { PLAN_EPOCH_1, patchesSince, type Since } from './patches.js';
 import type { DrainActivities, PlanRef, PreflightActivities } from '../activities/types.js';
 import type { GrantDelivery, GrantDeliveryActivities } from '../activities/grant-delivery.js';
-import { MAX_PLAN_NODES, type MaintenancePlanStatus } from '../api/plan.js';
+import { MAX_PLAN_NODES } from '../api/bounds.js';
+import type { MaintenancePlanStatus } from '../api/plan.js';
 import {
   DeadlineReason,
   EventReason,

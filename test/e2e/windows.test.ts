@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { WEEKDAYS } from '../../src/api/windows.js';
+import { WEEKDAYS } from '../../src/api/calendar.js';
 import { createNamespace, deleteNamespace, deleteNode, sleep, uniqueName, waitFor } from '../helpers/k8s.js';
 import { OperatorHarness, createTaintedNode, kubectl } from '../helpers/operator-harness.js';
 import { kubectlPath } from '../helpers/binaries.js';

@@ -9,13 +9,12 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import {
   LABEL_VALUE,
-  MAX_PLAN_NODES,
-  MAX_UNAVAILABLE_NODES,
   MaintenancePlanSpecSchema,
   MaintenancePlanStatusSchema,
   NODE_NAME,
   parseSpec,
 } from '../../src/api/plan.js';
+import { MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES } from '../../src/api/bounds.js';
 import {
   applyDefaults,
   buildCrd,

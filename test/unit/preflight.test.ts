@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodSelection } from '../../src/api/plan.js';
-import { PREFLIGHT_LIST_CAP, PREFLIGHT_NODE_CAP } from '../../src/api/preflight.js';
+import { PREFLIGHT_LIST_CAP, PREFLIGHT_NODE_CAP } from '../../src/api/bounds.js';
 import { PreflightReason } from '../../src/api/reasons.js';
 import {
   allowedOf,

@@ -8,7 +8,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MaintenanceWindowSchema, isTimeZone, type MaintenanceWindow } from '../../src/api/windows.js';
+import { isTimeZone } from '../../src/api/calendar.js';
+import { MaintenanceWindowSchema, type MaintenanceWindow } from '../../src/api/windows.js';
 import {
   WINDOW_HORIZON_MS,
   occurrences,

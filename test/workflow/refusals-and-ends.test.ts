@@ -6,7 +6,7 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_PLAN_NODES } from '../../src/api/plan.js';
+import { MAX_PLAN_NODES } from '../../src/api/bounds.js';
 import { planWorkflowId, releaseSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, evictedTwice, gapsOf, workflowIds } from '../helpers/drain-checks.js';

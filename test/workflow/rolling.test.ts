@@ -15,7 +15,7 @@ import { PlanReason } from '../../src/api/reasons.js';
 import { hookWorkflowId } from '../../src/drain/hooks.js';
 import { createGrantDeliveryActivities } from '../../src/activities/grant-delivery.js';
 import { createHookWorkflowActivities } from '../../src/activities/hook-workflow.js';
-import { WEEKDAYS } from '../../src/api/windows.js';
+import { WEEKDAYS } from '../../src/api/calendar.js';
 import {
   abortSignal,
   evictionTaskQueue,

@@ -14,7 +14,8 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseSpec } from '../../src/api/plan.js';
-import { WEEKDAYS, type MaintenanceWindow } from '../../src/api/windows.js';
+import { WEEKDAYS } from '../../src/api/calendar.js';
+import type { MaintenanceWindow } from '../../src/api/windows.js';
 import { windowedDeadline } from '../../src/drain/windows.js';
 import { pauseSignal, planWorkflowId, releaseSignal, resumeSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
