@@ -5,8 +5,9 @@
  *
  * No imports: workflow code takes these values without evaluating the zod schemas. The Temporal
  * worker evaluates a workflow bundle's modules again for every workflow it creates (each workflow
- * gets its own module state), so a schema module in the workflows' import graph costs its whole
- * construction on each new node workflow, continue-as-new and replay.
+ * gets its own module state, kept while the workflow is cached), so a schema module in the
+ * workflows' import graph is built again for each new node workflow, continue-as-new and replay,
+ * and held once per cached workflow.
  */
 
 /**
