@@ -2,6 +2,7 @@
  * The `drainflow` command line: `run` (operator and/or worker) and the plan commands
  * (`status`, `pause`, `resume`, `abort`, `release`, `watch`), plus `preflight` and `demo`.
  */
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Command, Option } from 'commander';
 import { loadCliConfig, type ConnectionFlags } from '../shared/config.js';
@@ -38,10 +39,16 @@ function withTemporal(cmd: Command): Command {
     );
 }
 
+/** drainflow's version, from package.json (two levels up from src/cli and from dist/cli alike). */
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
 const program = new Command();
 program
   .name(asKubectlPlugin ? 'kubectl drainflow' : 'drainflow')
   .description('Durable, PodDisruptionBudget-aware node drains on Temporal')
+  .version(VERSION)
   .showHelpAfterError();
 
 withTemporal(

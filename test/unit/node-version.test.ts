@@ -42,3 +42,14 @@ describe('bin/drainflow.js on an old Node.js', () => {
     },
   );
 });
+
+describe('drainflow --version', () => {
+  it("prints package.json's version", () => {
+    const { version } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { version: string };
+    const out = execFileSync(process.execPath, [`${root}bin/drainflow.js`, '--version'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.equal(out.trim(), version);
+  });
+});
