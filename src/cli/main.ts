@@ -39,16 +39,30 @@ function withTemporal(cmd: Command): Command {
     );
 }
 
-/** drainflow's version, from package.json (two levels up from src/cli and from dist/cli alike). */
-const VERSION = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+/**
+ * drainflow's version: of the nearest package.json named `drainflow` above this module (the checkout's
+ * for src/cli, the image's /app/package.json for dist/cli); `unknown` when there is none. Never throws.
+ */
+function drainflowVersion(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'drainflow' && pkg.version) return pkg.version;
+    } catch {
+      // no package.json here (or not JSON): look further up
+    }
+    if (dir.pathname === '/') return 'unknown';
+  }
+}
 
 const program = new Command();
 program
   .name(asKubectlPlugin ? 'kubectl drainflow' : 'drainflow')
   .description('Durable, PodDisruptionBudget-aware node drains on Temporal')
-  .version(VERSION)
+  .version(drainflowVersion())
   .showHelpAfterError();
 
 withTemporal(
