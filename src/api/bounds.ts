@@ -18,6 +18,13 @@
  */
 export const MAX_UNAVAILABLE_NODES = 500;
 
+/**
+ * Upper bound of spec.drainTimeoutSeconds and spec.nodeDrainTimeoutSeconds: 365 days, in seconds.
+ * A deadline further out is almost surely a unit mistake (milliseconds or a stray digit); it would
+ * keep a blocked node cordoned and its workflow open for years. Plans that need longer are split.
+ */
+export const MAX_DRAIN_TIMEOUT_SECONDS = 365 * 24 * 3600;
+
 /** Upper bound of the nodes of one plan (spec.nodeNames; a nodeSelector matching more fails the plan). */
 export const MAX_PLAN_NODES = 5000;
 

@@ -8,7 +8,7 @@
  * Units: every `*Seconds` field is in seconds; every time in status is an RFC 3339 string.
  */
 import { z } from 'zod';
-import { MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES } from './bounds.js';
+import { MAX_DRAIN_TIMEOUT_SECONDS, MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES } from './bounds.js';
 import { TIME_ZONE } from './calendar.js';
 import { TIME_OF_DAY, WindowFields, WindowStatusSchema } from './windows.js';
 import { PlanModeSchema, PreflightReportSchema, previewSpecIssues } from './preflight.js';
@@ -485,6 +485,7 @@ export const DeadlinePolicyFields = {
     .number()
     .int()
     .min(1)
+    .max(MAX_DRAIN_TIMEOUT_SECONDS)
     .optional()
     .describe(
       "Per-node deadline in seconds from the start of the node's drain; the node's deadline is the earlier of this and the plan's (drainTimeoutSeconds). At most drainTimeoutSeconds. Absent: the plan's deadline only.",
@@ -528,9 +529,10 @@ export const MaintenancePlanSpecSchema = z
       .number()
       .int()
       .min(1)
+      .max(MAX_DRAIN_TIMEOUT_SECONDS)
       .default(DEFAULT_DRAIN_TIMEOUT_SECONDS)
       .describe(
-        'Whole-plan deadline in seconds from the start; when it passes the plan stops evicting and ends Blocked with reason DeadlineExceeded.',
+        `Whole-plan deadline in seconds from the start (at most ${MAX_DRAIN_TIMEOUT_SECONDS}, 365 days); when it passes the plan stops evicting and ends Blocked with reason DeadlineExceeded.`,
       ),
     eviction: EvictionSchema.default({
       callTimeoutSeconds: 10,

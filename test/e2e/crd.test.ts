@@ -212,6 +212,13 @@ describe('MaintenancePlan CRD on a real API server', () => {
       ],
     ],
     [
+      'drainTimeoutSeconds in milliseconds (above 365 days)',
+      { nodeNames: ['a'], drainTimeoutSeconds: 99_999_999_999 },
+      [
+        /spec\.drainTimeoutSeconds: Invalid value: 99999999999: spec\.drainTimeoutSeconds in body should be less than or equal to 31536000/,
+      ],
+    ],
+    [
       'string where an int belongs',
       { nodeNames: ['a'], maxUnavailableNodes: 'two' },
       // The API server's type check names the type of the value given, not the value.

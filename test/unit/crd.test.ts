@@ -14,7 +14,7 @@ import {
   NODE_NAME,
   parseSpec,
 } from '../../src/api/plan.js';
-import { MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES } from '../../src/api/bounds.js';
+import { MAX_DRAIN_TIMEOUT_SECONDS, MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES } from '../../src/api/bounds.js';
 import {
   applyDefaults,
   buildCrd,
@@ -482,6 +482,20 @@ describe("CRD bounds of a plan's size", () => {
     const slots = specSchema.properties!.maxUnavailableNodes!;
     assert.deepEqual([slots.minimum, slots.maximum], [1, MAX_UNAVAILABLE_NODES]);
     assert.match(slots.description ?? '', /at most 500\b/);
+  });
+
+  it(`drainTimeoutSeconds and nodeDrainTimeoutSeconds are at most ${MAX_DRAIN_TIMEOUT_SECONDS} s (365 days), in the CRD and in zod`, () => {
+    assert.equal(MAX_DRAIN_TIMEOUT_SECONDS, 31_536_000);
+    for (const field of ['drainTimeoutSeconds', 'nodeDrainTimeoutSeconds']) {
+      const prop = specSchema.properties![field]!;
+      assert.deepEqual([prop.minimum, prop.maximum], [1, MAX_DRAIN_TIMEOUT_SECONDS], field);
+      const r = MaintenancePlanSpecSchema.safeParse({
+        nodeNames: ['a'],
+        [field]: MAX_DRAIN_TIMEOUT_SECONDS + 1,
+      });
+      assert.equal(r.success, false, `${field} above the bound is refused`);
+    }
+    assert.match(specSchema.properties!.drainTimeoutSeconds!.description ?? '', /at most 31536000, 365 days/);
   });
 });
 
