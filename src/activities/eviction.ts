@@ -31,7 +31,7 @@ import {
 import { BlockerReason } from '../api/reasons.js';
 import type { KubernetesPort } from '../k8s/port.js';
 import { parseRetryAfter } from '../k8s/retry-after.js';
-import { activityContext } from './context.js';
+import { activityContext, startHeartbeats } from './context.js';
 import type { DrainActivities, EvictInput, EvictResult } from './types.js';
 
 /** StatusCause type (JSON `reason`) the eviction subresource attaches to PDB refusals (`policyv1.DisruptionBudgetCause`). */
@@ -66,6 +66,15 @@ const NAMESPACE_TERMINATING_CAUSE = 'NamespaceTerminating';
  * what it sends to the server, so frequent heartbeats are cheap.
  */
 export const EVICTION_HEARTBEAT_INTERVAL_MS = 1000;
+
+/**
+ * Delay of {@link DrainActivities.evictPod}'s first heartbeat, ms: a call answered sooner (nearly
+ * all) sends no heartbeat call to the Temporal server (see `startHeartbeats` in ./context.ts); a
+ * held call learns of a cancellation from this heartbeat's answer on. Capped at half the
+ * activity's heartbeat timeout (the node workflow sets half of eviction.callTimeoutSeconds, at
+ * least 2 s).
+ */
+export const EVICTION_FIRST_HEARTBEAT_MS = 2000;
 
 /** `n` when it is a finite number > 0, else `undefined`. */
 function positiveSeconds(n: number | undefined): number | undefined {
@@ -186,8 +195,8 @@ export function createEvictionActivities(
      * 403 with cause NamespaceTerminating → Retry/NamespaceTerminating; 500 for a pod under several
      * PDBs → Failed/MultiplePodDisruptionBudgets; other 403 and 4xx → Failed with the Status reason.
      *
-     * Inside an activity it heartbeats at once and every {@link EVICTION_HEARTBEAT_INTERVAL_MS} until
-     * it answers, and the activity's cancellation aborts the HTTP request (an AbortSignal set on the
+     * Inside an activity it heartbeats after {@link EVICTION_FIRST_HEARTBEAT_MS}, then every
+     * {@link EVICTION_HEARTBEAT_INTERVAL_MS} until it answers, and the activity's cancellation aborts the HTTP request (an AbortSignal set on the
      * request by a middleware in src/k8s/port.ts); a cancellation before the call is sent
      * sends nothing. An eviction the server already received is not undone by the abort: the
      * workflow re-reads the pod anyway. An answer that arrived before the cancellation is returned.
@@ -211,8 +220,10 @@ export function createEvictionActivities(
         cancel?.reason instanceof CancelledFailure
           ? cancel.reason
           : new CancelledFailure(`evict pod ${pod} cancelled`);
-      ctx?.heartbeat();
-      const beat = ctx ? setInterval(() => ctx.heartbeat(), EVICTION_HEARTBEAT_INTERVAL_MS) : undefined;
+      const stopHeartbeats = startHeartbeats(ctx, {
+        firstAfterMs: EVICTION_FIRST_HEARTBEAT_MS,
+        intervalMs: EVICTION_HEARTBEAT_INTERVAL_MS,
+      });
       try {
         const answer = await port.evictPod(input, ctx ? abort.signal : undefined);
         if (answer === 'aborted') {
@@ -238,7 +249,7 @@ export function createEvictionActivities(
         log[level]({ pod, code: answer.code, result }, 'eviction answered');
         return result;
       } finally {
-        clearInterval(beat);
+        stopHeartbeats();
         cancel?.removeEventListener('abort', onCancel);
       }
     },

@@ -5,11 +5,11 @@
  *
  * The caller passes the fingerprint of what it holds (`since`); the activity answers with the new
  * content as soon as the material content differs from it (after a coalescing window), or with
- * `{ changed: false }` after `maxWaitSeconds`. Heartbeats every `heartbeatIntervalMs` and stops when
- * the activity is cancelled. Outside a Temporal activity it works the same, minus heartbeats and
+ * `{ changed: false }` after `maxWaitSeconds`. Heartbeats after `firstHeartbeatMs`, then every
+ * `heartbeatIntervalMs`, and stops when the activity is cancelled. Outside a Temporal activity it works the same, minus heartbeats and
  * cancellation.
  */
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
 import { needsNamespaceLabels } from '../drain/pod-policy.js';
 import { pino, type Logger } from 'pino';
@@ -29,6 +29,7 @@ import {
   withRequestedPdbs,
   type ObservationContent,
 } from './node-pods.js';
+import { activityContext, startHeartbeats } from './context.js';
 import type { DrainActivities, NodeObservation, ObserveNodeInput } from './types.js';
 
 /** Default coalescing window, ms ({@link ObserveNodeInput.coalesceMs}). */
@@ -38,6 +39,13 @@ export const DEFAULT_QUIET_MS = 100;
 
 /** Default heartbeat interval, ms (the activities pass their `HEARTBEAT_INTERVAL_MS`). */
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 2000;
+
+/**
+ * Default delay of an observation's first heartbeat, ms: most observations of a busy drain answer
+ * within it and so send no heartbeat call to the Temporal server (see `startHeartbeats` in
+ * ./context.ts). Capped at half the activity's heartbeat timeout (the node workflow sets 20 s).
+ */
+export const DEFAULT_FIRST_HEARTBEAT_MS = 5000;
 
 /**
  * Longest wait, ms, for a cold cache's first list before the activity gives up with a retryable
@@ -55,19 +63,12 @@ export interface ObserveNodeDeps {
   cache?: WatchCache;
   /** How often to heartbeat, ms. Default 2000. */
   heartbeatIntervalMs?: number;
+  /** Delay of the first heartbeat, ms. Default {@link DEFAULT_FIRST_HEARTBEAT_MS}. */
+  firstHeartbeatMs?: number;
 }
 
 /** The activity function, with the cache it reads (to close it on shutdown, or to inspect in tests). */
 export type ObserveNode = DrainActivities['observeNode'] & { readonly cache: WatchCache };
-
-/** The current activity context, or `undefined` outside a Temporal activity. */
-function activityContext(): Context | undefined {
-  try {
-    return Context.current();
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Whether an informer error is one waiting does not fix: a 4xx other than 408/429 (e.g. 403 when
@@ -143,7 +144,10 @@ function snapshot(
 export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
   const log = deps.logger ?? pino({ name: 'drainflow.observe', level: 'info' });
   const cache = deps.cache ?? new WatchCache({ kubeConfig: deps.kubeConfig, logger: log });
-  const heartbeatMs = deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+  const heartbeats = {
+    intervalMs: deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+    firstAfterMs: deps.firstHeartbeatMs ?? DEFAULT_FIRST_HEARTBEAT_MS,
+  };
   const namespaces = new NamespaceApi(deps.kubeConfig);
 
   /**
@@ -202,8 +206,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
     };
     cancel?.addEventListener('abort', onCancel, { once: true });
     if (cancel?.aborted) onCancel();
-    const beat = ctx ? setInterval(() => ctx.heartbeat(), heartbeatMs) : undefined;
-    ctx?.heartbeat();
+    const stopHeartbeats = startHeartbeats(ctx, heartbeats);
 
     /** An AbortSignal for "cancelled or `at` reached", with its cleanup. */
     const until = (at: number): { signal: AbortSignal; done: () => void } => {
@@ -340,7 +343,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         return answer(current);
       }
     } finally {
-      clearInterval(beat);
+      stopHeartbeats();
       cancel?.removeEventListener('abort', onCancel);
       stop.abort();
       watch.release();

@@ -768,8 +768,9 @@ describe('evictPod: self-healing refusals, heartbeats and cancellation', { timeo
     await assert.rejects(running, (err) => err instanceof CancelledFailure);
     const cancelledMs = Date.now() - t0;
     assert.ok(cancelledMs >= 2400 && cancelledMs < 3500, `cancelled call ended after ${cancelledMs} ms`);
-    assert.ok(beats.length >= 3, `heartbeats at ${beats.join(', ')} ms`);
-    assert.ok(beats[0]! < 500, `first heartbeat at once, got ${beats[0]} ms`);
+    // The first heartbeat waits EVICTION_FIRST_HEARTBEAT_MS (2 s), then one every second.
+    assert.ok(beats.length >= 1 && beats.length <= 2, `heartbeats at ${beats.join(', ')} ms`);
+    assert.ok(beats[0]! >= 1900 && beats[0]! < 2500, `first heartbeat after 2 s, got ${beats[0]} ms`);
     const beatsAtCancel = beats.length;
 
     const { r, ms } = await control;
@@ -796,7 +797,7 @@ describe('evictPod: self-healing refusals, heartbeats and cancellation', { timeo
       (err) => err instanceof CancelledFailure,
     );
     assert.ok(Date.now() - t0 < 1000, 'throws at once');
-    assert.ok(beats >= 1, 'heartbeated');
+    assert.equal(beats, 0, 'ended before its first heartbeat: no heartbeat call to the server');
     // Nothing was sent: the pod is not terminating ...
     const still = await c.core.readNamespacedPod({ namespace: ns, name: 'keep' });
     assert.equal(still.metadata?.deletionTimestamp, undefined, 'no eviction reached the server');

@@ -195,7 +195,8 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
 
   it('is cancellable inside an activity (heartbeating while it waits) and stops promptly', async () => {
     const stable = await settled(node);
-    const env = new MockActivityEnvironment();
+    // The observation heartbeats by half its heartbeat timeout at the latest (here 1 s), then every 2 s.
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 2_000 });
     let beats = 0;
     env.on('heartbeat', () => beats++);
     const running = env.run(observe, {
@@ -209,7 +210,7 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
     env.cancel();
     await assert.rejects(running, (err) => err instanceof CancelledFailure);
     assert.ok(Date.now() - t0 < 1_000, `stopped ${Date.now() - t0} ms after the cancellation`);
-    assert.ok(beats >= 2, `heartbeats during a 2.5 s wait: ${beats}`);
+    assert.ok(beats >= 1, `heartbeats during a 2.5 s wait: ${beats}`);
     // Outside an activity, a plain call: same answer, no heartbeats needed.
     const plain = await observe({ node, selection: SELECTION, since: stable.fingerprint, maxWaitSeconds: 0 });
     assert.deepEqual(plain, { changed: false, fingerprint: stable.fingerprint });
