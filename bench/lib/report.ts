@@ -93,9 +93,41 @@ export const FIGURES: {
     get: (r) => r.historyEventsPerMinute,
     digits: 1,
   },
+  {
+    key: 'temporalRequestsPerPod',
+    label: 'Temporal server requests per evicted pod (frontend, all operations)',
+    get: (r) => r.temporalRequestsPerPod,
+    digits: 2,
+  },
+  {
+    key: 'heartbeatsPerPod',
+    label: '… activity heartbeats (RecordActivityTaskHeartbeat) per evicted pod',
+    get: (r) => r.heartbeatsPerPod,
+    digits: 3,
+  },
+  {
+    key: 'temporalCpuSeconds',
+    label: 'Temporal dev server CPU, s',
+    get: (r) => r.stack?.cpuSeconds.temporal,
+    digits: 1,
+  },
+  {
+    key: 'kubernetesCpuSeconds',
+    label: 'Kubernetes stack CPU, s (API server, etcd, controller-manager, scheduler, kwok)',
+    get: (r) => kubernetesCpu(r),
+    digits: 1,
+  },
   { key: 'peakRssMb', label: 'peak RSS, MiB', get: (r) => r.process?.peakRssMb, digits: 0 },
   { key: 'cpuSeconds', label: 'CPU, s', get: (r) => r.process?.cpuSeconds, digits: 2 },
 ];
+
+/** CPU seconds of the Kubernetes side of the stack over a run (every stack process but Temporal). */
+function kubernetesCpu(r: RunResult): number | undefined {
+  const cpu = r.stack?.cpuSeconds;
+  if (!cpu) return undefined;
+  const parts = Object.entries(cpu).filter(([name]) => name !== 'temporal');
+  return parts.length ? parts.reduce((a, [, s]) => a + s, 0) : undefined;
+}
 
 export type Summary = Record<string, { drainflow?: number; kubectl?: number; ratio?: number }>;
 

@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import { uniqueName, type Clients } from '../../test/helpers/k8s.js';
 import { podsOnTargets, type Scenario } from '../scenarios.js';
 import { apiFigures, scrapeRequestCounters, type ApiFigures } from './apiserver.js';
+import { sampleStack, stackFigures, type StackFigures } from './stack-side.js';
 import {
   AUDIT_USERS,
   auditMark,
@@ -95,6 +96,12 @@ export interface RunResult {
   evictionsPerMinute?: number;
   /** Status writes of the plan (one plan per run). */
   statusWrites?: number;
+  /** What the run cost the stack: Temporal frontend requests, CPU seconds per stack process. */
+  stack?: StackFigures;
+  /** stack.temporalRequests.total / evictedPods. */
+  temporalRequestsPerPod?: number;
+  /** Activity heartbeats the Temporal frontend received (RecordActivityTaskHeartbeat) per evicted pod. */
+  heartbeatsPerPod?: number;
   process?: ProcessFigures;
   /** The tool's own count: drainflow status.evictionProgress, kubectl output lines. */
   toolCounts?: { attempts: number; tooManyRequests: number };
@@ -123,6 +130,11 @@ function derive(r: RunResult, blocked: boolean): void {
   }
   if (r.history && pods) r.historyEventsPerPod = round(r.history.events / pods, 1);
   if (r.requests && pods) r.requestsPerPod = round(r.requests.total / pods, 3);
+  const tr = r.stack?.temporalRequests;
+  if (tr && pods && r.tool === 'drainflow') {
+    r.temporalRequestsPerPod = round(tr.total / pods, 2);
+    r.heartbeatsPerPod = round((tr.byOperation.RecordActivityTaskHeartbeat ?? 0) / pods, 3);
+  }
   if (blocked && r.wallSeconds) {
     const minutes = r.wallSeconds / 60;
     r.minutes = round(minutes, 2);
@@ -248,6 +260,7 @@ export async function runOnce(
       if (audit) mark = auditMark(audit);
       fromMs = Date.now();
       const before = await scrapeRequestCounters();
+      const stackBefore = await sampleStack();
       w.observer.record(w.targets);
       planName = uniqueName(`bench-${s.name}`);
       const spec: Record<string, unknown> = {
@@ -269,6 +282,7 @@ export async function runOnce(
       workflowId = plan.status?.workflow?.workflowId;
       await sleep(2000);
       const after = await scrapeRequestCounters();
+      r.stack = stackFigures(stackBefore, await sampleStack());
       const toMs = Date.now();
       const end = procs.proc();
       r.api = apiFigures(before, after);
@@ -322,6 +336,7 @@ export async function runOnce(
       if (audit) mark = auditMark(audit);
       fromMs = Date.now();
       const before = await scrapeRequestCounters();
+      const stackBefore = await sampleStack();
       w.observer.record(w.targets);
       const res = await kubectlDrain(
         w.targets,
@@ -334,6 +349,7 @@ export async function runOnce(
       r.wallSeconds = round((res.endMs - res.startMs) / 1000, 2);
       await sleep(2000);
       const after = await scrapeRequestCounters();
+      r.stack = stackFigures(stackBefore, await sampleStack());
       r.api = apiFigures(before, after);
       const req = await requestsOf(AUDIT_USERS.kubectl, Date.now());
       if (req) r.requests = req;
