@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { GROUP, PLURAL, VERSION } from '../../src/api/plan.js';
 import { nodeWorkflowId, abortSignal } from '../../src/workflows/messages.js';
 import { createDirectPlan, readPlanStatus } from '../helpers/direct-plan.js';
-import { kubectl, requireEnv } from '../helpers/operator-harness.js';
+import { requireEnv } from '../helpers/operator-harness.js';
 import {
   applyCrds,
   clients,
@@ -29,6 +29,7 @@ import {
   type Clients,
 } from '../helpers/k8s.js';
 import { startWorkerProcess, type DrainflowProcess } from '../helpers/processes.js';
+import { allowEvictions, denyEvictions } from '../helpers/deny-evictions.js';
 
 describe('worker crash during a cooldown', () => {
   let c: Clients;
@@ -52,54 +53,10 @@ describe('worker crash during a cooldown', () => {
   });
 
   const policyName = uniqueName('df-crash-deny-evictions');
-  const denyEvictions = (namespace: string) => {
-    const policy = {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: policyName },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods/eviction'] },
-          ],
-        },
-        validations: [
-          {
-            expression: 'false',
-            message: 'evictions are held by the worker-crash test',
-            reason: 'Forbidden',
-          },
-        ],
-      },
-    };
-    const binding = {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: policyName },
-      spec: {
-        policyName,
-        validationActions: ['Deny'],
-        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } },
-      },
-    };
-    kubectl(
-      ['apply', '-f', '-'],
-      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] }),
-    );
-  };
-  const allowEvictions = () => {
-    kubectl([
-      'delete',
-      'validatingadmissionpolicybinding,validatingadmissionpolicy',
-      policyName,
-      '--ignore-not-found',
-    ]);
-  };
 
   after(async () => {
     try {
-      allowEvictions();
+      allowEvictions(policyName);
     } catch {
       // best effort
     }
@@ -132,30 +89,7 @@ describe('worker crash during a cooldown', () => {
     await c.apps.createNamespacedDeployment({ namespace: ns, body: web });
     await waitPodsReady(c, ns, { app: 'web' }, 2);
     nodes.push(await createNode(c, 'df-crash-spare', { labels: onPool })); // room for replacements
-    denyEvictions(ns);
-    // The policy takes effect once the API server's policy cache has it: wait for a refused dry run.
-    const [somePod] = (await c.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=web' })).items;
-    await waitFor(
-      async () => {
-        try {
-          await c.core.createNamespacedPodEviction({
-            name: somePod!.metadata!.name!,
-            namespace: ns,
-            body: {
-              apiVersion: 'policy/v1',
-              kind: 'Eviction',
-              metadata: { name: somePod!.metadata!.name!, namespace: ns },
-              deleteOptions: { dryRun: ['All'] },
-            },
-          });
-          return false;
-        } catch (err) {
-          return (err as { code?: number }).code === 403;
-        }
-      },
-      30_000,
-      { what: 'the policy refuses evictions' },
-    );
+    await denyEvictions(c, ns, policyName);
 
     const spec = {
       nodeNames: [target],
@@ -187,7 +121,7 @@ describe('worker crash during a cooldown', () => {
     await startWorker();
     // Let the cooldown pass with evictions still refused, then allow them.
     await waitFor(async () => Date.now() > nextActionAt + 2000, 120_000, { what: 'the cooldown to pass' });
-    allowEvictions();
+    allowEvictions(policyName);
     const drained = await waitFor(
       async () => {
         const s = await readStatus();
