@@ -5,7 +5,7 @@
  * continue-as-new) and feeds it three kinds of input, each through one reducer here:
  * - {@link applyObservation}: what the `observeNode` activity saw (the node, its pods, their PDBs);
  * - {@link applyEvictionAnswer}: what one Eviction API call answered (or that it failed);
- * - {@link applyControl}: pause, resume, abort from the plan.
+ * - {@link applyControl}: pause, resume, abort from the plan (or a stop from the operator).
  * {@link decideNode} then says which pods to evict now, what the node's phase is, whether the node
  * is done, and when to look again. {@link nodeProgress} is the report to the plan.
  *
@@ -203,6 +203,11 @@ export interface NodeDrainState {
   timedOut?: Record<string, SkippedPod>;
   /** spec.hooks / uncordon AfterEachNode: the node's rolling part (src/drain/hooks.ts). */
   roll?: RollState;
+  /**
+   * The newest plan metadata.generation a control signal carried (from the operator directly or
+   * forwarded by the plan); absent until one carried any. See {@link isStaleControl}.
+   */
+  controlGeneration?: number;
 }
 
 /** The plan's grants as one node holds them. */
@@ -378,11 +383,45 @@ export function initialNodeState(node: string, deadlineMs: number, paused: boole
   };
 }
 
-/** Applies pause, resume, abort or release (signals from the plan). Abort wins over everything; release only concerns a rolling node. */
+/** An action of the `nodeControl` signal (src/workflows/messages.ts). */
+export type NodeControlAction = 'pause' | 'resume' | 'abort' | 'release';
+
+/**
+ * Whether a `pause` or `resume` relayed for plan generation `generation` is stale: older than the
+ * newest generation the node has seen ({@link NodeDrainState.controlGeneration}). The rule of the
+ * plan workflow (`patched('stale-controls')` in src/workflows/plan.ts) for the node: the operator
+ * signals stops to the node workflows directly too (src/operator/node-stops.ts), so a standby
+ * replica's late relay of an old pause may reach a node after the plan forwarded the leader's newer
+ * resume; the newer spec wins. A control without a generation (maintenance windows, `drainflow`
+ * Updates, plans recorded before the plan forwarded generations) is never stale, nor is an abort
+ * or a release (they only ever stop more).
+ */
+export function isStaleControl(
+  s: Pick<NodeDrainState, 'controlGeneration'>,
+  action: NodeControlAction,
+  generation: number | undefined,
+): boolean {
+  return (
+    (action === 'pause' || action === 'resume') &&
+    generation !== undefined &&
+    s.controlGeneration !== undefined &&
+    generation < s.controlGeneration
+  );
+}
+
+/**
+ * Applies pause, resume, abort or release (signals from the plan, or a stop from the operator).
+ * Abort wins over everything; release only concerns a rolling node. A `generation` newer than
+ * {@link NodeDrainState.controlGeneration} becomes it. Applies stale controls too: the caller
+ * drops them first ({@link isStaleControl}).
+ */
 export function applyControl(
   s: NodeDrainState,
-  action: 'pause' | 'resume' | 'abort' | 'release',
+  action: NodeControlAction,
+  generation?: number,
 ): NodeDrainState {
+  if (generation !== undefined && (s.controlGeneration === undefined || generation > s.controlGeneration))
+    s.controlGeneration = generation;
   if (action === 'pause') s.paused = true;
   else if (action === 'resume') s.paused = false;
   else if (action === 'release') {

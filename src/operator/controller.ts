@@ -5,7 +5,8 @@
  *
  * - adds the finalizer and starts the plan's workflow once (workflow ID {@link planWorkflowId},
  *   reuse policy REJECT_DUPLICATE, so a finished plan is never re-run),
- * - relays changes of spec.paused / spec.abort / spec.release as signals,
+ * - relays changes of spec.paused / spec.abort / spec.release as signals (a pause or abort to the
+ *   plan's running node workflows as well: src/operator/node-stops.ts),
  * - on deletion aborts a running workflow, waits for it to hand the nodes back, and removes the
  *   finalizer; when the workflow is not running (terminated, failed, timed out, cancelled, completed
  *   or unknown to Temporal) it hands back itself what the plan still claims ({@link
@@ -89,6 +90,7 @@ import {
 import type { ClosedWorkflowReasonName } from '../api/closed-workflow.js';
 import { closedWorkflowStatus } from './closed-workflow.js';
 import { CANCEL_GRACE_MS, stopPlanChildren } from './stop-children.js';
+import { nodeStopWords, stopNodeWorkflows } from './node-stops.js';
 import { KeyedQueue, type HandlerResult } from './queue.js';
 import { windowAfterDeadline } from '../drain/window-deadline.js';
 import { issueWords } from '../api/issue-words.js';
@@ -543,14 +545,45 @@ export class PlanController {
       throw err;
     }
     this.deps.metrics.operatorActions.inc({ action });
-    log.info({ signal: def.name, generation: args.generation }, 'signal sent');
+    const nodes =
+      def === pauseSignal || def === abortSignal ? await this.stopNodes(log, workflowId, def, args) : [];
+    log.info({ signal: def.name, generation: args.generation, nodeWorkflows: nodes.length }, 'signal sent');
     await this.event(
       plan,
       'Normal',
       EventReason.SignalSent,
-      `sent ${def.name}${args.generation !== undefined ? ` (generation ${args.generation})` : ''} to workflow ${workflowId}`,
+      `sent ${def.name}${args.generation !== undefined ? ` (generation ${args.generation})` : ''} to workflow ${workflowId}${nodeStopWords(nodes)}`,
     );
     return true;
+  }
+
+  /**
+   * Sends a pause or abort just sent to plan workflow `workflowId` to its running node workflows
+   * as well (src/operator/node-stops.ts: after a worker restart a node's task may otherwise evict
+   * once more before its plan forwards the stop). Best effort: when Temporal refuses, the plan
+   * still forwards the stop, so a warning is logged and no node workflow counted.
+   * @returns the node workflow IDs signalled.
+   */
+  private async stopNodes(
+    log: Logger,
+    workflowId: string,
+    def: SignalDefinition<[ControlArgs?]>,
+    args: ControlArgs,
+  ): Promise<string[]> {
+    try {
+      return await stopNodeWorkflows(
+        this.deps.client,
+        workflowId,
+        def === pauseSignal ? 'pause' : 'abort',
+        args.generation,
+      );
+    } catch (err) {
+      log.warn(
+        { err, signal: def.name },
+        'sending the stop to the node workflows failed; the plan forwards it',
+      );
+      return [];
+    }
   }
 
   private async startWorkflow(

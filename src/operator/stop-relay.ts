@@ -8,7 +8,11 @@
  * and more than once: the workflows treat a repeated pause or abort as a no-op, and the plan
  * workflow ignores a pause or resume older than the newest generation it has seen
  * (`patched('stale-controls')` in src/workflows/plan.ts), so a standby's pause cannot undo the
- * leader's newer resume. Resume and release wait for the leader, as every other change does.
+ * leader's newer resume. Each stop goes to the plan's running node workflows as well
+ * (src/operator/node-stops.ts: after a worker restart a node's task may otherwise evict once more
+ * before its plan forwards the stop); the nodes apply the same generation check
+ * (`isStaleControl` in src/drain/node-drain.ts). Resume and release wait for the leader, as every
+ * other change does.
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -19,9 +23,10 @@ import { EventReason, FINAL_PLAN_PHASES, type PlanPhase } from '../api/reasons.j
 import { EventRecorder } from '../k8s/events.js';
 import { PlanApi, asPlan } from '../k8s/plans.js';
 import { abortSignal, pauseSignal, planWorkflowId } from '../workflows/messages.js';
+import { nodeStopWords, stopNodeWorkflows, type NodeStop } from './node-stops.js';
 
 /** A stop a plan's spec asks for. */
-export type Stop = 'pause' | 'abort';
+export type Stop = NodeStop;
 
 /**
  * The stops to relay for `plan` before this replica leads: `pause` when spec.paused and `abort`
@@ -54,10 +59,11 @@ export interface StopRelayDeps {
 
 /**
  * Lists the plans once and sends each its {@link pendingStops} as signals carrying the plan's
- * generation, with a Normal `SignalSent` Event per signal. Best effort: a plan whose workflow has
- * closed is skipped; any other error is logged at `warn` and ends the pass (the leader relays
- * every change once it leads).
- * @returns how many signals were sent.
+ * generation, to the plan workflow and to its running node workflows ({@link stopNodeWorkflows}),
+ * with one Normal `SignalSent` Event per stop. Best effort: a plan whose workflow has closed is
+ * skipped; any other error is logged at `warn` and ends the pass (the leader relays every change
+ * once it leads).
+ * @returns how many signals were sent to plan workflows.
  */
 export async function relayPendingStops(deps: StopRelayDeps): Promise<number> {
   const log = deps.logger;
@@ -80,12 +86,22 @@ export async function relayPendingStops(deps: StopRelayDeps): Promise<number> {
           throw err;
         }
         sent++;
-        log.info({ plan: name, signal: stop, generation }, 'stop relayed before leading');
+        // Best effort: the plan forwards the stop to its nodes in any case.
+        const nodes = await stopNodeWorkflows(deps.client, workflowId, stop, generation).catch(
+          (err: unknown) => {
+            log.warn({ err, plan: name, signal: stop }, 'sending the stop to the node workflows failed');
+            return [];
+          },
+        );
+        log.info(
+          { plan: name, signal: stop, generation, nodeWorkflows: nodes.length },
+          'stop relayed before leading',
+        );
         await events.record({
           plan: { name, uid },
           type: 'Normal',
           reason: EventReason.SignalSent,
-          message: `sent ${stop} (generation ${generation}) to workflow ${workflowId}: set while no operator led, relayed at start-up before this replica leads`,
+          message: `sent ${stop} (generation ${generation}) to workflow ${workflowId}${nodeStopWords(nodes)}: set while no operator led, relayed at start-up before this replica leads`,
         });
       }
     }

@@ -234,9 +234,24 @@ export type PdbBudgetMessage = PdbBudgetRequest & { progress?: NodeProgress };
 export const pdbBudgetSignal = defineSignal<[PdbBudgetMessage]>('pdbBudget');
 /** Parent → child: disruptions the node may spend, per PDB. */
 export const pdbGrantSignal = defineSignal<[PdbGrant]>('pdbGrant');
-/** Parent → child: pause, resume or abort the node's drain, or release the node (uncordon AfterEachNode). */
-export const nodeControlSignal =
-  defineSignal<[{ action: 'pause' | 'resume' | 'abort' | 'release' }]>('nodeControl');
+/**
+ * Payload of {@link nodeControlSignal}. `generation`: the plan's metadata.generation whose spec
+ * change asked for it — set by the operator's direct stops (src/operator/node-stops.ts) and by the
+ * plan when it forwards a user's control that carried one; absent for the plan's window-driven
+ * pauses and resumes and in plans recorded before. The node ignores a pause or resume older than
+ * the newest generation it has seen (`isStaleControl` in src/drain/node-drain.ts).
+ */
+export interface NodeControl extends ControlArgs {
+  action: 'pause' | 'resume' | 'abort' | 'release';
+}
+/**
+ * Parent → child: pause, resume or abort the node's drain, or release the node (uncordon
+ * AfterEachNode). The operator sends pause and abort to a plan's running nodes directly as well.
+ */
+export const nodeControlSignal = defineSignal<[NodeControl]>('nodeControl');
+
+/** Workflow type of the per-node child workflows (the name of the function in src/workflows/node.ts). */
+export const NODE_WORKFLOW_TYPE = 'drainNodeWorkflow';
 
 /**
  * uncordon AfterEachNode: hand back one node of the plan (uncordon it once drained, or at once when

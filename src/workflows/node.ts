@@ -69,6 +69,7 @@ import {
   unconfirmedPdbs,
   decideNode,
   initialNodeState,
+  isStaleControl,
   nextActionAt,
   nodeBlockers,
   nodeCounts,
@@ -234,8 +235,12 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
 
   // ---- messages: one line each ----
   let woken = false;
-  setHandler(nodeControlSignal, ({ action }) => {
-    applyControl(s, action);
+  setHandler(nodeControlSignal, ({ action, generation }) => {
+    // A pause or resume older than the newest generation seen is stale (a standby operator's late
+    // direct stop crossing the leader's newer resume, forwarded by the plan): the newer spec wins.
+    // Asked only for a stale one: runs recorded before never got a generation.
+    if (isStaleControl(s, action, generation) && since('stale-node-controls')) return;
+    applyControl(s, action, generation);
     woken = true;
   });
   let belief: BudgetBelief | undefined;

@@ -247,7 +247,9 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
   let publishedSeq = 0;
   let urgent = false;
   const events: PlanEvent[] = [];
-  const forwards: { node: string; action: 'pause' | 'resume' | 'abort' | 'release' }[] = [];
+  /** Controls to signal to running nodes; `generation`: the plan generation of the user's control. */
+  const forwards: { node: string; action: 'pause' | 'resume' | 'abort' | 'release'; generation?: number }[] =
+    [];
   const background = new Set<Promise<void>>();
   let pendingStarts = 0;
   /** What the windows said at the last look (spec.windows). */
@@ -311,8 +313,9 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
   };
 
   // ---- messages: one line each over the state ----
-  const forwardAll = (action: 'pause' | 'resume' | 'abort' | 'release') => {
-    for (const node of runningNodes(s)) forwards.push({ node, action });
+  const forwardAll = (action: 'pause' | 'resume' | 'abort' | 'release', generation?: number) => {
+    for (const node of runningNodes(s))
+      forwards.push({ node, action, ...(generation !== undefined ? { generation } : {}) });
   };
   const control = (action: ControlAction, args?: ControlArgs) => {
     // A pause or resume relayed for an older generation than one already seen is stale (a standby
@@ -329,7 +332,7 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
       s.plan.observedGeneration = args.generation;
     if (action === 'pause' && !s.paused && !FINAL_PLAN_PHASES.has(s.plan.phase)) {
       s.paused = true;
-      forwardAll('pause');
+      forwardAll('pause', args?.generation);
       if (
         s.plan.phase === PlanPhase.Running ||
         s.plan.phase === PlanPhase.Pending ||
@@ -343,16 +346,16 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
         if (s.plan.phase === PlanPhase.Paused)
           setPhase(PlanPhase.Paused, WindowReason.OutsideMaintenanceWindow, outsideMessage());
       } else {
-        forwardAll('resume');
+        forwardAll('resume', args?.generation);
         if (s.plan.phase === PlanPhase.Paused)
           setPhase(PlanPhase.Running, PlanReason.Draining, 'draining nodes');
       }
     } else if (action === 'abort' && !s.aborted) {
       s.aborted = true;
-      forwardAll('abort');
+      forwardAll('abort', args?.generation);
     } else if (action === 'release') {
       // uncordon AfterEachNode: the whole-plan release hands back every node as it is drained.
-      if (afterEachNode && !s.released) forwardAll('release');
+      if (afterEachNode && !s.released) forwardAll('release', args?.generation);
       s.released = true;
     }
     wake();
@@ -436,12 +439,20 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
   const flushEvents = () => {
     for (const e of events.splice(0))
       track(k8s.recordEvent.executeWithOptions({ summary: `event ${e.reason}` }, [{ plan, ...e }]));
-    for (const f of forwards.splice(0))
+    for (const f of forwards.splice(0)) {
+      // A user's control goes on with the generation that caused it, so the node learns a
+      // resume's generation and ignores an older pause the operator sent it directly
+      // (src/operator/node-stops.ts). Asked only for such a control: window-driven ones carry none,
+      // and runs recorded before forwarded the action alone.
+      const generation =
+        f.generation !== undefined && since('forward-generations') ? f.generation : undefined;
       track(
         getExternalWorkflowHandle(nodeWorkflowId(info.workflowId, f.node)).signal(nodeControlSignal, {
           action: f.action,
+          ...(generation !== undefined ? { generation } : {}),
         }),
       );
+    }
     sendGrants();
   };
   // Grants go to the nodes through the `deliverGrants` local activity, as client signals sent in

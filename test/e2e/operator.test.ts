@@ -351,6 +351,12 @@ describe('operator on the real stack', () => {
       async () => void kubectl(['patch', 'mp', name, '--type', 'merge', '-p', '{"spec":{"paused":true}}']),
       async () => void kubectl(['patch', 'mp', name, '--type', 'merge', '-p', '{"spec":{"paused":false}}']),
     );
+    // The pause went to the node workflow directly as well (src/operator/node-stops.ts: found by
+    // the visibility query), said in the plan's one SignalSent Event.
+    assert.match(
+      kubectl(['describe', 'mp', name]).split('Events:')[1] ?? '',
+      /sent pause \(generation \d+\) to workflow \S+ and directly to 1 running node workflow\(s\)/,
+    );
     const plan = (await getPlan(name))!;
     const handle = client.workflow.getHandle(wfId(plan));
     await pauseWindow(
@@ -513,6 +519,7 @@ describe('operator on the real stack', () => {
     );
     const led = lines.findIndex((l) => l.includes('cache synced'));
     assert.ok(relayed >= 0, 'the restarted operator relayed the pause before leading');
+    assert.match(lines[relayed]!, /"nodeWorkflows":1/, 'the relay reached the node workflow directly too');
     assert.ok(relayed < led, 'the pause went out before the operator held the Lease');
     const atLead = (await getPlan(name))!;
     assert.equal(atLead.status?.phase, 'Paused', 'Paused by the time the operator leads');

@@ -96,16 +96,17 @@ export class WorkflowHarness {
   };
 
   /**
-   * Runs `fn` with a worker serving the sim cluster on a fresh task queue (`options` apply to it),
-   * and a second one serving the sim's `evictPod` on that queue's eviction task queue, as
-   * `createWorker` does in production.
+   * Runs `fn` with a worker serving the sim cluster on a fresh task queue (`options` apply to it;
+   * `options.taskQueue` names the queue instead, e.g. to start a worker again for workflows started
+   * under an earlier one), and a second one serving the sim's `evictPod` on that queue's eviction
+   * task queue, as `createWorker` does in production.
    */
   withWorker = async <T>(
     sim: SimCluster,
     fn: (taskQueue: string) => Promise<T>,
     options: Partial<WorkerOptions> = {},
   ): Promise<T> => {
-    const taskQueue = `wf-test-${++this.seq}`;
+    const taskQueue = options.taskQueue ?? `wf-test-${++this.seq}`;
     const activities = sim.activities();
     const worker = await Worker.create({
       connection: this.env.nativeConnection,

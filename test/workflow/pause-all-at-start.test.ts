@@ -8,7 +8,13 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { pauseSignal, planWorkflowId, resumeSignal } from '../../src/workflows/messages.js';
+import {
+  nodeControlSignal,
+  nodeWorkflowId,
+  pauseSignal,
+  planWorkflowId,
+  resumeSignal,
+} from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
@@ -110,6 +116,65 @@ describe('pause and resume relayed for an older generation (time-skipping)', () 
     });
     assert.equal(res.phase, 'Completed');
     assert.ok(sim.pods.get('app/db-0')?.gone);
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
+    await saveHistories(inp.plan.name, planWorkflowId(inp.plan), ['n1']);
+  });
+});
+
+/**
+ * `UPDATE_HISTORIES=node-stale-controls-v0` run against the workflows from before
+ * `patched('forward-generations')` and `patched('stale-node-controls')` (commit 50a2a90) records the
+ * old shape: the plan forwards its controls without a generation and the node applies the stale
+ * pause (a direct resume of generation 3 then resumes it), and a stale resume. `node-stale-controls-v1`
+ * is the new shape.
+ */
+const RECORDING_NODE_V0 = updateRequested('node-stale-controls-v0');
+
+describe('a pause sent to a node directly for an older generation (time-skipping)', () => {
+  it('pause 2 (plan and node), resume 3 (forwarded), a late direct pause 2: the node keeps draining and finishes', async () => {
+    // The operator sends stops to the node workflows directly too (src/operator/node-stops.ts); a
+    // standby's start-up relay of generation 2 reaching the node after the plan forwarded the
+    // leader's resume of generation 3 must not pause it again.
+    const sim = new SimCluster({ observePollMs: 0 });
+    sim.addNode('n1');
+    sim.pdbs.set('app/db', 0);
+    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+    const inp = input(RECORDING_NODE_V0 ? 'node-stale-controls-v0' : 'node-stale-controls-v1', {
+      nodeNames: ['n1'],
+      uncordon: 'OnRelease',
+      release: true,
+    });
+    const node = () => wf.env.client.workflow.getHandle(nodeWorkflowId(planWorkflowId(inp.plan), 'n1'));
+    const nodePhase = () => sim.lastStatus()?.nodes?.[0]?.phase;
+    const res = await withWorker(sim, async (tq) => {
+      const h = await startPlan(tq, inp);
+      await waitUntil(
+        () => sim.lastStatus()?.nodes?.[0]?.blockedBy?.[0]?.reason === 'DisruptionBudget',
+        'n1 held by its PDB',
+      );
+      await h.signal(pauseSignal, { generation: 2 });
+      await node().signal(nodeControlSignal, { action: 'pause', generation: 2 });
+      await waitUntil(() => nodePhase() === 'Paused', 'n1 Paused (generation 2)');
+      await h.signal(resumeSignal, { generation: 3 });
+      await waitUntil(
+        () => sim.lastStatus()?.phase === 'Running' && nodePhase() !== 'Paused',
+        'plan and n1 running (generation 3)',
+      );
+      await node().signal(nodeControlSignal, { action: 'pause', generation: 2 }); // stale
+      await wf.skip('1m');
+      if (!RECORDING_NODE_V0) assert.notEqual(nodePhase(), 'Paused', 'the stale pause changed nothing');
+      // The old shape also needs a control the node drops now (a generation it saw directly
+      // before): a direct resume of generation 3 (resumes the old node from the stale pause; a no-op
+      // now), then a stale resume of generation 2 (applied then, dropped now: either way no change).
+      await node().signal(nodeControlSignal, { action: 'resume', generation: 3 });
+      await node().signal(nodeControlSignal, { action: 'resume', generation: 2 });
+      await wf.skip('1m');
+      sim.pdbs.set('app/db', 1);
+      await waitUntil(() => sim.pods.get('app/db-0')?.gone === true, 'db-0 evicted without another resume');
+      return wf.resultOf(h);
+    });
+    assert.equal(res.phase, 'Completed');
+    assert.equal(sim.lastStatus()?.nodes?.[0]?.phase, 'Released');
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
     await saveHistories(inp.plan.name, planWorkflowId(inp.plan), ['n1']);
   });

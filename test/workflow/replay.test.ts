@@ -48,10 +48,16 @@
  * older version of the PDB than the plan's; its probe report did not end the refusal, and the
  * recorder aborted the stalled plan) is from before `patched('refusing-node-ends-refusal')` and
  * `patched('refusal-ends-at-new-version')`, `refusing-node-v1` past both; both written by
- * test/workflow/pdb-budget.test.ts. `patch-epoch-v1` (a one-node plan) is the shape of runs
+ * test/workflow/pdb-budget.test.ts. `node-stale-controls-v0` (a pause of generation 2 to the plan
+ * and to its node directly, a resume of generation 3, then a late direct pause of generation 2 to
+ * the node, applied, and after a direct resume of generation 3 a stale resume of generation 2) is from before
+ * `patched('forward-generations')` (the plan forwarded controls without their generation) and
+ * `patched('stale-node-controls')`, recorded at commit 50a2a90; `node-stale-controls-v1` is past both
+ * (forwarded with generations, the late pause ignored); both written by
+ * test/workflow/pause-all-at-start.test.ts. `patch-epoch-v1` (a one-node plan) is the shape of runs
  * recorded with the patch epochs of src/workflows/patches.ts (one marker per run, every change of
  * the epoch applied), written by test/workflow/patch-epoch.test.ts; every fixture above is a shape
- * from before them. Refresh an
+ * from before them, except the `node-stale-controls` pair (epoch-1 runs). Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
