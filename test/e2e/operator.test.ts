@@ -26,7 +26,7 @@ import {
   type MaintenancePlan,
   type MaintenancePlanSpecInput,
 } from '../../src/api/plan.js';
-import { pauseSignal, planWorkflowId, resumeSignal } from '../../src/workflows/messages.js';
+import { nodeWorkflowId, pauseSignal, planWorkflowId, resumeSignal } from '../../src/workflows/messages.js';
 import {
   createNamespace,
   deleteNamespace,
@@ -50,7 +50,8 @@ import {
   drainflowEnv,
   kubectl,
 } from '../helpers/operator-harness.js';
-import { freePort, metricValue, startDrainflow } from '../helpers/processes.js';
+import { freePort, metricValue, startDrainflow, startWorkerProcess } from '../helpers/processes.js';
+import { allowEvictions, denyEvictions } from '../helpers/deny-evictions.js';
 
 const POOL_LABEL = 'drainflow.dev/pool';
 const TAINT_KEY = 'drainflow.dev/e2e-operator';
@@ -534,6 +535,63 @@ describe('operator on the real stack', () => {
     const done = await waitPlan(name, phaseIs('Drained'), 120_000, 'Drained after the resume');
     assert.equal(done.status?.evictionProgress?.evicted, 8);
     await deletePlan(name);
+  });
+
+  it('a pause set while the worker is down holds when it restarts: no eviction after the pause', async () => {
+    const [a] = nodes;
+    await slowPodsOn(a);
+    // Every eviction is refused (403) until the policy goes: the pods wait out 5 s cooldowns.
+    const policy = uniqueName('df-op-deny-evictions');
+    await denyEvictions(c, ns, policy);
+    try {
+      const name = uniqueName('op-worker-down-pause');
+      applyPlan(name, { nodeNames: [a], eviction: { retryBackoff: { initialSeconds: 5, maxSeconds: 5 } } });
+      const plan = await waitPlan(
+        name,
+        (p) => (p.status?.evictionProgress?.attempts ?? 0) >= 1,
+        60_000,
+        'a refused eviction (cooling down)',
+      );
+      assert.equal(await h.worker!.stop('SIGKILL'), 'SIGKILL');
+      const killedAt = Date.now();
+      // The cooldown ends while no worker runs: its timer fires, so the node workflow has a workflow
+      // task waiting from before the pause (and ahead of the plan's in the task queue).
+      await sleep(12_000);
+      allowEvictions(policy);
+      kubectl(['patch', 'mp', name, '--type', 'merge', '-p', '{"spec":{"paused":true}}']);
+      await waitFor(
+        () =>
+          h
+            .operator!.logs()
+            .split('\n')
+            .some((l) => l.includes('"msg":"signal sent"') && l.includes(name) && l.includes('pause')),
+        30_000,
+        { what: 'the operator relayed the pause', intervalMs: 200 },
+      );
+      h.worker = await startWorkerProcess(h.opts.taskQueue, drainflowEnv());
+      await waitPlan(name, phaseIs('Paused'), 30_000, 'Paused after the worker restarted');
+      await sleep(6000);
+      const history = await client.workflow.getHandle(nodeWorkflowId(wfId(plan), a)).fetchHistory();
+      const late = (history.events ?? [])
+        .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'evictPod')
+        .map((e) => Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6))
+        .filter((t) => t > killedAt);
+      assert.deepEqual(
+        late,
+        [],
+        'no eviction scheduled after the worker was killed (the pause came before its restart)',
+      );
+      const still = (await getPlan(name))!;
+      assert.equal(still.status?.phase, 'Paused');
+      assert.equal(still.status?.evictionProgress?.evicted ?? 0, 0, 'nothing evicted');
+
+      kubectl(['patch', 'mp', name, '--type', 'merge', '-p', '{"spec":{"paused":false}}']);
+      const done = await waitPlan(name, phaseIs('Drained'), 120_000, 'Drained after the resume');
+      assert.equal(done.status?.evictionProgress?.evicted, 8);
+      await deletePlan(name);
+    } finally {
+      allowEvictions(policy);
+    }
   });
 
   it('ignores a burst of 200 status-only updates: no workflow start, no signal, no eviction', async () => {
