@@ -234,7 +234,9 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
     }
     // Record the intent in spec first, so kubectl and the CLI agree even when no worker answers
     // (the operator relays the same flag as a signal, which the workflow applies idempotently).
-    await kubeApi(ctx).api.patchSpec(name, SPEC_FLAG[action]);
+    // The Update carries the spec's generation, as the operator's signals do: the workflows then
+    // ignore an older pause or resume that arrives later (a standby operator's start-up relay).
+    const generation = await kubeApi(ctx).api.patchSpec(name, SPEC_FLAG[action]);
     const flag = `spec.${Object.keys(SPEC_FLAG[action])[0]}`;
     // An Update waits for a worker and is dropped when none takes it; say so at once instead.
     const workers = await taskQueueWorkers(client, ctx.temporalNamespace, desc.taskQueue).catch(
@@ -246,7 +248,9 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
       );
     }
     const accepted = await withTimeout(
-      handle.executeUpdate(controlUpdate, { args: [{ action }] }),
+      handle.executeUpdate(controlUpdate, {
+        args: [{ action, ...(generation !== undefined ? { generation } : {}) }],
+      }),
       UPDATE_TIMEOUT_MS,
       `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue? ${flag} is set, so the ${action} takes effect when a worker runs`,
     );

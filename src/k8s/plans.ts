@@ -170,12 +170,17 @@ export class PlanApi {
     );
   }
 
-  /** Merge-patches fields of the plan's spec (e.g. `{ paused: true }`), unguarded. */
-  async patchSpec(name: string, spec: Partial<MaintenancePlanSpec>): Promise<void> {
-    await this.custom.patchClusterCustomObject(
+  /**
+   * Merge-patches fields of the plan's spec (e.g. `{ paused: true }`), unguarded.
+   * @returns the plan's metadata.generation after the patch (the API server raises it when the
+   *   spec changed), or undefined when the answer has none.
+   */
+  async patchSpec(name: string, spec: Partial<MaintenancePlanSpec>): Promise<number | undefined> {
+    const res = (await this.custom.patchClusterCustomObject(
       { group: GROUP, version: VERSION, plural: PLURAL, name, body: { spec } },
       MERGE_PATCH,
-    );
+    )) as { metadata?: { generation?: number } } | undefined;
+    return res?.metadata?.generation;
   }
 
   /**

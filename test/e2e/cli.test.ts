@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GROUP, PLURAL, VERSION, type MaintenancePlan } from '../../src/api/plan.js';
@@ -121,6 +122,24 @@ describe('drainflow CLI plan commands', () => {
     assert.match(paused.out, /pause: accepted by the workflow/);
     assert.equal((await read()).spec.paused, true, 'the spec follows the CLI');
     await waitFor(async () => (await read()).status?.phase === 'Paused', 30_000, { what: 'plan Paused' });
+    // The Update carries the generation of the spec the CLI wrote, as the operator's signals do.
+    const pausedPlan = await read();
+    const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+    try {
+      const history = await new Client({
+        connection,
+        namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+      }).workflow
+        .getHandle(pausedPlan.status!.workflow!.workflowId!)
+        .fetchHistory();
+      const updates = (history.events ?? [])
+        .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input)
+        .filter((i) => i?.name === 'control')
+        .map((i) => JSON.parse(Buffer.from(i!.args!.payloads![0]!.data!).toString('utf8')) as unknown);
+      assert.deepEqual(updates, [{ action: 'pause', generation: pausedPlan.metadata.generation }]);
+    } finally {
+      await connection.close();
+    }
 
     // kubectl's way resumes what the CLI paused.
     await c.custom.patchClusterCustomObject(
