@@ -6,8 +6,14 @@
  * while none runs, web-0 finishes terminating (it is gone) and someone deletes db-1; time passes the
  * deadline; a new worker on the same task queue replays the workflows and goes on. Each policy
  * (Stop, SkipNode, DeletePods) must act on the cluster as it is after the deadline, not on the view
- * from before the crash. Replay fixtures: `UPDATE_HISTORIES=deadline-fresh-v1` (this code) and
- * `deadline-stale-v0` (the same test run against the code from before `patched('deadline-fresh-view')`).
+ * from before the crash. Replay fixtures of the Stop case: `UPDATE_HISTORIES=deadline-fresh-v1` (this
+ * code) and `UPDATE_HISTORIES=deadline-stale-v0` (this file run against the code from before
+ * `patched('deadline-fresh-view')`, commit 50a2a90, whose node decides from the stale view).
+ *
+ * The test server skips time only while no task waits for a worker, so the worker is stopped at a
+ * quiet point (the node's next timer is its deadline: `eviction.retryBackoff.maxSeconds` beyond it)
+ * and the new one starts just after the deadline; that the wait is counted from the first decision
+ * past the deadline, not from the deadline, is in test/unit/deadline-fresh-view.test.ts.
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,7 +30,7 @@ import {
 } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { workflowIds } from '../helpers/drain-checks.js';
-import { EventType, WorkflowHarness, input } from '../helpers/workflow-harness.js';
+import { EventType, WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
 before(wf.setup);
@@ -174,7 +180,10 @@ async function crashPastDeadline(
 
 describe('a deadline passed while no worker ran (time-skipping)', () => {
   it('Stop: the node ends Blocked/DeadlineExceeded from a view observed after the deadline', async () => {
-    const { node, status, sim, ids } = await crashPastDeadline('deadline-fresh-v1', {}, abortSignal);
+    // The same run against the code from before patched('deadline-fresh-view') is the fixture
+    // `deadline-stale-v0` (its assertions fail there: that is the bug).
+    const key = updateRequested('deadline-stale-v0') ? 'deadline-stale-v0' : 'deadline-fresh-v1';
+    const { node, status, sim, ids } = await crashPastDeadline(key, {}, abortSignal);
     assert.equal(node.phase, 'Blocked', JSON.stringify(node));
     assert.equal(node.reason, 'DeadlineExceeded');
     assert.deepEqual(
@@ -217,9 +226,9 @@ describe('a deadline passed while no worker ran (time-skipping)', () => {
       { onDeadline: 'DeletePods', deadlineWarningSeconds: 0 },
       releaseSignal,
     );
+    assert.deepEqual(deletes, ['app/db-0'], 'no DELETE for db-1, gone before the deadline');
     assert.equal(node.phase, 'Drained', JSON.stringify(node));
     assert.equal(node.reason, 'PodsDeletedAtDeadline');
-    assert.deepEqual(deletes, ['app/db-0'], 'no DELETE for db-1, gone before the deadline');
     assert.equal(node.podsDeleted, 1);
     assert.equal(node.podsGoneWithoutEviction, 1);
     await assertNoTaskFailed(ids);

@@ -51,7 +51,12 @@
  * test/workflow/pdb-budget.test.ts. `patch-epoch-v1` (a one-node plan) is the shape of runs
  * recorded with the patch epochs of src/workflows/patches.ts (one marker per run, every change of
  * the epoch applied), written by test/workflow/patch-epoch.test.ts; every fixture above is a shape
- * from before them. Refresh an
+ * from before them. `deadline-stale-v0` (a one-node Stop plan whose worker stopped mid-drain; a pod
+ * evicted before and one never evicted went while none ran, and the new worker started past the
+ * deadline: the node decided from its view from before the stop) is a run from before
+ * `patched('deadline-fresh-view')`, recorded against commit 50a2a90; `deadline-fresh-v1` is the
+ * same run past it (a fresh observation first); both written by
+ * test/workflow/deadline-fresh-view.test.ts. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
