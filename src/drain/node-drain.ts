@@ -1017,6 +1017,9 @@ export function decideNode(
 
   if (s.aborted)
     return end({ phase: NodePhase.Aborted, reason: NodeReason.Aborted, message: 'drain aborted' });
+  // The first decision past the deadline: every observation started so far started before it.
+  if (settings.freshDeadlineView && nowMs >= s.deadlineMs)
+    s.deadlineView ??= { afterSeq: s.observeSeq, untilMs: nowMs + FRESH_VIEW_WAIT_MS };
   const view = s.view;
   if (!view)
     return result(s.phase === NodePhase.Pending ? NodePhase.Cordoned : s.phase, s.reason, s.message, {
@@ -1040,11 +1043,8 @@ export function decideNode(
           }
         : { phase: 'Drained', reason: NodeReason.Drained, message: goneMessage(s) },
     );
-  if (settings.freshDeadlineView && nowMs >= s.deadlineMs) {
-    s.deadlineView ??= { afterSeq: s.observeSeq, untilMs: nowMs + FRESH_VIEW_WAIT_MS };
-    if (awaitsFreshView(s, nowMs))
-      return result(s.phase, s.reason, s.message, { freshView: true, wakeAtMs: s.deadlineView.untilMs });
-  }
+  if (awaitsFreshView(s, nowMs))
+    return result(s.phase, s.reason, s.message, { freshView: true, wakeAtMs: s.deadlineView!.untilMs });
   const policy = settings.onDeadline ?? 'Stop';
   if (nowMs >= s.deadlineMs && policy === 'SkipNode')
     return end({

@@ -219,11 +219,23 @@ describe('decideNode at the deadline with freshDeadlineView', () => {
     assert.equal(s.deadlineView, undefined);
   });
 
-  it('no view yet (nothing observed): waits for the first observation as before', () => {
+  it('no view yet (nothing observed): waits for the first observation, which is fresh', () => {
     const s = initialNodeState('n1', DEADLINE, false);
     s.claimed = true;
     const d = decideNode(s, DEADLINE, settings());
+    assert.equal(d.freshView, undefined, 'no observation to drop: the first one starts anyway');
+    assert.deepEqual(s.deadlineView, { afterSeq: 0, untilMs: DEADLINE + FRESH_VIEW_WAIT_MS });
+    s.observeSeq = 1; // started after the deadline
+    applyObservation(s, observation('f1', [pod('db-0', ['app/db'])]), 1, DEADLINE + S);
+    const after = decideNode(s, DEADLINE + S, settings());
+    assert.equal(after.outcome?.reason, 'DeadlineExceeded', 'no second look');
+  });
+
+  it('aborted at the deadline: ends Aborted, nothing waited for', () => {
+    const s = beforeCrash();
+    s.aborted = true;
+    const d = decideNode(s, DEADLINE, settings());
+    assert.equal(d.outcome?.phase, 'Aborted');
     assert.equal(d.freshView, undefined);
-    assert.equal(s.deadlineView, undefined);
   });
 });
