@@ -34,6 +34,10 @@
  *   before an observation taken after the failure shows it still there and not terminating. A pod
  *   an observation showed terminating while its call was in flight is Terminating whatever the call
  *   answers (an unchanged observation later only confirms that view).
+ * - At the deadline the drain acts only on a view observed after it (`freshDeadlineView`): the
+ *   deadline timer of a worker that was down over it fires at its restart, when the last view
+ *   dates from before the downtime. One observation that waits for nothing comes first, for at
+ *   most {@link FRESH_VIEW_WAIT_MS}.
  * - An externally uncordoned node (`spec.unschedulable` false) gets no eviction and is never
  *   `Drained` while schedulable; the plan does not cordon it again (it does not fight the admin).
  */
@@ -204,8 +208,8 @@ export interface NodeDrainState {
   /** spec.hooks / uncordon AfterEachNode: the node's rolling part (src/drain/hooks.ts). */
   roll?: RollState;
   /**
-   * Set by {@link decideNode} the first time it runs at or after the deadline with a view
-   * ({@link NodeDrainSettings.freshDeadlineView}): which views count as observed after the deadline.
+   * Set by {@link decideNode} the first time it runs at or after the deadline (not aborted;
+   * {@link NodeDrainSettings.freshDeadlineView}): which views count as observed after the deadline.
    */
   deadlineView?: DeadlineView;
 }
@@ -982,8 +986,8 @@ export function awaitsFreshView(s: NodeDrainState, nowMs: number): boolean {
  * Aborted (once nothing is in flight); no pod left on a cordoned node → ends Drained; deadline
  * passed → (with {@link NodeDrainSettings.freshDeadlineView}, first a view observed after it, or
  * {@link FRESH_VIEW_WAIT_MS} without one: {@link NodeDecision.freshView}) the `onDeadline` policy:
- * Skipped, deletions, else ends Blocked/DeadlineExceeded; node schedulable → Blocked/NodeUncordonedExternally, no
- * eviction; paused → Paused; otherwise evict what cooldowns, the PDB budgets and
+ * Skipped, deletions, else ends Blocked/DeadlineExceeded; node schedulable →
+ * Blocked/NodeUncordonedExternally, no eviction; paused → Paused; otherwise evict what cooldowns, the PDB budgets and
  * `maxConcurrentPerNode` allow. `quiesce` (a continue-as-new is due) starts no new eviction.
  */
 export function decideNode(
