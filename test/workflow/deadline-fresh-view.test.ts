@@ -183,7 +183,7 @@ describe('a deadline passed while no worker ran (time-skipping)', () => {
     // The same run against the code from before patched('deadline-fresh-view') is the fixture
     // `deadline-stale-v0` (its assertions fail there: that is the bug).
     const key = updateRequested('deadline-stale-v0') ? 'deadline-stale-v0' : 'deadline-fresh-v1';
-    const { node, status, sim, ids } = await crashPastDeadline(key, {}, abortSignal);
+    const { node, status, sim, ids, deadlineMs } = await crashPastDeadline(key, {}, abortSignal);
     assert.equal(node.phase, 'Blocked', JSON.stringify(node));
     assert.equal(node.reason, 'DeadlineExceeded');
     assert.deepEqual(
@@ -204,6 +204,9 @@ describe('a deadline passed while no worker ran (time-skipping)', () => {
       !sim.events.some((e) => e.reason === 'Terminating'),
       `no Terminating Event for a pod that is gone: ${JSON.stringify(sim.events)}`,
     );
+    // The cost: one observation past the deadline, the fresh look, then the end.
+    const looks = sim.calls.filter((c) => c.name === 'observeNode' && c.atMs >= deadlineMs);
+    assert.equal(looks.length, 1, JSON.stringify(looks));
     await assertNoTaskFailed(ids);
   });
 
