@@ -180,6 +180,11 @@ export interface NodeDrainState {
   view?: NodeView;
   /** Observations started so far (the next one gets `observeSeq + 1`). */
   observeSeq: number;
+  /**
+   * Set by {@link decideNode} the first time it runs at or after the deadline (not aborted;
+   * {@link NodeDrainSettings.freshDeadlineView}): which views count as observed after the deadline.
+   */
+  deadlineView?: DeadlineView;
   /** Pods that must leave and are gone (evicted, deleted, or finished). */
   podsGone: number;
   /** Eviction calls sent. */
@@ -207,11 +212,6 @@ export interface NodeDrainState {
   timedOut?: Record<string, SkippedPod>;
   /** spec.hooks / uncordon AfterEachNode: the node's rolling part (src/drain/hooks.ts). */
   roll?: RollState;
-  /**
-   * Set by {@link decideNode} the first time it runs at or after the deadline (not aborted;
-   * {@link NodeDrainSettings.freshDeadlineView}): which views count as observed after the deadline.
-   */
-  deadlineView?: DeadlineView;
 }
 
 /**
