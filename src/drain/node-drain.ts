@@ -34,6 +34,10 @@
  *   before an observation taken after the failure shows it still there and not terminating. A pod
  *   an observation showed terminating while its call was in flight is Terminating whatever the call
  *   answers (an unchanged observation later only confirms that view).
+ * - At the deadline the drain acts only on a view observed after it (`freshDeadlineView`): the
+ *   deadline timer of a worker that was down over it fires at its restart, when the last view
+ *   dates from before the downtime. One observation that waits for nothing comes first, for at
+ *   most {@link FRESH_VIEW_WAIT_MS}.
  * - An externally uncordoned node (`spec.unschedulable` false) gets no eviction and is never
  *   `Drained` while schedulable; the plan does not cordon it again (it does not fight the admin).
  */
@@ -176,6 +180,11 @@ export interface NodeDrainState {
   view?: NodeView;
   /** Observations started so far (the next one gets `observeSeq + 1`). */
   observeSeq: number;
+  /**
+   * Set by {@link decideNode} the first time it runs at or after the deadline (not aborted;
+   * {@link NodeDrainSettings.freshDeadlineView}): which views count as observed after the deadline.
+   */
+  deadlineView?: DeadlineView;
   /** Pods that must leave and are gone (evicted, deleted, or finished). */
   podsGone: number;
   /** Eviction calls sent. */
@@ -208,6 +217,20 @@ export interface NodeDrainState {
    * forwarded by the plan); absent until one carried any. See {@link isStaleControl}.
    */
   controlGeneration?: number;
+}
+
+/**
+ * When a node first decided at or after its deadline, as {@link NodeDrainState.deadlineView}:
+ * JSON-plain, carried across continue-as-new.
+ */
+export interface DeadlineView {
+  /**
+   * {@link NodeDrainState.observeSeq} then: every observation started until then started before
+   * the deadline, so only a view with a higher `seq` was observed after it.
+   */
+  afterSeq: number;
+  /** Until when the drain waits for such a view, ms since epoch (that moment + {@link FRESH_VIEW_WAIT_MS}). */
+  untilMs: number;
 }
 
 /** The plan's grants as one node holds them. */
@@ -293,7 +316,26 @@ export interface NodeDrainSettings {
    * blocker for pods that waited on their PDB, and `NotEvicted` for them at the deadline.
    */
   grantBlockers?: boolean;
+  /**
+   * At the deadline, the drain decides only from a view observed after it (see
+   * {@link awaitsFreshView}): the view it holds may be older than a worker's downtime, over which
+   * pods may have gone or come. Absent in runs recorded before `patched('deadline-fresh-view')`,
+   * which decided at once from the view they had (a node whose deadline passed while no worker ran
+   * then listed a pod gone meanwhile as `Terminating`, and SkipNode and DeletePods acted on it).
+   */
+  freshDeadlineView?: boolean;
 }
+
+/**
+ * How long a node at its deadline waits for a view observed after the deadline before it decides
+ * from the view it holds, ms, counted from the first decision at or after the deadline (a worker
+ * that was down over the deadline decides first at its restart). The observation asked for waits
+ * for nothing (`maxWaitSeconds` 0): it answers as soon as the worker's watch cache has synced
+ * (at most `SYNC_TIMEOUT_MS`, 15 s, on a cold cache, src/activities/observe.ts), so the bound is
+ * reached only when the API server cannot be read; the deadline's outcome then comes at most this
+ * much later, from the old view.
+ */
+export const FRESH_VIEW_WAIT_MS = 30_000;
 
 /**
  * After a DeletePods deadline, how long past the longest grace period given the drain waits for the
@@ -328,6 +370,12 @@ export interface NodeDecision {
    * precondition, no Eviction API), each with its grace period in seconds.
    */
   delete?: PodDeletion[];
+  /**
+   * Set when the deadline has passed and the drain waits for a view observed after it
+   * ({@link awaitsFreshView}): the caller starts an observation now (dropping one started before
+   * the deadline) that waits for nothing. `wakeAtMs` is then the bound of that wait.
+   */
+  freshView?: true;
 }
 
 /** One deletion of {@link NodeDecision.delete}. */
@@ -957,12 +1005,28 @@ function evictingBehind(s: NodeDrainState, key: string): number {
 }
 
 /**
+ * Whether the drain, past its deadline, still waits for a view observed after the deadline: the
+ * deadline was seen ({@link NodeDrainState.deadlineView} set by {@link decideNode} under
+ * {@link NodeDrainSettings.freshDeadlineView}), the view it holds comes from an observation started
+ * before (its `seq` is not above `afterSeq`; an unchanged answer of a later observation raises it
+ * too, see {@link applyUnchangedObservation}), and the wait's bound `untilMs` has not passed.
+ * A node decides its deadline's outcome (Blocked/DeadlineExceeded, SkipNode, DeletePods' deletions)
+ * and lists deadline blockers ({@link nodeBlockers}) only once this is false.
+ */
+export function awaitsFreshView(s: NodeDrainState, nowMs: number): boolean {
+  const d = s.deadlineView;
+  return d !== undefined && s.view !== undefined && s.view.seq <= d.afterSeq && nowMs < d.untilMs;
+}
+
+/**
  * Decides what the node does now; writes the phase (and reason, message) into the state.
  *
  * In order: no observation yet → wait; node deleted → ends `Deleted`/NodeDeleted; abort → ends
  * Aborted (once nothing is in flight); no pod left on a cordoned node → ends Drained; deadline
- * passed → ends Blocked/DeadlineExceeded; node schedulable → Blocked/NodeUncordonedExternally, no
- * eviction; paused → Paused; otherwise evict what cooldowns, the PDB budgets and
+ * passed → (with {@link NodeDrainSettings.freshDeadlineView}, first a view observed after it, or
+ * {@link FRESH_VIEW_WAIT_MS} without one: {@link NodeDecision.freshView}) the `onDeadline` policy:
+ * Skipped, deletions, else ends Blocked/DeadlineExceeded; node schedulable →
+ * Blocked/NodeUncordonedExternally, no eviction; paused → Paused; otherwise evict what cooldowns, the PDB budgets and
  * `maxConcurrentPerNode` allow. `quiesce` (a continue-as-new is due) starts no new eviction.
  */
 export function decideNode(
@@ -996,6 +1060,9 @@ export function decideNode(
 
   if (s.aborted)
     return end({ phase: NodePhase.Aborted, reason: NodeReason.Aborted, message: 'drain aborted' });
+  // The first decision past the deadline: every observation started so far started before it.
+  if (settings.freshDeadlineView && nowMs >= s.deadlineMs)
+    s.deadlineView ??= { afterSeq: s.observeSeq, untilMs: nowMs + FRESH_VIEW_WAIT_MS };
   const view = s.view;
   if (!view)
     return result(s.phase === NodePhase.Pending ? NodePhase.Cordoned : s.phase, s.reason, s.message, {
@@ -1019,6 +1086,8 @@ export function decideNode(
           }
         : { phase: 'Drained', reason: NodeReason.Drained, message: goneMessage(s) },
     );
+  if (awaitsFreshView(s, nowMs))
+    return result(s.phase, s.reason, s.message, { freshView: true, wakeAtMs: s.deadlineView!.untilMs });
   const policy = settings.onDeadline ?? 'Stop';
   if (nowMs >= s.deadlineMs && policy === 'SkipNode')
     return end({
@@ -1197,7 +1266,9 @@ function waitsForBudget(
 }
 
 /**
- * What blocks the node now: pods refused, blocked, or waiting for their PDB (capped, sorted).
+ * What blocks the node now: pods refused, blocked, or waiting for their PDB (capped, sorted); past
+ * the deadline also the pods not evicted (`NotEvicted`) or still terminating (`Terminating`), once
+ * the view is one observed after the deadline ({@link awaitsFreshView}).
  * `settings.grantBlockers`: see {@link NodeDrainSettings.grantBlockers}.
  */
 export function nodeBlockers(
@@ -1207,7 +1278,8 @@ export function nodeBlockers(
 ): Blocker[] {
   const out: Blocker[] = [];
   if (s.view && !s.view.exists) return out; // the node and its pods are gone: nothing blocks
-  const deadline = nowMs >= s.deadlineMs;
+  // The deadline's blockers (NotEvicted, Terminating) come from a view observed after it.
+  const deadline = nowMs >= s.deadlineMs && !awaitsFreshView(s, nowMs);
   for (const p of Object.values(s.pods)) {
     const since = p.blockedSinceMs !== undefined ? { since: new Date(p.blockedSinceMs).toISOString() } : {};
     const pdb = p.blockingPdb ?? (p.pdbs.length === 1 ? p.pdbs[0] : undefined);

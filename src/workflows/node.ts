@@ -448,18 +448,21 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
   const watchedReports = (): string | undefined =>
     grantsOnly ? JSON.stringify(s.budget?.reports ?? []) : undefined;
   let nextObserveAtMs = 0;
+  /** Whether `patched('deadline-fresh-view')` was asked (once, when the node first reaches its deadline). */
+  let askedFreshView = false;
   let outcome: NodeOutcome | undefined;
   let confirmUntilMs: number | undefined;
   const timer = new WakeTimer();
 
-  const startObserve = () => {
+  /** Starts an observation; `maxWaitSeconds` overrides its wait (0: answer at once, changed or not). */
+  const startObserve = (maxWaitSeconds?: number) => {
     const seq = ++s.observeSeq;
     const startedAtMs = Date.now();
     // While an answered eviction is not yet confirmed by an observation, look again soon even if
     // nothing changes: the confirmation frees the PDB budget that eviction still holds.
-    const waitSeconds = hasUnconfirmedEvictions(s)
-      ? Math.min(CONFIRM_WAIT_SECONDS, observeWaitSeconds)
-      : observeWaitSeconds;
+    const waitSeconds =
+      maxWaitSeconds ??
+      (hasUnconfirmedEvictions(s) ? Math.min(CONFIRM_WAIT_SECONDS, observeWaitSeconds) : observeWaitSeconds);
     const scope = new CancellationScope();
     const done = scope
       .run(() =>
@@ -674,8 +677,21 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
           PodPolicyReason.DeleteTimeoutPassed,
           `node ${node}: pod ${p.key} ${s.timedOut?.[p.uid]?.message ?? 'counted as gone'}`,
         );
+    // patched: node runs recorded before decided at the deadline from the view they had, which may
+    // be older than a worker's downtime. Asked when the node first reaches its deadline, so runs
+    // that end before record no marker.
+    if (!askedFreshView && now >= s.deadlineMs) {
+      askedFreshView = true;
+      if (since('deadline-fresh-view')) settings.freshDeadlineView = true;
+    }
     const quiesce = continueAsNewDue();
     const decision = decideNode(s, now, settings, quiesce || outcome !== undefined);
+    // At the deadline, a view observed after it: an observation started before is dropped (it may
+    // wait retryBackoff.maxSeconds for a change) and one that waits for nothing starts below.
+    if (decision.freshView && observing && observing.seq <= (s.deadlineView?.afterSeq ?? 0)) {
+      observing.scope.cancel();
+      observing = undefined;
+    }
     for (const uid of decision.evict) startEvict(uid);
     for (const d of decision.delete ?? []) startDelete(d.uid, d.gracePeriodSeconds);
     const warning = deadlinePolicy ? deletionWarning(s, now, settings) : undefined;
@@ -717,7 +733,11 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
       eventsInFlight.size === 0
     )
       await continueAsNewNow();
-    if (!observing && !quiesce && now >= nextObserveAtMs) startObserve();
+    if (!observing && !quiesce && decision.freshView) {
+      // Not paced by an earlier unchanged answer's bound: the next look follows this one's answer.
+      nextObserveAtMs = 0;
+      startObserve(0);
+    } else if (!observing && !quiesce && now >= nextObserveAtMs) startObserve();
     requestBudget(quiesce || outcome !== undefined);
     const reportAt = report();
     timer.ensure(decision.wakeAtMs ?? s.deadlineMs);

@@ -8,7 +8,12 @@
  * must be kept); `*-v2` and the long-drains keys are runs of the level-triggered loop. A file named
  * `<workflow ID>~run<N>.bin` is the N-th run of a continue-as-new chain (key `can-boundary`).
  * `on-deadline-v1` (DeletePods) and `deadline-skip` (SkipNode with a per-node deadline) are runs past
- * `patched('on-deadline')`, written by test/workflow/on-deadline.test.ts. `pod-policy-v0` is a run
+ * `patched('on-deadline')`, written by test/workflow/on-deadline.test.ts. `deadline-stale-v0` (a
+ * one-node Stop plan whose worker stopped mid-drain; a pod evicted before and one never evicted
+ * went while none ran, and the new worker started past the deadline: the node decided from its
+ * view from before the stop) is a run from before `patched('deadline-fresh-view')`, recorded
+ * against commit 50a2a90; `deadline-fresh-v1` is the same run past it (a fresh observation first);
+ * both written by test/workflow/deadline-fresh-view.test.ts. `pod-policy-v0` is a run
  * recorded before `patched('pod-policy')` existed, `pod-order-v1` one past it (order groups), both
  * written by test/workflow/pod-policy.test.ts. `preflight-v1` (a Preflight plan of 12 nodes, past
  * `patched('preflight')`) is written by test/workflow/preflight.test.ts. `rolling-hooks` (uncordon
