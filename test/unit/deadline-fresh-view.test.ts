@@ -21,28 +21,16 @@ import {
   type NodeDrainSettings,
   type NodeDrainState,
 } from '../../src/drain/node-drain.js';
+import { BACKOFF, DEADLINE, NOW, S, deadlineSettings } from '../helpers/deadline-fixtures.js';
+import { pdbPod } from '../helpers/pdb-fixtures.js';
 
-const NOW = 1_700_000_000_000;
-const S = 1000;
-const DEADLINE = NOW + 600 * S;
-const BACKOFF = { initialSeconds: 5, maxSeconds: 120 };
-const settings = (onDeadline?: OnDeadline, fresh = true): NodeDrainSettings => ({
-  maxConcurrentPerNode: 4,
-  retryBackoff: BACKOFF,
-  ...(onDeadline ? { onDeadline } : {}),
-  ...(fresh ? { freshDeadlineView: true } : {}),
-});
+const settings = (onDeadline?: OnDeadline, fresh = true): NodeDrainSettings =>
+  deadlineSettings(onDeadline, fresh ? { freshDeadlineView: true } : {});
 
-const pod = (name: string, pdbs: string[] = []): ObservedPod => ({
-  key: `app/${name}`,
-  namespace: 'app',
-  name,
-  uid: `uid-${name}`,
-  action: 'Evict',
-  reason: 'Evictable',
-  message: '',
-  pdbs,
-  terminationGracePeriodSeconds: 30,
+/** An evictable pod `app/<name>`, behind the PDB `pdb` if given. */
+const pod = (name: string, pdb?: string): ObservedPod => ({
+  ...pdbPod(name, pdb ?? ''),
+  pdbs: pdb ? [pdb] : [],
 });
 
 const observation = (
@@ -67,7 +55,7 @@ function beforeCrash(): NodeDrainState {
   s.observeSeq = 1;
   applyObservation(
     s,
-    observation('f1', [pod('web-0'), pod('db-0', ['app/db']), pod('db-1', ['app/db'])]),
+    observation('f1', [pod('web-0'), pod('db-0', 'app/db'), pod('db-1', 'app/db')]),
     1,
     NOW,
   );
@@ -80,7 +68,7 @@ function beforeCrash(): NodeDrainState {
 /** What an observation started after the deadline (seq 2) shows: web-0 and db-1 gone. */
 function freshView(s: NodeDrainState, nowMs: number): NodeDrainState {
   s.observeSeq = 2;
-  return applyObservation(s, observation('f2', [pod('db-0', ['app/db'])]), 2, nowMs);
+  return applyObservation(s, observation('f2', [pod('db-0', 'app/db')]), 2, nowMs);
 }
 
 const policies: (OnDeadline | undefined)[] = [undefined, 'SkipNode', 'DeletePods'];
@@ -185,7 +173,7 @@ describe('decideNode at the deadline with freshDeadlineView', () => {
     s.observeSeq = 2; // observation 2 started before the deadline, still running
     decideNode(s, DEADLINE, settings());
     assert.equal(s.deadlineView?.afterSeq, 2);
-    applyObservation(s, observation('f2', [pod('db-0', ['app/db'])]), 2, DEADLINE + S);
+    applyObservation(s, observation('f2', [pod('db-0', 'app/db')]), 2, DEADLINE + S);
     assert.equal(decideNode(s, DEADLINE + S, settings()).freshView, true);
   });
 
@@ -226,7 +214,7 @@ describe('decideNode at the deadline with freshDeadlineView', () => {
     assert.equal(d.freshView, undefined, 'no observation to drop: the first one starts anyway');
     assert.deepEqual(s.deadlineView, { afterSeq: 0, untilMs: DEADLINE + FRESH_VIEW_WAIT_MS });
     s.observeSeq = 1; // started after the deadline
-    applyObservation(s, observation('f1', [pod('db-0', ['app/db'])]), 1, DEADLINE + S);
+    applyObservation(s, observation('f1', [pod('db-0', 'app/db')]), 1, DEADLINE + S);
     const after = decideNode(s, DEADLINE + S, settings());
     assert.equal(after.outcome?.reason, 'DeadlineExceeded', 'no second look');
   });

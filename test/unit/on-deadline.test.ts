@@ -18,7 +18,6 @@ import {
   deletionWarning,
   initialNodeState,
   nodeCounts,
-  type NodeDrainSettings,
   type NodeDrainState,
 } from '../../src/drain/node-drain.js';
 import {
@@ -31,17 +30,9 @@ import {
   type PlanRunState,
 } from '../../src/drain/plan-drain.js';
 import { deadlineAction, type PlanState } from '../../src/drain/projection.js';
+import { BACKOFF, DEADLINE, NOW, S, deadlineSettings } from '../helpers/deadline-fixtures.js';
 
-const NOW = 1_700_000_000_000;
-const S = 1000;
-const DEADLINE = NOW + 600 * S;
-const BACKOFF = { initialSeconds: 5, maxSeconds: 120 };
-const settings = (onDeadline?: OnDeadline, extra: Partial<NodeDrainSettings> = {}): NodeDrainSettings => ({
-  maxConcurrentPerNode: 4,
-  retryBackoff: BACKOFF,
-  ...(onDeadline ? { onDeadline } : {}),
-  ...extra,
-});
+const settings = deadlineSettings;
 
 const pod = (name: string, extra: Partial<ObservedPod> = {}): ObservedPod => ({
   key: `app/${name}`,

@@ -78,19 +78,20 @@ describe('pause and resume without windows (time-skipping)', () => {
  */
 const RECORDING_V0 = updateRequested('stale-controls-v0');
 
+/** Plan `name` on node n1, whose pod app/db-0 is held by a PDB allowing nothing; released at once when drained. */
+function heldNodePlan(name: string) {
+  const sim = new SimCluster({ observePollMs: 0 });
+  sim.addNode('n1');
+  sim.pdbs.set('app/db', 0);
+  sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+  return { sim, inp: input(name, { nodeNames: ['n1'], uncordon: 'OnRelease', release: true }) };
+}
+
 describe('pause and resume relayed for an older generation (time-skipping)', () => {
   it('a pause for an older generation than the newest seen is ignored: the newer resume holds', async () => {
     // A standby operator's start-up relay (generation 2) arriving after the leader relayed the
     // user's resume (generation 3).
-    const sim = new SimCluster({ observePollMs: 0 });
-    sim.addNode('n1');
-    sim.pdbs.set('app/db', 0);
-    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
-    const inp = input(RECORDING_V0 ? 'stale-controls-v0' : 'stale-controls-v1', {
-      nodeNames: ['n1'],
-      uncordon: 'OnRelease',
-      release: true,
-    });
+    const { sim, inp } = heldNodePlan(RECORDING_V0 ? 'stale-controls-v0' : 'stale-controls-v1');
     const res = await withWorker(sim, async (tq) => {
       const h = await startPlan(tq, inp);
       await waitUntil(
@@ -135,15 +136,9 @@ describe('a pause sent to a node directly for an older generation (time-skipping
     // The operator sends stops to the node workflows directly too (src/operator/node-stops.ts); a
     // standby's start-up relay of generation 2 reaching the node after the plan forwarded the
     // leader's resume of generation 3 must not pause it again.
-    const sim = new SimCluster({ observePollMs: 0 });
-    sim.addNode('n1');
-    sim.pdbs.set('app/db', 0);
-    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
-    const inp = input(RECORDING_NODE_V0 ? 'node-stale-controls-v0' : 'node-stale-controls-v1', {
-      nodeNames: ['n1'],
-      uncordon: 'OnRelease',
-      release: true,
-    });
+    const { sim, inp } = heldNodePlan(
+      RECORDING_NODE_V0 ? 'node-stale-controls-v0' : 'node-stale-controls-v1',
+    );
     const node = () => wf.env.client.workflow.getHandle(nodeWorkflowId(planWorkflowId(inp.plan), 'n1'));
     const nodePhase = () => sim.lastStatus()?.nodes?.[0]?.phase;
     const res = await withWorker(sim, async (tq) => {
