@@ -324,6 +324,19 @@ export interface NodeDrainSettings {
    * then listed a pod gone meanwhile as `Terminating`, and SkipNode and DeletePods acted on it).
    */
   freshDeadlineView?: boolean;
+  /**
+   * A node that ends `Aborted` counts as evicted the pods this drain evicted that are still
+   * terminating ({@link terminatingEvicted}), in its final counts only. The Eviction API's 201
+   * means the API server accepted the eviction: the pod is terminating and will go, and kubectl
+   * drain reports such a pod as evicted. An aborted node ends as soon as no call is in flight,
+   * before any observation shows those pods gone, so they counted nowhere (in the total only): a
+   * plan aborted while one evicted pod was terminating reported `evicted: 0` of a node that went
+   * from 4 pods to 3. Set by the node workflow when it ends Aborted with such pods (asked then:
+   * `patched('aborted-evicted-counts')`); absent in runs recorded before, whose final counts (part
+   * of the node's progress report) left them out. Running reports are not changed (their Draining
+   * message counts the terminating pods already).
+   */
+  abortedEvictedCounts?: boolean;
 }
 
 /**
@@ -1364,12 +1377,28 @@ function deletedNodeMessage(s: NodeDrainState): string {
 }
 
 /**
+ * The pods still recorded that this drain evicted and that are terminating: its eviction was
+ * answered 201, or its call got no answer (timed out, cancelled) while an observation showed the
+ * pod terminating. They count as evicted once an observation shows them gone ({@link dropGone}),
+ * as on a node deleted during the drain ({@link deletedNodePods}). Pods deleted at the deadline
+ * are not among them (they count in `podsDeleted`), nor pods found terminating by someone else's
+ * doing.
+ */
+export function terminatingEvicted(s: NodeDrainState): number {
+  let n = 0;
+  for (const p of Object.values(s.pods))
+    if (p.state === 'Terminating' && !p.deleted && (p.evicted || p.mayHaveEvicted)) n++;
+  return n;
+}
+
+/**
  * Counts for the node's report (pods; see {@link NodeDrainSettings.deletedNodeCounts} for a node
- * deleted during the drain).
+ * deleted during the drain, {@link NodeDrainSettings.abortedEvictedCounts} for a node that ended
+ * Aborted with evicted pods still terminating).
  */
 export function nodeCounts(
   s: NodeDrainState,
-  settings: Pick<NodeDrainSettings, 'deletedNodeCounts'> = {},
+  settings: Pick<NodeDrainSettings, 'deletedNodeCounts' | 'abortedEvictedCounts'> = {},
 ): {
   podsTotal: number;
   podsEvicted: number;
@@ -1393,9 +1422,11 @@ export function nodeCounts(
     };
   }
   const pods = Object.values(s.pods);
+  // An aborted node's evicted pods still terminating will go: they count as evicted.
+  const going = settings.abortedEvictedCounts && s.phase === NodePhase.Aborted ? terminatingEvicted(s) : 0;
   return {
     podsTotal: s.podsGone + pods.length,
-    podsEvicted: s.podsGone - (s.deletedGone ?? 0) - (s.goneWithoutEviction ?? 0),
+    podsEvicted: s.podsGone - (s.deletedGone ?? 0) - (s.goneWithoutEviction ?? 0) + going,
     podsFailed: pods.filter((p) => p.state === 'Blocked').length,
     ...(s.podsDeleted ? { podsDeleted: s.podsDeleted } : {}),
     ...(s.goneWithoutEviction ? { podsGoneWithoutEviction: s.goneWithoutEviction } : {}),

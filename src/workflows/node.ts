@@ -73,6 +73,7 @@ import {
   nextActionAt,
   nodeBlockers,
   nodeCounts,
+  terminatingEvicted,
   type EvictionCallFailure,
   type NodeDrainState,
   type NodeOutcome,
@@ -361,6 +362,11 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     s.phase = outcome.phase;
     s.reason = outcome.reason;
     s.message = outcome.message;
+    // patched: node runs recorded before left the pods they evicted that were still terminating
+    // out of an aborted node's final counts (the counts are part of the report). Asked only when
+    // a node ends Aborted with such pods, so other runs record no marker.
+    if (outcome.phase === NodePhase.Aborted && terminatingEvicted(s) > 0 && since('aborted-evicted-counts'))
+      settings.abortedEvictedCounts = true;
     await budgetSending;
     await sending;
     const p = progress(true);

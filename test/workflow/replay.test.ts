@@ -62,7 +62,11 @@
  * test/workflow/pause-all-at-start.test.ts. `patch-epoch-v1` (a one-node plan) is the shape of runs
  * recorded with the patch epochs of src/workflows/patches.ts (one marker per run, every change of
  * the epoch applied), written by test/workflow/patch-epoch.test.ts; every fixture above is a shape
- * from before them, except the `node-stale-controls` pair (epoch-1 runs). Refresh an
+ * from before them, except the `node-stale-controls` pair (epoch-1 runs). `abort-terminating-v0`
+ * (a one-node plan aborted while the pod it evicted was still terminating; the node's final counts
+ * said 0 evicted of 4) is an epoch-1 run from before `patched('aborted-evicted-counts')`, recorded
+ * at commit 5df2a49; `abort-terminating-v1` is past it (counted as evicted; the node records the
+ * marker as it ends); both written by test/workflow/abort-counts.test.ts. Refresh an
  * existing fixture only when the change
  * is meant to be incompatible (and no old run can still be open); add new ones freely.
  */
