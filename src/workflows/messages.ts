@@ -206,6 +206,14 @@ export interface DrainNodeInput {
   paused: boolean;
   /** uncordon AfterEachNode: the plan was released before this node started (it hands itself back once drained). */
   released?: boolean;
+  /**
+   * The newest plan generation of a user's control (pause, resume, abort, release) the plan had seen
+   * when it started this node, when newer than the generation the plan started with: the node's
+   * first {@link NodeDrainState.controlGeneration}. Without it a node started after a resume of
+   * generation 3 would take a late direct pause of generation 2 (a standby operator's start-up
+   * relay, src/operator/node-stops.ts) as new, and pause while its plan runs.
+   */
+  controlGeneration?: number;
 }
 
 /**

@@ -168,6 +168,9 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
   // node's own (possibly stale) view of its PDB allowed nothing.
   if (since('grant-blockers')) settings.grantBlockers = true;
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
+  // The generation of the user's controls the plan had seen when it started this node (absent in
+  // runs recorded before, and then never read: the stale check is asked only for a stale control).
+  if (!input.carried && input.controlGeneration !== undefined) s.controlGeneration = input.controlGeneration;
   const runStartMs = Date.now();
   // patched: spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts). Only specs that set
   // them reach the markers, and no history recorded before them can have such a spec.

@@ -621,6 +621,12 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
           parentWorkflowId: info.workflowId,
           paused: startedPaused,
           ...(afterEachNode && (s.released || s.releasedNodes?.includes(node)) ? { released: true } : {}),
+          // patched: plans recorded before started their nodes without the generation of the user's
+          // controls they had seen. Asked only when the plan has seen one (a node started after a
+          // resume then ignores an older pause sent to it directly).
+          ...(s.plan.observedGeneration > input.plan.generation && since('node-start-generation')
+            ? { controlGeneration: s.plan.observedGeneration }
+            : {}),
         },
       ],
       parentClosePolicy: ParentClosePolicy.ABANDON,

@@ -174,3 +174,59 @@ describe('a pause sent to a node directly for an older generation (time-skipping
     await saveHistories(inp.plan.name, planWorkflowId(inp.plan), ['n1']);
   });
 });
+
+/**
+ * `UPDATE_HISTORIES=node-start-generation-v0` run against the workflows from before
+ * `patched('node-start-generation')` (commit f257246) records the old shape: n2, started after the
+ * resume of generation 3, takes a late direct pause of generation 2 as new (a direct resume of
+ * generation 3 then resumes it). `node-start-generation-v1` is the new shape.
+ */
+const RECORDING_START_V0 = updateRequested('node-start-generation-v0');
+
+describe('a node started after a resume knows its generation (time-skipping)', () => {
+  it('pause 2, resume 3, then n2 starts: a late direct pause 2 to n2 changes nothing', async () => {
+    // A standby operator's start-up relay of generation 2 reaching a node the plan started after
+    // the leader's resume of generation 3: without the plan's generation in its input the node
+    // has seen no control and would take the pause as new, while the plan runs.
+    const sim = new SimCluster({ observePollMs: 0 });
+    sim.addNode('n1');
+    sim.addNode('n2');
+    sim.pdbs.set('app/db', 0);
+    sim.pdbs.set('app/web', 0);
+    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+    sim.addPod({ namespace: 'app', name: 'web-0', node: 'n2', pdbs: ['app/web'] });
+    const inp = input(RECORDING_START_V0 ? 'node-start-generation-v0' : 'node-start-generation-v1', {
+      nodeNames: ['n1', 'n2'],
+      maxUnavailableNodes: 1,
+      uncordon: 'OnRelease',
+      release: true,
+    });
+    const n2 = () => wf.env.client.workflow.getHandle(nodeWorkflowId(planWorkflowId(inp.plan), 'n2'));
+    const phaseOf = (node: string) => sim.lastStatus()?.nodes?.find((n) => n.name === node)?.phase;
+    const blockedOf = (node: string) => sim.lastStatus()?.nodes?.find((n) => n.name === node)?.blockedBy;
+    const res = await withWorker(sim, async (tq) => {
+      const h = await startPlan(tq, inp);
+      await waitUntil(() => blockedOf('n1')?.[0]?.reason === 'DisruptionBudget', 'n1 held by its PDB');
+      await h.signal(pauseSignal, { generation: 2 });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Paused', 'Paused (generation 2)');
+      await h.signal(resumeSignal, { generation: 3 });
+      await waitUntil(() => sim.lastStatus()?.phase === 'Running', 'Running (generation 3)');
+      sim.pdbs.set('app/db', 1);
+      await waitUntil(
+        () => blockedOf('n2')?.[0]?.reason === 'DisruptionBudget',
+        'n2 started, held by its PDB',
+      );
+      await n2().signal(nodeControlSignal, { action: 'pause', generation: 2 }); // stale
+      await wf.skip('1m');
+      if (!RECORDING_START_V0) assert.notEqual(phaseOf('n2'), 'Paused', 'the stale pause changed nothing');
+      // The old shape needs n2 resumed (a no-op now).
+      await n2().signal(nodeControlSignal, { action: 'resume', generation: 3 });
+      sim.pdbs.set('app/web', 1);
+      await waitUntil(() => sim.pods.get('app/web-0')?.gone === true, 'web-0 evicted');
+      return wf.resultOf(h);
+    });
+    assert.equal(res.phase, 'Completed');
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
+    await saveHistories(inp.plan.name, planWorkflowId(inp.plan), ['n1', 'n2']);
+  });
+});
