@@ -250,7 +250,7 @@ export const pdbGrantSignal = defineSignal<[PdbGrant]>('pdbGrant');
  * the newest generation it has seen (`isStaleControl` in src/drain/node-drain.ts).
  */
 export interface NodeControl extends ControlArgs {
-  action: 'pause' | 'resume' | 'abort' | 'release';
+  action: ControlAction;
 }
 /**
  * Parent → child: pause, resume or abort the node's drain, or release the node (uncordon

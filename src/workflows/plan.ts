@@ -248,8 +248,7 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
   let urgent = false;
   const events: PlanEvent[] = [];
   /** Controls to signal to running nodes; `generation`: the plan generation of the user's control. */
-  const forwards: { node: string; action: 'pause' | 'resume' | 'abort' | 'release'; generation?: number }[] =
-    [];
+  const forwards: { node: string; action: ControlAction; generation?: number }[] = [];
   const background = new Set<Promise<void>>();
   let pendingStarts = 0;
   /** What the windows said at the last look (spec.windows). */
@@ -313,7 +312,7 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
   };
 
   // ---- messages: one line each over the state ----
-  const forwardAll = (action: 'pause' | 'resume' | 'abort' | 'release', generation?: number) => {
+  const forwardAll = (action: ControlAction, generation?: number) => {
     for (const node of runningNodes(s))
       forwards.push({ node, action, ...(generation !== undefined ? { generation } : {}) });
   };
