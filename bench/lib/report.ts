@@ -117,6 +117,12 @@ export const FIGURES: {
     get: (r) => kubernetesCpu(r),
     digits: 1,
   },
+  {
+    key: 'coresBusy',
+    label: 'cores busy over the run (the tool, Temporal and Kubernetes CPU over the wall time)',
+    get: (r) => coresBusy(r),
+    digits: 2,
+  },
   { key: 'peakRssMb', label: 'peak RSS, MiB', get: (r) => r.process?.peakRssMb, digits: 0 },
   { key: 'cpuSeconds', label: 'CPU, s', get: (r) => r.process?.cpuSeconds, digits: 2 },
 ];
@@ -127,6 +133,23 @@ function kubernetesCpu(r: RunResult): number | undefined {
   if (!cpu) return undefined;
   const parts = Object.entries(cpu).filter(([name]) => name !== 'temporal');
   return parts.length ? parts.reduce((a, [, s]) => a + s, 0) : undefined;
+}
+
+/** CPU seconds of the tool and every stack process (Temporal and Kubernetes) over a run. */
+function hostCpu(r: RunResult): number | undefined {
+  const stack = r.stack?.cpuSeconds;
+  if (!stack || r.process?.cpuSeconds === undefined) return undefined;
+  return r.process.cpuSeconds + Object.values(stack).reduce((a, s) => a + s, 0);
+}
+
+/**
+ * CPU cores the run kept busy: {@link hostCpu} over the wall time. Near the machine's core count
+ * the host is saturated, and the wall time is bounded below by that CPU sum over the cores,
+ * whatever the tool does.
+ */
+function coresBusy(r: RunResult): number | undefined {
+  const cpu = hostCpu(r);
+  return cpu === undefined || !r.wallSeconds ? undefined : cpu / r.wallSeconds;
 }
 
 export type Summary = Record<string, { drainflow?: number; kubectl?: number; ratio?: number }>;
@@ -194,7 +217,7 @@ const TARGETS: Record<
 const RSS_TARGET_MIB = { worker: 250e6 / 2 ** 20, operator: 200e6 / 2 ** 20 };
 
 /** Verdicts against the targets of issue 11 ({@link TARGETS}), plus requests per pod (issue 10). */
-function verdicts(name: string, res: ScenarioResults): string[] {
+function verdicts(name: string, res: ScenarioResults, nproc: number): string[] {
   const s = res.summary;
   const out: string[] = [];
   const failed = res.runs.filter((r) => !r.ok);
@@ -209,6 +232,14 @@ function verdicts(name: string, res: ScenarioResults): string[] {
   if (t.ratio !== undefined)
     out.push(
       `Target: drainflow wall time at most ${t.ratio}× kubectl drain's — ${r === undefined ? 'not measured' : `${r.toFixed(2)}× → ${verdict(r <= t.ratio)}`}.`,
+    );
+  // The floor the host's CPU sets: a run cannot end before its CPU (drainflow, Temporal and the
+  // Kubernetes side) has run on the machine's cores.
+  const cpu = median(res.runs.filter((x) => x.tool === 'drainflow' && x.ok).map(hostCpu));
+  const kubectlWall = s.wallSeconds?.kubectl;
+  if (t.ratio !== undefined && cpu !== undefined && kubectlWall)
+    out.push(
+      `CPU floor: drainflow's runs used ${cpu.toFixed(0)} CPU s (drainflow, Temporal, Kubernetes; median), ${(cpu / nproc).toFixed(0)} s of wall on ${nproc} core(s) at best = ${(cpu / nproc / kubectlWall).toFixed(2)}× kubectl drain's wall time.`,
     );
   const q = s.c429PerPod;
   if (t.c429PerPod !== undefined && q?.drainflow !== undefined)
@@ -346,7 +377,7 @@ export function writeMarkdown(file: string, res: ResultsFile, extraNotes: string
       '',
     );
     L.push(...table(r.summary, r.tools), '');
-    for (const v of verdicts(name, r)) L.push(`- ${v}`);
+    for (const v of verdicts(name, r, res.machine.nproc)) L.push(`- ${v}`);
     L.push('');
     L.push('<details><summary>every run</summary>', '', ...runsTable(r.runs), '');
     L.push(
