@@ -180,6 +180,9 @@ async function main(): Promise<void> {
   const notes = () => (existsSync(notesFile) ? readFileSync(notesFile, 'utf8').trimEnd().split('\n') : []);
   if (opts.reportOnly) {
     const res = JSON.parse(readFileSync(opts.out, 'utf8')) as ResultsFile;
+    // Medians anew from the runs, so figures added since a run was recorded show for it too.
+    for (const sc of Object.values(res.scenarios)) sc.summary = summarise(sc.runs);
+    for (const v of res.sweep?.values ?? []) v.summary = summarise(v.runs);
     writeMarkdown(opts.markdown, res, notes());
     await writeChart(opts.chart, res);
     log(`wrote ${opts.markdown}, ${opts.chart} from ${opts.out}`);
