@@ -16,6 +16,14 @@ import type { PreflightReport } from '../../src/api/preflight.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 
+/** A pod held by its PodDisruptionBudget, as a node reports it. */
+const blocker = {
+  pod: 'app/db-0',
+  pdb: 'app/db',
+  reason: 'DisruptionBudget',
+  message: 'waiting for PodDisruptionBudget app/db to allow a disruption',
+};
+
 function node(name: string, over: Partial<NodeState> = {}): NodeState {
   return {
     name,
@@ -121,12 +129,6 @@ describe('shownOutcome', () => {
 });
 
 describe('a node skipped at its deadline', () => {
-  const blocker = {
-    pod: 'app/db-0',
-    pdb: 'app/db',
-    reason: 'DisruptionBudget',
-    message: 'waiting for PodDisruptionBudget app/db to allow a disruption',
-  };
   const skipped = node('n2', {
     phase: 'Skipped',
     reason: 'SkippedAtDeadline',
@@ -258,12 +260,6 @@ describe('a Preflight plan', () => {
 });
 
 describe('what a paused node shows', () => {
-  const blocker = {
-    pod: 'app/db-0',
-    pdb: 'app/db',
-    reason: 'DisruptionBudget',
-    message: 'waiting for PodDisruptionBudget app/db to allow a disruption',
-  };
   const rows: { what: string; phase: NodeState['phase']; shown: string[] | undefined }[] = [
     { what: 'a paused node shows no blockers (the pause holds it)', phase: 'Paused', shown: undefined },
     { what: 'a blocked node keeps them', phase: 'Blocked', shown: ['app/db-0'] },
