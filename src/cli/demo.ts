@@ -27,11 +27,12 @@ import {
   type MaintenancePlanStatus,
   type NodeStatus,
 } from '../api/plan.js';
-import { FINAL_PLAN_PHASES } from '../api/reasons.js';
+import { FINAL_PLAN_PHASES, type PlanPhase } from '../api/reasons.js';
 import { PlanApi } from '../k8s/plans.js';
+import { Client, Connection } from '@temporalio/client';
 import { SETTINGS, loadConfig } from '../shared/config.js';
 import { assertDemoPortsFree } from './demo-options.js';
-import { watch } from './plans.js';
+import { liveWorkers, taskQueueWorkers, watch } from './plans.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const NS = 'drainflow-demo';
@@ -51,8 +52,34 @@ export interface DemoOptions {
   pdb: 'none' | 'loose' | 'tight';
   timeoutSeconds: number;
   keep: boolean;
+  /** Remove an earlier demo's plan, namespace and nodes even while its drainflow still runs. */
+  replace?: boolean;
   /** A rolling maintenance (uncordon AfterEachNode, maxUnavailableNodes 1, an afterDrain Job hook). */
   rolling?: boolean;
+}
+
+/** The demo's task queue (its drainflow's `--task-queue`). */
+const DEMO_TASK_QUEUE = 'drainflow-demo';
+/**
+ * What to do with the plan of an earlier demo found at start-up (the demo's names are fixed:
+ * plan `demo-maintenance`, namespace `drainflow-demo`, nodes `demo-node-*`):
+ * - `none`: there is none;
+ * - `remove`: a leftover (its plan ended or is being deleted, or no drainflow serves the demo's
+ *   task queue any more: a demo stopped with Ctrl-C or killed), or `replace` was asked for;
+ * - `refuse`: another demo is still running on this stack (its plan has not ended and a drainflow
+ *   serves the demo's task queue); removing its objects would break it.
+ * @param liveDrainflow a worker polls the demo's task queue and is not reported stopped
+ *   ({@link liveWorkers}: a poll within 70 s, a running worker heartbeat when the server lists them).
+ */
+export function earlierDemo(
+  plan: { phase?: string; deleting: boolean } | undefined,
+  liveDrainflow: boolean,
+  replace: boolean,
+): 'none' | 'remove' | 'refuse' {
+  if (!plan) return 'none';
+  if (replace || plan.deleting) return 'remove';
+  if (plan.phase && FINAL_PLAN_PHASES.has(plan.phase as PlanPhase)) return 'remove';
+  return liveDrainflow ? 'refuse' : 'remove';
 }
 
 /**
@@ -262,6 +289,24 @@ export async function demo(opts: DemoOptions): Promise<number> {
     return out === 'True';
   });
 
+  // Another demo still running on this stack keeps its objects: the demo's names are fixed.
+  const earlier = await plans.get(PLAN);
+  if (earlier) {
+    const live = await liveDemoWorker(env);
+    const verdict = earlierDemo(
+      { phase: earlier.status?.phase, deleting: Boolean(earlier.metadata?.deletionTimestamp) },
+      live !== undefined,
+      Boolean(opts.replace),
+    );
+    if (verdict === 'refuse') {
+      console.error(
+        `demo: another demo is running on this stack: plan ${PLAN} is ${earlier.status?.phase ?? 'not started'} and drainflow ${live!.identity} polled task queue ${DEMO_TASK_QUEUE} ${Math.round(live!.ageMs / 1000)} s ago. ` +
+          `Wait for it to end, or run again with --replace to remove its plan, namespace ${NS} and nodes demo-node-*.`,
+      );
+      return 1;
+    }
+  }
+
   // Leftovers of an earlier demo: the plan first (the operator hands its nodes back), then the rest.
 
   const logDir = join(env.KUBECONFIG!, '..', 'logs');
@@ -277,7 +322,7 @@ export async function demo(opts: DemoOptions): Promise<number> {
       join(root, 'bin/drainflow.js'),
       'run',
       '--task-queue',
-      'drainflow-demo',
+      DEMO_TASK_QUEUE,
       '--operator-port',
       String(ports.operator),
       '--worker-port',
@@ -527,5 +572,28 @@ export async function demo(opts: DemoOptions): Promise<number> {
     return ok ? 0 : 1;
   } finally {
     await stopChild();
+  }
+}
+
+/**
+ * The newest live worker of the demo's task queue ({@link liveWorkers}); undefined when there is
+ * none or Temporal does not answer within a few seconds.
+ */
+async function liveDemoWorker(
+  env: Record<string, string>,
+): Promise<{ identity: string; ageMs: number } | undefined> {
+  const namespace = env.TEMPORAL_NAMESPACE ?? 'default';
+  const connection = await Connection.connect({
+    address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    connectTimeout: 3000,
+  }).catch(() => undefined);
+  if (!connection) return undefined;
+  try {
+    const client = new Client({ connection, namespace });
+    return liveWorkers(await taskQueueWorkers(client, namespace, DEMO_TASK_QUEUE))[0];
+  } catch {
+    return undefined;
+  } finally {
+    await connection.close();
   }
 }

@@ -237,6 +237,10 @@ program
   .option('--timeout <seconds>', 'plan drainTimeoutSeconds', '300')
   .option('--keep', 'keep the workload, the plan and drainflow running at the end')
   .option(
+    '--replace',
+    "remove an earlier demo's plan, namespace and nodes even while its drainflow still runs (without it a running demo is left alone)",
+  )
+  .option(
     '--rolling',
     'a rolling maintenance: uncordon AfterEachNode, one node at a time, an afterDrain Job hook per node',
   )
@@ -247,6 +251,7 @@ program
       ...parseDemoNumbers(opts),
       pdb: opts.pdb,
       keep: Boolean(opts.keep),
+      replace: Boolean(opts.replace),
       rolling: Boolean(opts.rolling),
     });
   });

@@ -8,6 +8,7 @@ import type { MaintenancePlanStatus, NodeStatus } from '../../src/api/plan.js';
 import {
   DEMO_PORTS,
   demoPorts,
+  earlierDemo,
   kernelPatchHook,
   nodeMoment,
   recordTimeline,
@@ -134,4 +135,57 @@ describe('the rolling demo', () => {
       ],
     );
   });
+});
+
+describe('an earlier demo found at start-up', () => {
+  const running = { phase: 'Running', deleting: false };
+  const rows: {
+    what: string;
+    plan: { phase?: string; deleting: boolean } | undefined;
+    live: boolean;
+    replace?: boolean;
+    want: 'none' | 'remove' | 'refuse';
+  }[] = [
+    { what: 'none there', plan: undefined, live: true, want: 'none' },
+    {
+      what: 'a running plan whose drainflow still runs: left alone',
+      plan: running,
+      live: true,
+      want: 'refuse',
+    },
+    {
+      what: 'a plan not started yet whose drainflow runs',
+      plan: { deleting: false },
+      live: true,
+      want: 'refuse',
+    },
+    {
+      what: 'a paused plan whose drainflow runs',
+      plan: { phase: 'Paused', deleting: false },
+      live: true,
+      want: 'refuse',
+    },
+    { what: '--replace removes it anyway', plan: running, live: true, replace: true, want: 'remove' },
+    {
+      what: 'no live drainflow: a demo stopped with Ctrl-C or killed',
+      plan: running,
+      live: false,
+      want: 'remove',
+    },
+    {
+      what: 'an ended plan (Completed) is a leftover',
+      plan: { phase: 'Completed', deleting: false },
+      live: true,
+      want: 'remove',
+    },
+    {
+      what: 'a Drained plan (--keep) is a leftover',
+      plan: { phase: 'Drained', deleting: false },
+      live: true,
+      want: 'remove',
+    },
+    { what: 'a plan being deleted', plan: { phase: 'Running', deleting: true }, live: true, want: 'remove' },
+  ];
+  for (const r of rows)
+    it(r.what, () => assert.equal(earlierDemo(r.plan, r.live, r.replace ?? false), r.want));
 });
