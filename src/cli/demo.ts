@@ -19,7 +19,14 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AppsV1Api, CoreV1Api, KubeConfig, PolicyV1Api, type V1PodTemplateSpec } from '../k8s/client.js';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  PolicyV1Api,
+  type V1Node,
+  type V1PodTemplateSpec,
+} from '../k8s/client.js';
 import {
   GROUP,
   PLURAL,
@@ -60,6 +67,16 @@ export interface DemoOptions {
 
 /** The demo's task queue (its drainflow's `--task-queue`). */
 const DEMO_TASK_QUEUE = 'drainflow-demo';
+/**
+ * Whether the scheduler may place pods on a (demo) node: Ready, and no taint the node controllers
+ * set (`node.kubernetes.io/not-ready`, `…/unreachable`, `…/unschedulable`, … stay on a node for up
+ * to one node-monitor pass after it turned Ready).
+ */
+export function schedulableNode(n: V1Node): boolean {
+  const ready = n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  return ready && !n.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/'));
+}
+
 /**
  * What to do with the plan of an earlier demo found at start-up (the demo's names are fixed:
  * plan `demo-maintenance`, namespace `drainflow-demo`, nodes `demo-node-*`):
@@ -396,12 +413,12 @@ export async function demo(opts: DemoOptions): Promise<number> {
         },
       });
     }
-    await until('demo nodes Ready', 60_000, async () => {
+    // Ready and schedulable: the node lifecycle controller removes the node.kubernetes.io/not-ready
+    // taint of a new node only on its next pass (up to 5 s after Ready), and pods created before
+    // that all land on the other nodes: targets without a pod to evict.
+    await until('demo nodes Ready and schedulable', 60_000, async () => {
       const nodes = (await core.listNode({ labelSelector: `${POOL_LABEL}=${POOL}` })).items;
-      return (
-        nodes.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-          .length === opts.nodes
-      );
+      return nodes.filter(schedulableNode).length === opts.nodes;
     });
 
     say(`nodes ${names.join(', ')} Ready`);

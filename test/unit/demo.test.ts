@@ -5,10 +5,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MaintenancePlanStatus, NodeStatus } from '../../src/api/plan.js';
+import type { V1Node } from '../../src/k8s/client.js';
 import {
   DEMO_PORTS,
   demoPorts,
   earlierDemo,
+  schedulableNode,
   kernelPatchHook,
   nodeMoment,
   recordTimeline,
@@ -188,4 +190,31 @@ describe('an earlier demo found at start-up', () => {
   ];
   for (const r of rows)
     it(r.what, () => assert.equal(earlierDemo(r.plan, r.live, r.replace ?? false), r.want));
+});
+
+describe('a demo node the scheduler may use', () => {
+  const ready = { conditions: [{ type: 'Ready', status: 'True' }] };
+  const rows: { what: string; node: V1Node; want: boolean }[] = [
+    { what: 'Ready, no taint', node: { status: ready }, want: true },
+    {
+      what: 'Ready but the not-ready taint not yet removed',
+      node: {
+        status: ready,
+        spec: { taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }] },
+      },
+      want: false,
+    },
+    {
+      what: 'Ready, a taint of its own (not the controllers)',
+      node: { status: ready, spec: { taints: [{ key: 'dedicated', value: 'x', effect: 'NoSchedule' }] } },
+      want: true,
+    },
+    {
+      what: 'not Ready',
+      node: { status: { conditions: [{ type: 'Ready', status: 'False' }] } },
+      want: false,
+    },
+    { what: 'no status yet', node: {}, want: false },
+  ];
+  for (const r of rows) it(r.what, () => assert.equal(schedulableNode(r.node), r.want));
 });
