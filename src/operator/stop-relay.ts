@@ -3,8 +3,8 @@
  *
  * Why: after a crash of the leader (`kill -9`, OOM) its Lease stays held until it expires (15 s
  * without renewal), so a restarted operator relays spec changes only then; the worker, though,
- * resumes the drains at once. A `spec.paused: true` or `spec.abort: true` written while drainflow
- * was down would let evictions go on for those seconds. A stop is safe to relay from any replica
+ * resumes the drains at once. A `spec.paused: true` or `spec.abort: true` written, or a plan
+ * deleted, while drainflow was down would let evictions go on for those seconds. A stop is safe to relay from any replica
  * and more than once: the workflows treat a repeated pause or abort as a no-op, and the plan
  * workflow ignores a pause or resume older than the newest generation it has seen
  * (`patched('stale-controls')` in src/workflows/plan.ts), so a standby's pause cannot undo the
@@ -29,16 +29,22 @@ import { nodeStopWords, stopNodeWorkflows, type NodeStop } from './node-stops.js
 export type Stop = NodeStop;
 
 /**
- * The stops to relay for `plan` before this replica leads: `pause` when spec.paused and `abort`
- * when spec.abort is true, for a plan whose workflow runs (status.workflow set, phase not final)
- * and has not reported the spec's generation yet (status.observedGeneration below
- * metadata.generation: the workflow may not have been told). Empty otherwise.
+ * The stops to relay for `plan` before this replica leads, for a plan whose workflow runs
+ * (status.workflow set, phase not final):
+ * - `abort` when the plan is being deleted (metadata.deletionTimestamp set; the operator's
+ *   finalizer holds it): deleting a plan aborts its drain, and a deletion made while drainflow was
+ *   down would otherwise let evictions go on until the new leader's deletion handling;
+ * - otherwise, when the workflow has not reported the spec's generation yet
+ *   (status.observedGeneration below metadata.generation: it may not have been told), `pause` when
+ *   spec.paused and `abort` when spec.abort is true.
+ * Empty otherwise.
  */
 export function pendingStops(plan: MaintenancePlan): Stop[] {
   const generation = plan.metadata.generation ?? 0;
   const status = plan.status;
   if (!status?.workflow?.workflowId) return [];
   if (status.phase !== undefined && FINAL_PLAN_PHASES.has(status.phase as PlanPhase)) return [];
+  if (plan.metadata.deletionTimestamp) return ['abort'];
   if ((status.observedGeneration ?? 0) >= generation) return [];
   const spec = (plan.spec ?? {}) as { paused?: unknown; abort?: unknown };
   const stops: Stop[] = [];
@@ -101,7 +107,7 @@ export async function relayPendingStops(deps: StopRelayDeps): Promise<number> {
           plan: { name, uid },
           type: 'Normal',
           reason: EventReason.SignalSent,
-          message: `sent ${stop} (generation ${generation}) to workflow ${workflowId}${nodeStopWords(nodes)}: set while no operator led, relayed at start-up before this replica leads`,
+          message: `sent ${stop} (generation ${generation}) to workflow ${workflowId}${nodeStopWords(nodes)}: ${plan.metadata.deletionTimestamp ? 'the plan is being deleted' : 'set while no operator led'}, relayed at start-up before this replica leads`,
         });
       }
     }

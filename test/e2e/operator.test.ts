@@ -537,6 +537,34 @@ describe('operator on the real stack', () => {
     await deletePlan(name);
   });
 
+  it('a plan deleted while the operator is down is aborted before the restarted operator leads', async () => {
+    const [a] = nodes;
+    await slowPodsOn(a); // the drain is still going when the operator restarts
+    const name = uniqueName('op-down-delete');
+    applyPlan(name, { nodeNames: [a] });
+    await waitPlan(name, (p) => (p.status?.evictionProgress?.evicted ?? 0) >= 1, 60_000, 'first pod evicted');
+
+    assert.equal(await h.operator!.stop('SIGKILL'), 'SIGKILL'); // its Lease stays held ~15 s
+    kubectl(['delete', 'mp', name, '--wait=false']); // the finalizer holds it
+    h.operator = await h.startOperator(); // returns once it leads (the dead leader's Lease expired)
+    const lines = h.operator.logs().split('\n');
+    const relayed = lines.findIndex(
+      (l) =>
+        l.includes('"msg":"stop relayed before leading"') &&
+        l.includes(name) &&
+        l.includes('"signal":"abort"'),
+    );
+    const led = lines.findIndex((l) => l.includes('cache synced'));
+    assert.ok(relayed >= 0, 'the restarted operator relayed the deletion as an abort before leading');
+    assert.ok(relayed < led, 'the abort went out before the operator held the Lease');
+    const left = (await podsOn(a, 'slow')).length;
+    assert.ok(left > 0, 'the abort came before the end of the drain');
+    await sleep(6000); // a pod every few seconds while the drain ran
+    assert.equal((await podsOn(a, 'slow')).length, left, 'no eviction after the abort');
+    await waitFor(async () => !(await getPlan(name)), 60_000, { what: 'the plan gone (finalizer removed)' });
+    assert.equal(await isCordoned(a), false, 'the node handed back');
+  });
+
   it('a pause set while the worker is down holds when it restarts: no eviction after the pause', async () => {
     const [a] = nodes;
     await slowPodsOn(a);

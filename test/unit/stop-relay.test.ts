@@ -12,11 +12,17 @@ function plan(o: {
   abort?: boolean;
   phase?: string;
   workflow?: boolean;
+  deleting?: boolean;
 }): MaintenancePlan {
   return {
     apiVersion: 'maintenance.drainflow.dev/v1alpha1',
     kind: 'MaintenancePlan',
-    metadata: { name: 'p', uid: 'uid-p', generation: o.generation ?? 2 },
+    metadata: {
+      name: 'p',
+      uid: 'uid-p',
+      generation: o.generation ?? 2,
+      ...(o.deleting ? { deletionTimestamp: '2026-12-05T01:47:02Z' } : {}),
+    },
     spec: {
       nodeNames: ['n1'],
       ...(o.paused !== undefined ? { paused: o.paused } : {}),
@@ -46,6 +52,31 @@ describe('pendingStops', () => {
     {
       name: 'no workflow started yet (nothing evicts): nothing',
       plan: plan({ paused: true, workflow: false }),
+      stops: [],
+    },
+    {
+      name: 'deleted while no operator led: abort (deleting a plan aborts it)',
+      plan: plan({ deleting: true }),
+      stops: ['abort'],
+    },
+    {
+      name: 'deleted, the workflow has seen every generation: abort all the same',
+      plan: plan({ deleting: true, generation: 2, observed: 2 }),
+      stops: ['abort'],
+    },
+    {
+      name: 'deleted and paused: only the abort',
+      plan: plan({ deleting: true, paused: true }),
+      stops: ['abort'],
+    },
+    {
+      name: 'deleted in a final phase (Drained: nothing evicts; the leader hands back): nothing',
+      plan: plan({ deleting: true, phase: 'Drained' }),
+      stops: [],
+    },
+    {
+      name: 'deleted before its workflow started: nothing',
+      plan: plan({ deleting: true, workflow: false }),
       stops: [],
     },
     {
