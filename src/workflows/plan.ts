@@ -337,7 +337,16 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
         s.plan.phase === PlanPhase.Pending ||
         (s.plan.phase === PlanPhase.Paused && s.plan.reason === WindowReason.OutsideMaintenanceWindow)
       )
-        setPhase(PlanPhase.Paused, PlanReason.PausedByUser, 'no new evictions until resumed');
+        setPhase(
+          PlanPhase.Paused,
+          PlanReason.PausedByUser,
+          // A pause without a generation came as a raw signal (Temporal UI or CLI), not from the
+          // spec: spec.paused stays false, so `kubectl patch … paused: false` changes nothing.
+          // Only the status message differs (no command), so running plans replay unchanged.
+          args?.generation === undefined
+            ? `paused by a pause signal, not by spec.paused: no new evictions until resumed with the resume signal or drainflow resume ${plan.name}`
+            : 'no new evictions until resumed',
+        );
     } else if (action === 'resume' && s.paused) {
       s.paused = false;
       if (s.outsideWindow) {

@@ -362,7 +362,13 @@ describe('operator on the real stack', () => {
     const handle = client.workflow.getHandle(wfId(plan));
     await pauseWindow(
       'signal',
-      () => handle.signal(pauseSignal),
+      async () => {
+        await handle.signal(pauseSignal);
+        // The status says where the pause came from: spec.paused stays false.
+        const paused = await waitPlan(name, phaseIs('Paused'), 15_000, 'Paused (signal)');
+        assert.match(paused.status?.message ?? '', /paused by a pause signal, not by spec\.paused/);
+        assert.notEqual(paused.spec.paused, true);
+      },
       () => handle.signal(resumeSignal),
     );
     const done = await waitPlan(name, phaseIs('Drained'), 120_000, 'Drained');
