@@ -510,24 +510,43 @@ describe('operator on the real stack', () => {
     assert.equal(await workflowRuns(wfId(p1)), 1);
   });
 
-  it('a pause set with kubectl while the operator is down holds before the restarted operator leads', async () => {
+  /**
+   * A plan draining node `a` (8 slow pods), the operator killed with `kill -9` after the first
+   * eviction, `change` made with kubectl while it is down, and the operator restarted (once it
+   * leads). Asserts the restarted operator relayed `signal` for the plan before it led.
+   * @returns the plan's name and the relay's log line.
+   */
+  async function changeWhileOperatorDown(
+    stem: string,
+    signal: 'pause' | 'abort',
+    change: (name: string) => void,
+  ): Promise<{ name: string; relay: string }> {
     const [a] = nodes;
     await slowPodsOn(a); // the drain is still going when the operator restarts
-    const name = uniqueName('op-down-pause');
+    const name = uniqueName(stem);
     applyPlan(name, { nodeNames: [a] });
     await waitPlan(name, (p) => (p.status?.evictionProgress?.evicted ?? 0) >= 1, 60_000, 'first pod evicted');
-
     assert.equal(await h.operator!.stop('SIGKILL'), 'SIGKILL'); // its Lease stays held ~15 s
-    kubectl(['patch', 'mp', name, '--type', 'merge', '-p', '{"spec":{"paused":true}}']);
+    change(name);
     h.operator = await h.startOperator(); // returns once it leads (the dead leader's Lease expired)
     const lines = h.operator.logs().split('\n');
     const relayed = lines.findIndex(
-      (l) => l.includes('"msg":"stop relayed before leading"') && l.includes(name),
+      (l) =>
+        l.includes('"msg":"stop relayed before leading"') &&
+        l.includes(name) &&
+        l.includes(`"signal":"${signal}"`),
     );
     const led = lines.findIndex((l) => l.includes('cache synced'));
-    assert.ok(relayed >= 0, 'the restarted operator relayed the pause before leading');
-    assert.match(lines[relayed]!, /"nodeWorkflows":1/, 'the relay reached the node workflow directly too');
-    assert.ok(relayed < led, 'the pause went out before the operator held the Lease');
+    assert.ok(relayed >= 0, `the restarted operator relayed the ${signal} before leading`);
+    assert.ok(relayed < led, `the ${signal} went out before the operator held the Lease`);
+    return { name, relay: lines[relayed]! };
+  }
+
+  it('a pause set with kubectl while the operator is down holds before the restarted operator leads', async () => {
+    const { name, relay } = await changeWhileOperatorDown('op-down-pause', 'pause', (n) =>
+      kubectl(['patch', 'mp', n, '--type', 'merge', '-p', '{"spec":{"paused":true}}']),
+    );
+    assert.match(relay, /"nodeWorkflows":1/, 'the relay reached the node workflow directly too');
     const atLead = (await getPlan(name))!;
     assert.equal(atLead.status?.phase, 'Paused', 'Paused by the time the operator leads');
     const a0 = atLead.status?.evictionProgress?.attempts ?? 0;
@@ -545,24 +564,11 @@ describe('operator on the real stack', () => {
 
   it('a plan deleted while the operator is down is aborted before the restarted operator leads', async () => {
     const [a] = nodes;
-    await slowPodsOn(a); // the drain is still going when the operator restarts
-    const name = uniqueName('op-down-delete');
-    applyPlan(name, { nodeNames: [a] });
-    await waitPlan(name, (p) => (p.status?.evictionProgress?.evicted ?? 0) >= 1, 60_000, 'first pod evicted');
-
-    assert.equal(await h.operator!.stop('SIGKILL'), 'SIGKILL'); // its Lease stays held ~15 s
-    kubectl(['delete', 'mp', name, '--wait=false']); // the finalizer holds it
-    h.operator = await h.startOperator(); // returns once it leads (the dead leader's Lease expired)
-    const lines = h.operator.logs().split('\n');
-    const relayed = lines.findIndex(
-      (l) =>
-        l.includes('"msg":"stop relayed before leading"') &&
-        l.includes(name) &&
-        l.includes('"signal":"abort"'),
+    const { name } = await changeWhileOperatorDown(
+      'op-down-delete',
+      'abort',
+      (n) => kubectl(['delete', 'mp', n, '--wait=false']), // the finalizer holds it
     );
-    const led = lines.findIndex((l) => l.includes('cache synced'));
-    assert.ok(relayed >= 0, 'the restarted operator relayed the deletion as an abort before leading');
-    assert.ok(relayed < led, 'the abort went out before the operator held the Lease');
     const left = (await podsOn(a, 'slow')).length;
     assert.ok(left > 0, 'the abort came before the end of the drain');
     await sleep(6000); // a pod every few seconds while the drain ran
