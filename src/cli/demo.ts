@@ -19,6 +19,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -36,7 +37,6 @@ import {
 } from '../api/plan.js';
 import { FINAL_PLAN_PHASES, type PlanPhase } from '../api/reasons.js';
 import { PlanApi } from '../k8s/plans.js';
-import { Client, Connection } from '@temporalio/client';
 import { SETTINGS, loadConfig } from '../shared/config.js';
 import { assertDemoPortsFree } from './demo-options.js';
 import { liveWorkers, taskQueueWorkers, watch } from './plans.js';
@@ -324,8 +324,6 @@ export async function demo(opts: DemoOptions): Promise<number> {
     }
   }
 
-  // Leftovers of an earlier demo: the plan first (the operator hands its nodes back), then the rest.
-
   const logDir = join(env.KUBECONFIG!, '..', 'logs');
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, 'drainflow-demo.log');
@@ -378,6 +376,7 @@ export async function demo(opts: DemoOptions): Promise<number> {
       );
 
     say('drainflow is ready');
+    // Leftovers of an earlier demo: the plan first (the operator hands its nodes back), then the rest.
     if (await plans.get(PLAN)) {
       say('removing the plan of an earlier demo');
       await plans.delete(PLAN);
