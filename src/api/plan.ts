@@ -707,9 +707,7 @@ export const NodeStatusSchema = z
     blockedBy: z
       .array(BlockerSchema)
       .optional()
-      .describe(
-        'What keeps the node from being drained, sorted by pod, capped; absent while the node is paused (the pause holds it), skipped or aborted.',
-      ),
+      .describe('What keeps the node from being drained, sorted by pod, capped.'),
     currentOrder: z
       .number()
       .int()

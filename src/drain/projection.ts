@@ -393,9 +393,6 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     // A skipped node was handed back, an aborted one gave up: nothing blocks it any more. What
     // held it goes into its message instead of blockers that would read as if they still applied.
     const nodeSkipped = n.phase === 'Skipped' || n.phase === 'Aborted';
-    // A paused node is held by the pause, not by its pods: blockers seen before the pause would read
-    // as if a PodDisruptionBudget held it. They are looked at again when it resumes.
-    const nodePaused = n.phase === NodePhase.Paused;
     const message = windowNode
       ? state.message
       : nodeSkipped && blockers.length > 0
@@ -413,7 +410,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
       ...(n.deadlineMs !== undefined && (state.deadlineMs === undefined || n.deadlineMs < state.deadlineMs)
         ? { deadline: iso(n.deadlineMs)! }
         : {}),
-      ...(blockers.length && !nodeSkipped && !nodePaused ? { blockedBy: blockers } : {}),
+      ...(blockers.length && !nodeSkipped ? { blockedBy: blockers } : {}),
       ...(n.orderGroup !== undefined ? { currentOrder: n.orderGroup } : {}),
       ...(n.skipped?.length ? { skipped: n.skipped } : {}),
       ...(n.hook ? { hook: n.hook } : {}),

@@ -342,7 +342,8 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
           PlanReason.PausedByUser,
           // A pause without a generation came as a raw signal (Temporal UI or CLI), not from the
           // spec: spec.paused stays false, so `kubectl patch … paused: false` changes nothing.
-          // Only the status message differs (no command), so running plans replay unchanged.
+          // Only the message differs, and the phase changes with it, so the status write this
+          // pause makes happens either way: running plans replay unchanged (the paused fixtures).
           args?.generation === undefined
             ? `paused by a pause signal, not by spec.paused: no new evictions until resumed with the resume signal or drainflow resume ${plan.name}`
             : 'no new evictions until resumed',

@@ -258,21 +258,3 @@ describe('a Preflight plan', () => {
     assert.ok(status(plan([node('n1')])).evictionProgress);
   });
 });
-
-describe('what a paused node shows', () => {
-  const rows: { what: string; phase: NodeState['phase']; shown: string[] | undefined }[] = [
-    { what: 'a paused node shows no blockers (the pause holds it)', phase: 'Paused', shown: undefined },
-    { what: 'a blocked node keeps them', phase: 'Blocked', shown: ['app/db-0'] },
-    { what: 'a draining node keeps them', phase: 'Draining', shown: ['app/db-0'] },
-  ];
-  for (const r of rows)
-    it(r.what, () => {
-      const n = node('n1', { phase: r.phase, podsEvicted: 2, blockedBy: [blocker] });
-      const st = status(plan([n], { phase: 'Paused', reason: 'PausedByUser', message: 'paused' }));
-      assert.deepEqual(
-        st.nodes![0]!.blockedBy?.map((b) => b.pod),
-        r.shown,
-      );
-      assert.equal(st.evictionProgress!.pending, 1, 'its pod is still pending either way');
-    });
-});
