@@ -19,7 +19,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -37,7 +37,7 @@ import {
 } from '../api/plan.js';
 import { FINAL_PLAN_PHASES, type PlanPhase } from '../api/reasons.js';
 import { PlanApi } from '../k8s/plans.js';
-import { SETTINGS, loadConfig } from '../shared/config.js';
+import { SETTINGS, loadConfig, temporalConnection } from '../shared/config.js';
 import { assertDemoPortsFree } from './demo-options.js';
 import { liveWorkers, taskQueueWorkers, watch } from './plans.js';
 
@@ -599,10 +599,10 @@ async function liveDemoWorker(
   env: Record<string, string>,
 ): Promise<{ identity: string; ageMs: number } | undefined> {
   const namespace = env.TEMPORAL_NAMESPACE ?? 'default';
-  const connection = await Connection.connect({
-    address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
-    connectTimeout: 3000,
-  }).catch(() => undefined);
+  const connection = await temporalConnection(
+    { temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233', temporalNamespace: namespace },
+    '3s',
+  ).catch(() => undefined);
   if (!connection) return undefined;
   try {
     const client = new Client({ connection, namespace });

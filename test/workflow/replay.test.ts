@@ -66,14 +66,13 @@
  * (a one-node plan aborted while the pod it evicted was still terminating; the node's final counts
  * said 0 evicted of 4) is an epoch-1 run from before `patched('aborted-evicted-counts')`, recorded
  * at commit 5df2a49; `abort-terminating-v1` is past it (counted as evicted; the node records the
- * marker as it ends); both written by test/workflow/abort-counts.test.ts. `node-start-generation-v0` (a two-node plan
- * paused at generation 2 and resumed at 3 before n2 started; a late direct pause of generation 2
- * paused n2, a direct resume of 3 resumed it) is an epoch-1 run from before
+ * marker as it ends); both written by test/workflow/abort-counts.test.ts. `node-start-generation-v0`
+ * (a two-node plan paused at generation 2 and resumed at 3 before n2 started; a late direct pause of
+ * generation 2 paused n2, a direct resume of 3 resumed it) is an epoch-1 run from before
  * `patched('node-start-generation')`, recorded at commit f257246; `node-start-generation-v1` is past
  * it (n2 started with generation 3 and ignored the pause); both written by
- * test/workflow/pause-all-at-start.test.ts. Refresh an
- * existing fixture only when the change
- * is meant to be incompatible (and no old run can still be open); add new ones freely.
+ * test/workflow/pause-all-at-start.test.ts. Refresh an existing fixture only when the change is meant
+ * to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
