@@ -707,7 +707,9 @@ export const NodeStatusSchema = z
     blockedBy: z
       .array(BlockerSchema)
       .optional()
-      .describe('What keeps the node from being drained, sorted by pod, capped.'),
+      .describe(
+        'What keeps the node from being drained, sorted by pod, capped; absent while the node is paused (the pause holds it), skipped or aborted.',
+      ),
     currentOrder: z
       .number()
       .int()

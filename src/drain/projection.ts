@@ -375,6 +375,23 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
   return c;
 }
 
+/** How {@link projectStatus} words what the workflow's patches changed. */
+export interface ProjectionOptions {
+  /**
+   * A paused node lists no `blockedBy`: the pause holds it, not the PodDisruptionBudgets its pods
+   * waited for before the pause (they are looked at again when it resumes). Its pods stay pending.
+   * The plan workflow sets it past `patched('paused-hides-blockers')` ({@link hasPausedBlockers});
+   * absent: the status of older runs, which replay unchanged (what a status shows decides whether
+   * the workflow writes it).
+   */
+  hidePausedBlockers?: boolean;
+}
+
+/** Whether a node is paused while it lists blockers: the status {@link ProjectionOptions.hidePausedBlockers} changes. */
+export function hasPausedBlockers(state: PlanState): boolean {
+  return state.nodes.some((n) => n.phase === NodePhase.Paused && n.blockedBy.length > 0);
+}
+
 /**
  * Projects the plan state into `status`. A Preflight plan ({@link isPreview}) has no
  * `evictionProgress`. Per-node blockers are sorted and capped (20 per node) so
@@ -382,7 +399,7 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
  * when nothing cools down. Conditions must have been computed with {@link planConditions} and
  * stored in `state.conditions`.
  */
-export function projectStatus(state: PlanState): MaintenancePlanStatus {
+export function projectStatus(state: PlanState, options: ProjectionOptions = {}): MaintenancePlanStatus {
   // A node paused by the maintenance windows reports the plan's pause (the node only knows it was paused).
   const windowPaused =
     state.phase === PlanPhase.Paused && state.reason === WindowReason.OutsideMaintenanceWindow;
@@ -393,6 +410,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     // A skipped node was handed back, an aborted one gave up: nothing blocks it any more. What
     // held it goes into its message instead of blockers that would read as if they still applied.
     const nodeSkipped = n.phase === 'Skipped' || n.phase === 'Aborted';
+    const pausedHidden = options.hidePausedBlockers === true && n.phase === NodePhase.Paused;
     const message = windowNode
       ? state.message
       : nodeSkipped && blockers.length > 0
@@ -410,7 +428,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
       ...(n.deadlineMs !== undefined && (state.deadlineMs === undefined || n.deadlineMs < state.deadlineMs)
         ? { deadline: iso(n.deadlineMs)! }
         : {}),
-      ...(blockers.length && !nodeSkipped ? { blockedBy: blockers } : {}),
+      ...(blockers.length && !nodeSkipped && !pausedHidden ? { blockedBy: blockers } : {}),
       ...(n.orderGroup !== undefined ? { currentOrder: n.orderGroup } : {}),
       ...(n.skipped?.length ? { skipped: n.skipped } : {}),
       ...(n.hook ? { hook: n.hook } : {}),

@@ -89,7 +89,13 @@ import {
   type PlanEvent,
   type PlanRunState,
 } from '../drain/plan-drain.js';
-import { planConditions, projectStatus, shownOutcome } from '../drain/projection.js';
+import {
+  hasPausedBlockers,
+  planConditions,
+  projectStatus,
+  shownOutcome,
+  type ProjectionOptions,
+} from '../drain/projection.js';
 import { windowState, windowedDeadline, windowsError, type WindowState } from '../drain/windows.js';
 import {
   failedPreflightNode,
@@ -376,8 +382,16 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
       s.releasedNodes.push(node);
     wake();
   };
+  /**
+   * Whether a paused node's status lists no blockers (src/drain/projection.ts, `hidePausedBlockers`).
+   * patched('paused-hides-blockers'), asked at the first status write of a run that has a paused node
+   * with blockers: what the status shows decides whether a write (a local activity) happens, so runs
+   * recorded before wrote, and replay, the old status. Undefined until asked (queries never ask).
+   */
+  let pausedHidesBlockers: boolean | undefined;
+  const projectionOptions = (): ProjectionOptions => ({ hidePausedBlockers: pausedHidesBlockers === true });
   const project = (): MaintenancePlanStatus =>
-    projectStatus({ ...s.plan, conditions: planConditions(s.plan, Date.now()) });
+    projectStatus({ ...s.plan, conditions: planConditions(s.plan, Date.now()) }, projectionOptions());
   setHandler(pauseSignal, (a) => control('pause', a));
   setHandler(resumeSignal, (a) => control('resume', a));
   setHandler(abortSignal, (a) => control('abort', a));
@@ -531,7 +545,9 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
     urgent = false;
     const seq = changeSeq;
     s.plan.conditions = planConditions(s.plan, Date.now());
-    const status = projectStatus(s.plan);
+    if (pausedHidesBlockers === undefined && hasPausedBlockers(s.plan))
+      pausedHidesBlockers = since('paused-hides-blockers');
+    const status = projectStatus(s.plan, projectionOptions());
     lastPublishMs = Date.now();
     if (!published || !statusEquals(status, published)) {
       try {

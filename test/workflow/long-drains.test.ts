@@ -366,6 +366,34 @@ describe('replay fixtures of the loop (time-skipping)', () => {
     await saveHistories('paused-v2', planWorkflowId(inp.plan), ['n1']);
   });
 
+  it('a paused node lists no blockers: the pause holds it, not its PodDisruptionBudget', async () => {
+    const sim = new SimCluster().addNode('n1');
+    sim.pdbs.set('app/web', 0);
+    for (let i = 0; i < 2; i++)
+      sim.addPod({ namespace: 'app', name: `p-${i}`, node: 'n1', pdbs: ['app/web'] });
+    const inp = input('paused-v3', { nodeNames: ['n1'], uncordon: 'OnRelease', release: true });
+    const res = await withWorker(sim, async (taskQueue) => {
+      const h = await startPlan(taskQueue, inp);
+      const blocked = () => sim.lastStatus()?.nodes?.[0]?.blockedBy?.map((b) => `${b.pod}: ${b.reason}`);
+      await waitUntil(() => (blocked()?.length ?? 0) === 2, 'the PDB blocks both pods');
+      assert.deepEqual(blocked(), ['app/p-0: DisruptionBudget', 'app/p-1: DisruptionBudget']);
+      await h.signal(pauseSignal);
+      await waitUntil(() => sim.lastStatus()?.nodes?.[0]?.phase === 'Paused', 'node Paused');
+      await wf.skip('2m');
+      const paused = sim.lastStatus()!;
+      assert.equal(paused.phase, 'Paused');
+      assert.equal(paused.nodes?.[0]?.blockedBy, undefined, 'a paused node lists no blockers');
+      assert.equal(paused.evictionProgress?.pending, 2, 'its pods are still pending');
+      await h.signal(resumeSignal);
+      await waitUntil(() => (blocked()?.length ?? 0) === 2, 'resumed: the PDB blocks both pods again');
+      sim.pdbs.set('app/web', 2);
+      return h.result();
+    });
+    assert.equal(res.phase, 'Completed');
+    assert.equal(sim.evictions().length, 2);
+    await saveHistories('paused-v3', planWorkflowId(inp.plan), ['n1']);
+  });
+
   it('past the deadline: Blocked/DeadlineExceeded, then aborted', async () => {
     const sim = new SimCluster().addNode('n1');
     sim.pdbs.set('app/db', 0);

@@ -71,7 +71,10 @@
  * generation 2 paused n2, a direct resume of 3 resumed it) is an epoch-1 run from before
  * `patched('node-start-generation')`, recorded at commit f257246; `node-start-generation-v1` is past
  * it (n2 started with generation 3 and ignored the pause); both written by
- * test/workflow/pause-all-at-start.test.ts. Refresh an existing fixture only when the change is meant
+ * test/workflow/pause-all-at-start.test.ts. `paused-v2` (written by test/workflow/long-drains.test.ts),
+ * `pause-all-at-start-v2` and `windows-v1` (paused nodes whose status lists the pods their PDB held)
+ * are runs from before `patched('paused-hides-blockers')`; `paused-v3` is past it (the paused node
+ * lists no blockers), written by test/workflow/long-drains.test.ts. Refresh an existing fixture only when the change is meant
  * to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
