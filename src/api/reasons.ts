@@ -185,6 +185,11 @@ export type ConditionReason = ValueOf<typeof ConditionReason>;
 export const PlanReason = {
   /** Pending: the nodes are being resolved. */
   Starting: 'Starting',
+  /**
+   * Pending (operator): the plan's workflow is started and no worker has run it yet (the message
+   * names the workflow and its task queue); the workflow's first status write replaces it.
+   */
+  AwaitingWorker: 'AwaitingWorker',
   /** Completed: every node handed back, some by a per-node release after their afterDrain hook failed. */
   HandedBackWithHookFailures: 'HandedBackWithHookFailures',
   /** Failed (operator): the plan's workflow was terminated from Temporal before the plan ended. */
@@ -498,6 +503,13 @@ export const EventReason = {
   InvalidSpec: 'InvalidSpec',
   /** Warning (plan workflow): handing a node back at the end of the plan failed. */
   HandBackFailed: 'HandBackFailed',
+  /**
+   * Warning (operator): the operator could not reach Temporal to look at the plan's running
+   * workflow (the message names the address and the error); once per plan per outage.
+   */
+  TemporalUnavailable: 'TemporalUnavailable',
+  /** Normal (operator): the operator reached Temporal again after a TemporalUnavailable. */
+  TemporalAvailable: 'TemporalAvailable',
 } as const;
 /** A value of {@link EventReason}. */
 export type EventReason = ValueOf<typeof EventReason>;

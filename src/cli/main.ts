@@ -156,7 +156,13 @@ for (const [action, help] of [
       console.log(releaseNodeWords(name, opts.node, n));
       return;
     }
-    const { status: st, by, uncordon } = await control(context(opts), name, action);
+    const { status: st, by, uncordon, flag, taskQueue } = await control(context(opts), name, action);
+    if (by === 'spec') {
+      console.log(
+        `${action}: ${flag} is set on plan ${name}; no worker is polling task queue "${taskQueue}", so its workflow acts on it when a worker runs there (drainflow run --worker --task-queue ${taskQueue}; plan phase ${st.phase ?? 'none yet'})`,
+      );
+      return;
+    }
     if (by === 'operator') {
       console.log(
         st.phase === 'Aborted'

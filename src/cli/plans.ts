@@ -169,9 +169,16 @@ export interface ControlResult {
    * handing the nodes back, so abort set spec.abort and the operator hands them back (status read
    * from the plan; phase Aborted once done).
    */
-  by: 'workflow' | 'operator';
+  by: 'workflow' | 'operator' | 'spec';
   /** spec.uncordon of the plan as read (absent: not set, the default OnDelete). */
   uncordon?: string;
+  /**
+   * With `by: 'spec'`: no worker polls the workflow's task queue, so no Update was sent; the spec
+   * flag (`flag`, e.g. `spec.paused`) is set, and the workflow acts on it (the operator's signal)
+   * when a worker runs on `taskQueue`. The status is the plan's as read.
+   */
+  flag?: string;
+  taskQueue?: string;
 }
 
 /**
@@ -194,9 +201,10 @@ export function closedWithoutHandBack(plan: Pick<MaintenancePlan, 'status'>, clo
  * An abort of a plan whose workflow closed without handing the nodes back ({@link
  * closedWithoutHandBack}) sets spec.abort and waits up to {@link PHASE_WAIT_MS} for the operator to
  * hand them back (phase Aborted).
- * @throws CliError when the workflow does not exist or has finished, when no worker polls its task
- *   queue (at once; the spec flag is set and takes effect when a worker runs), or when no worker
- *   answers in time.
+ * When no worker polls the workflow's task queue, returns at once with `by: 'spec'`: the spec flag
+ * is set and takes effect when a worker runs (no Update is sent: none would be taken).
+ * @throws CliError when the workflow does not exist or has finished, or when no worker answers in
+ *   time.
  */
 /** `{ uncordon }` of a plan's spec when it is set, for {@link ControlResult}. */
 function uncordonOf(plan: MaintenancePlan): { uncordon?: string } {
@@ -243,9 +251,15 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
       () => undefined,
     );
     if (workers && liveWorkers(workers).length === 0) {
-      throw new CliError(
-        `no worker is polling task queue "${desc.taskQueue}" of plan "${name}": ${flag} is set, so the ${action} takes effect when a worker runs (drainflow run --worker)`,
-      );
+      // Not a failure: the intent is recorded in the spec, and the operator relays it as a signal
+      // that Temporal keeps for the workflow until a worker runs it.
+      return {
+        status: plan.status ?? {},
+        by: 'spec',
+        flag,
+        taskQueue: desc.taskQueue,
+        ...uncordonOf(plan),
+      };
     }
     const accepted = await withTimeout(
       handle.executeUpdate(controlUpdate, {

@@ -14,7 +14,14 @@
  * - marks Failed a plan whose workflow closed (terminated, failed, timed out, cancelled) while the
  *   plan still expected it to run — noticed on first sight, when spec.abort is set, and on a resync
  *   every `--resync-seconds` — and on spec.abort hands such a plan's nodes back itself, with the
- *   same hand-back as a deletion (src/operator/closed-workflow.ts).
+ *   same hand-back as a deletion (src/operator/closed-workflow.ts),
+ * - writes Pending/AwaitingWorker on a plan whose workflow it started or adopted while the status
+ *   has no phase (until a worker runs the workflow nothing else writes it), never over the
+ *   workflow's own write ({@link PlanController.markAwaitingWorker}),
+ * - records a Warning Event TemporalUnavailable when it cannot describe a plan's workflow (once
+ *   per plan per outage; the resync notices it for a running plan) and a Normal TemporalAvailable
+ *   when it can again. No status condition: the workflow replaces the whole status on each write
+ *   (its own conditions list), so an operator condition would vanish at its next write.
  *
  * It acts only when the plan is new to it, when metadata.generation changed (a spec change), or when
  * deletion started. A status-only update (the workflow's own status writes) leads to no API call and
@@ -64,6 +71,7 @@ import { apiCode } from '../k8s/errors.js';
 import { EventRecorder } from '../k8s/events.js';
 import { listClaimedNodes } from '../k8s/node-claim.js';
 import { PLANS_PATH, PlanApi, asPlan } from '../k8s/plans.js';
+import { CONFLICT, retryOnConflict } from '../k8s/patch.js';
 import { createKubernetesPort } from '../k8s/port.js';
 import type { RunConfig } from '../shared/config.js';
 import type { DrainflowMetrics } from '../shared/http.js';
@@ -78,14 +86,17 @@ import {
   type DrainPlanResult,
 } from '../workflows/messages.js';
 import {
+  awaitingWorkerStatus,
   decide,
   mayAbortOnForget,
   needsWorkflow,
+  temporalReach,
   type Decision,
   type Memory,
   type Observation,
   type PlanView,
   type SignalName,
+  type WorkflowState,
 } from './decide.js';
 import type { ClosedWorkflowReasonName } from '../api/closed-workflow.js';
 import { closedWorkflowStatus } from './closed-workflow.js';
@@ -156,6 +167,8 @@ export class PlanController {
   private resyncTimer: NodeJS.Timeout | undefined;
   /** Plan names queued by the resync: their next run asks Temporal whether the workflow still runs. */
   private readonly resyncDue = new Set<string>();
+  /** UIDs of plans whose last describe of their workflow failed: Temporal unreachable ({@link temporalReach}). */
+  private readonly temporalDown = new Set<string>();
 
   constructor(private readonly deps: ControllerDeps) {
     this.log = deps.logger;
@@ -332,6 +345,7 @@ export class PlanController {
       }
     }
     this.memory.delete(uid);
+    this.temporalDown.delete(uid);
   }
 
   /** One reconcile: observe the plan (and its workflow when needed), {@link decide}, act. */
@@ -380,15 +394,47 @@ export class PlanController {
         obs.invalid = err instanceof ZodError ? issueWords(err, plan.spec ?? {}) : String(err);
       }
     }
-    if (needsWorkflow(obs)) {
-      const desc = await this.describe(workflowId);
-      obs.workflow = !desc
-        ? { state: 'absent' }
-        : desc.status.name === 'RUNNING'
-          ? { state: 'running' }
-          : { state: 'closed', status: desc.status.name };
-    }
+    if (needsWorkflow(obs)) obs.workflow = await this.workflowState(plan, workflowId);
     return obs;
+  }
+
+  /**
+   * The plan's workflow as Temporal describes it. Records a Warning Event TemporalUnavailable when
+   * the describe fails for a plan not known unreachable, and a Normal TemporalAvailable when it
+   * succeeds again ({@link temporalReach}: one of each per plan per outage; the resync every
+   * `--resync-seconds` is what notices both for a running plan).
+   * @throws the client's error when Temporal cannot be reached (the queue retries the plan).
+   */
+  private async workflowState(plan: MaintenancePlan, workflowId: string): Promise<WorkflowState> {
+    let desc: WorkflowExecutionDescription | undefined;
+    try {
+      desc = await this.describe(workflowId);
+    } catch (err) {
+      await this.noteReach(plan, workflowId, errorWords(err));
+      throw err;
+    }
+    await this.noteReach(plan, workflowId, undefined);
+    if (!desc) return { state: 'absent' };
+    if (desc.status.name === 'RUNNING') return { state: 'running', taskQueue: desc.taskQueue };
+    return { state: 'closed', status: desc.status.name };
+  }
+
+  /** Remembers whether Temporal answered for this plan and records the Event {@link temporalReach} asks for. */
+  private async noteReach(
+    plan: MaintenancePlan,
+    workflowId: string,
+    error: string | undefined,
+  ): Promise<void> {
+    const { uid, name } = plan.metadata;
+    const address = this.deps.config.temporalAddress;
+    const { down, event } = temporalReach(this.temporalDown.has(uid), error, address, workflowId);
+    if (down) this.temporalDown.add(uid);
+    else this.temporalDown.delete(uid);
+    if (!event) return;
+    if (event.type === 'Warning')
+      this.log.warn({ plan: name, workflowId, address, error }, 'cannot reach Temporal');
+    else this.log.info({ plan: name, workflowId, address }, 'reached Temporal again');
+    await this.event(plan, event.type, event.reason, event.message);
   }
 
   /**
@@ -421,6 +467,14 @@ export class PlanController {
         case 'startWorkflow':
           await this.startWorkflow(plan, obs.spec!, workflowId, log);
           break;
+        case 'markAwaitingWorker':
+          await this.markAwaitingWorker(
+            plan,
+            workflowId,
+            action.taskQueue ?? this.deps.config.taskQueue,
+            log,
+          );
+          break;
         case 'markInvalid':
           await this.markInvalid(plan, action.message, log);
           break;
@@ -447,6 +501,45 @@ export class PlanController {
       }
     }
     if (decision.after) this.memory.set(uid, { ...decision.after });
+  }
+
+  /**
+   * Writes the Pending/AwaitingWorker status ({@link awaitingWorkerStatus}) on a plan whose status
+   * has no phase, so `kubectl get mp` says what the plan waits for until a worker runs its workflow.
+   * Never over a status the workflow wrote: the plan is read fresh and the merge patch is guarded by
+   * its resourceVersion; a 409 Conflict reads again, and a plan that has a phase by then (the
+   * workflow's own write won), is gone, or is another plan of that name is left alone. Best effort:
+   * an error is logged, not retried (the workflow writes its own status once a worker runs it).
+   */
+  private async markAwaitingWorker(
+    plan: MaintenancePlan,
+    workflowId: string,
+    taskQueue: string,
+    log: Logger,
+  ): Promise<void> {
+    const { name, uid } = plan.metadata;
+    const status = awaitingWorkerStatus(workflowId, taskQueue, new Date().toISOString());
+    try {
+      const written = await retryOnConflict(`maintenanceplans/${name} status Pending`, async () => {
+        const fresh = await this.plans.get(name);
+        if (!fresh || fresh.metadata.uid !== uid || fresh.status?.phase) return false;
+        try {
+          await this.plans.patchStatusGuarded(fresh, status);
+          return true;
+        } catch (err) {
+          const code = apiCode(err);
+          if (code === 409) return CONFLICT;
+          if (code === 404) return false;
+          throw err;
+        }
+      });
+      if (written) log.info({ taskQueue }, 'plan status Pending: waiting for a worker to run its workflow');
+    } catch (err) {
+      log.warn(
+        { err },
+        'writing the Pending status failed; the workflow writes its own once a worker runs it',
+      );
+    }
   }
 
   /**
@@ -877,6 +970,17 @@ export class PlanController {
     const ref = 'metadata' in plan ? { name: plan.metadata.name, uid: plan.metadata.uid } : plan;
     await this.events.record({ plan: ref, type, reason, message });
   }
+}
+
+/**
+ * An error's message, with its cause's (the Temporal client's errors wrap the gRPC status in the
+ * cause), without the empty `Resolution note:` gRPC appends to a connection refused.
+ */
+function errorWords(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? err.cause.message : undefined;
+  const words = cause && !err.message.includes(cause) ? `${err.message}: ${cause}` : err.message;
+  return words.replace(/\.? Resolution note: *$/, ''); // gRPC's empty trailer of an UNAVAILABLE
 }
 
 /**

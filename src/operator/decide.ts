@@ -16,6 +16,9 @@
  *   maintenance window opens after its deadline), is marked Failed/InvalidSpec; a valid one gets the
  *   finalizer, then its workflow — unless the status records that workflow (it ran, and Temporal no
  *   longer knows it): a plan is never re-run.
+ * - A plan whose workflow the operator started or adopted running, and whose status has no phase
+ *   yet, is marked Pending/AwaitingWorker ({@link awaitingWorkerStatus}): until a worker runs the
+ *   workflow, nothing else writes its status.
  * - A spec change of a plan with a workflow relays the flags that changed ({@link planSignals}); an
  *   invalid change is reported by a Warning Event and not relayed.
  * - A workflow found closed (TERMINATED, FAILED, TIMED_OUT, CANCELED) while the plan's phase still
@@ -25,8 +28,8 @@
  *   later on the Failed plan) hands its nodes back without a workflow, as a deletion does, and the
  *   plan ends Aborted with that reason. No signal is sent to a workflow known to be closed.
  */
-import type { MaintenancePlanSpec } from '../api/plan.js';
-import { EventReason, PlanPhase } from '../api/reasons.js';
+import type { MaintenancePlanSpec, MaintenancePlanStatus } from '../api/plan.js';
+import { ConditionType, EventReason, PlanPhase, PlanReason } from '../api/reasons.js';
 import {
   closeStatusOfReason,
   closedWorkflowReason,
@@ -69,8 +72,12 @@ export interface Memory {
   closedProjected?: ClosedWorkflowReasonName;
 }
 
-/** The plan's workflow as Temporal describes it: absent, running, or closed (with its status name). */
-export type WorkflowState = { state: 'absent' } | { state: 'running' } | { state: 'closed'; status: string };
+/**
+ * The plan's workflow as Temporal describes it: absent, running (with the task queue it was started
+ * on, when known), or closed (with its status name).
+ */
+export type WorkflowState =
+  { state: 'absent' } | { state: 'running'; taskQueue?: string } | { state: 'closed'; status: string };
 
 /** What {@link decide} reads of the plan object. */
 export interface PlanView {
@@ -128,6 +135,12 @@ export type Action =
    */
   | { type: 'ensureFinalizer'; stopIfGone: boolean }
   | { type: 'startWorkflow' }
+  /**
+   * Write the Pending/AwaitingWorker status ({@link awaitingWorkerStatus}) on the plan read fresh,
+   * only while its status has no phase, guarded by its resourceVersion (the workflow's own first
+   * write wins). `taskQueue`: the running workflow's (adopted); absent, the operator's own.
+   */
+  | { type: 'markAwaitingWorker'; taskQueue?: string }
   | { type: 'markInvalid'; message: string }
   /** A Warning Event InvalidSpec on the plan. */
   | { type: 'warnEvent'; reason: string; message: string }
@@ -200,6 +213,90 @@ export function closedWorkflowAction(
     };
   }
   return undefined;
+}
+
+/**
+ * The status the operator writes on a plan whose workflow it started (or adopted running) while the
+ * status has no phase: Pending with reason AwaitingWorker, a message naming the workflow and the
+ * task queue a worker must poll, and condition Progressing True with the same reason. Until a
+ * worker runs the workflow nothing else writes the status, so without it `kubectl get mp` shows no
+ * phase at all. The workflow's first status write (a PUT of its whole status) replaces it.
+ *
+ * No `observedGeneration`: the workflow has not seen any generation yet (an operator adopting the
+ * plan then asserts every spec flag, {@link decide}).
+ *
+ * @param workflowId the plan's workflow ID. @param taskQueue the Temporal task queue it runs on.
+ * @param nowIso the condition's lastTransitionTime, RFC 3339.
+ */
+export function awaitingWorkerStatus(
+  workflowId: string,
+  taskQueue: string,
+  nowIso: string,
+): MaintenancePlanStatus {
+  const message = `workflow ${workflowId} is started; waiting for a drainflow worker on task queue "${taskQueue}" to run it (drainflow run --worker --task-queue ${taskQueue})`;
+  return {
+    phase: PlanPhase.Pending,
+    reason: PlanReason.AwaitingWorker,
+    message,
+    conditions: [
+      {
+        type: ConditionType.Progressing,
+        status: 'True',
+        lastTransitionTime: nowIso,
+        reason: PlanReason.AwaitingWorker,
+        message,
+      },
+    ],
+  };
+}
+
+/** An Event the operator records on a plan about reaching Temporal ({@link temporalReach}). */
+export interface ReachEvent {
+  type: 'Normal' | 'Warning';
+  reason: EventReason;
+  message: string;
+}
+
+/**
+ * Whether the operator reaches Temporal for one plan, after one describe of its workflow, and the
+ * Event to record: a Warning TemporalUnavailable (naming the address and the error) when the call
+ * failed and the plan was not known unreachable, a Normal TemporalAvailable when a call succeeded
+ * after that, nothing otherwise — so one outage gives one Warning per plan however many resyncs
+ * (every `--resync-seconds`) and queue retries fail during it.
+ *
+ * @param wasDown whether the last call for this plan failed (the operator's memory, per plan UID).
+ * @param error the failed call's error message; undefined when the call succeeded (a workflow
+ *   Temporal does not know is an answer, so a success).
+ * @param address the Temporal frontend address (`--temporal-address`).
+ * @param workflowId the plan's workflow ID.
+ * @returns `down`: remember this for the next call; `event`: record it, when set.
+ */
+export function temporalReach(
+  wasDown: boolean,
+  error: string | undefined,
+  address: string,
+  workflowId: string,
+): { down: boolean; event?: ReachEvent } {
+  if (error !== undefined) {
+    if (wasDown) return { down: true };
+    return {
+      down: true,
+      event: {
+        type: 'Warning',
+        reason: EventReason.TemporalUnavailable,
+        message: `cannot reach Temporal at ${address} to look at workflow ${workflowId}: ${error}; until it answers, the plan shows the status its workflow last wrote and spec changes are not relayed`,
+      },
+    };
+  }
+  if (!wasDown) return { down: false };
+  return {
+    down: false,
+    event: {
+      type: 'Normal',
+      reason: EventReason.TemporalAvailable,
+      message: `reached Temporal at ${address} again (workflow ${workflowId})`,
+    },
+  };
 }
 
 /** The memory after a {@link closedWorkflowAction}: projected, so never again for this UID. */
@@ -336,6 +433,11 @@ export function decide(obs: Observation): Decision {
       // operator): assert every flag; the workflow treats repeats as no-ops.
       if (wf.state === 'running' && spec && plan.observedGeneration < generation)
         actions.push(...signalActions(undefined, spec));
+      if (wf.state === 'running' && plan.phase === undefined)
+        actions.push({
+          type: 'markAwaitingWorker',
+          ...(wf.taskQueue !== undefined ? { taskQueue: wf.taskQueue } : {}),
+        });
       const closedAct = closedWorkflowAction(obs);
       if (closedAct) actions.push(closedAct);
       const count = missingNodeCount(plan);
@@ -391,7 +493,11 @@ export function decide(obs: Observation): Decision {
     }
     return {
       before: mem,
-      actions: [{ type: 'ensureFinalizer', stopIfGone: true }, { type: 'startWorkflow' }],
+      actions: [
+        { type: 'ensureFinalizer', stopIfGone: true },
+        { type: 'startWorkflow' },
+        ...(plan.phase === undefined ? [{ type: 'markAwaitingWorker' } as const] : []),
+      ],
       after,
     };
   }

@@ -9,13 +9,16 @@ import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { closedWorkflowStatus } from '../../src/operator/closed-workflow.js';
 import { expectsRunningWorkflow } from '../../src/api/closed-workflow.js';
 import type { PlanPhase } from '../../src/api/reasons.js';
+import { MaintenancePlanStatusSchema } from '../../src/api/plan.js';
 import {
+  awaitingWorkerStatus,
   closedWorkflowAction,
   decide,
   mayAbortOnForget,
   missingNodeCount,
   needsWorkflow,
   planSignals,
+  temporalReach,
   type Action,
   type Decision,
   type Flags,
@@ -88,6 +91,8 @@ function steps(d: Decision): string[] {
           return `nodesTotal=${a.nodesTotal}`;
         case 'closedWorkflow':
           return `closed ${a.reason}${a.handBack ? ', hand back' : ''}${a.warn ? ', warn' : ''}`;
+        case 'markAwaitingWorker':
+          return `awaitingWorker${a.taskQueue ? `(${a.taskQueue})` : ''}`;
         default:
           return a.type;
       }
@@ -178,7 +183,7 @@ describe('decide', () => {
     // ---- first sight, workflow exists (operator restarted)
     {
       name: 'restart, workflow running and caught up: adopt, no signal',
-      obs: obs({ observedGeneration: 1 }, { workflow: running }),
+      obs: obs({ observedGeneration: 1, phase: 'Running' }, { workflow: running }),
       steps: ['finalizer(keep going)'],
       before: { name: 'p', generation: -1, started: true },
       after: { name: 'p', generation: 1, started: true, relayed: flags() },
@@ -187,7 +192,7 @@ describe('decide', () => {
     {
       name: 'restart, workflow running behind this generation: assert every flag',
       obs: obs(
-        { generation: 2, observedGeneration: 1 },
+        { generation: 2, observedGeneration: 1, phase: 'Running' },
         { spec: { nodeNames: ['a'], paused: true, release: true }, workflow: running },
       ),
       steps: ['finalizer(keep going)', 'pause', 'release'],
@@ -203,7 +208,7 @@ describe('decide', () => {
     },
     {
       name: 'restart, workflow exists, spec invalid: adopt, nothing relayed',
-      obs: obs({ generation: 2 }, { spec: 'invalid', workflow: running }),
+      obs: obs({ generation: 2, phase: 'Running' }, { spec: 'invalid', workflow: running }),
       steps: ['finalizer(keep going)'],
       before: { name: 'p', generation: -1, started: true },
       after: { name: 'p', generation: 2, started: true },
@@ -217,16 +222,36 @@ describe('decide', () => {
     },
     // ---- no workflow yet
     {
-      name: 'new plan: finalizer, then start',
+      name: 'restart, workflow running, no status yet (no worker ran it): adopt, assert the flags, mark Pending on its task queue',
+      obs: obs({}, { workflow: { state: 'running', taskQueue: 'q2' } }),
+      steps: ['finalizer(keep going)', 'resume', 'awaitingWorker(q2)'],
+      before: { name: 'p', generation: -1, started: true },
+      after: { name: 'p', generation: 1, started: true, relayed: flags() },
+    },
+    {
+      name: 'restart, workflow terminated before any status: Failed, not marked Pending',
+      obs: obs({}, { workflow: terminated }),
+      steps: ['finalizer(keep going)', 'closed WorkflowTerminated, warn'],
+      before: { name: 'p', generation: -1, started: true },
+      after: {
+        name: 'p',
+        generation: 1,
+        started: true,
+        relayed: flags(),
+        closedProjected: 'WorkflowTerminated',
+      },
+    },
+    {
+      name: 'new plan: finalizer, then start, then Pending/AwaitingWorker',
       obs: obs({}, { workflow: absent }),
-      steps: ['finalizer', 'startWorkflow'],
+      steps: ['finalizer', 'startWorkflow', 'awaitingWorker'],
       before: { name: 'p', generation: -1, started: false },
       after: { name: 'p', generation: 1, started: true, relayed: flags() },
     },
     {
       name: 'new plan created paused: the start carries the flags',
       obs: obs({}, { spec: { nodeNames: ['a'], paused: true }, workflow: absent }),
-      steps: ['finalizer', 'startWorkflow'],
+      steps: ['finalizer', 'startWorkflow', 'awaitingWorker'],
       before: { name: 'p', generation: -1, started: false },
       after: { name: 'p', generation: 1, started: true, relayed: flags(true) },
     },
@@ -249,7 +274,7 @@ describe('decide', () => {
     },
     {
       name: 'the same problem once its workflow exists (first sight after a restart): adopted, not marked',
-      obs: { ...obs({}, { workflow: running }), startProblem: 'spec.windows: …' },
+      obs: { ...obs({ phase: 'Running' }, { workflow: running }), startProblem: 'spec.windows: …' },
       steps: ['finalizer(keep going)', 'resume'],
       before: { name: 'p', generation: -1, started: true },
       after: { name: 'p', generation: 1, started: true, relayed: flags() },
@@ -257,6 +282,13 @@ describe('decide', () => {
     {
       name: 'a start that failed before: retried from memory, without asking Temporal',
       obs: obs({}, { memory: { name: 'p', generation: -1, started: false } }),
+      steps: ['finalizer', 'startWorkflow', 'awaitingWorker'],
+      before: { name: 'p', generation: -1, started: false },
+      after: { name: 'p', generation: 1, started: true, relayed: flags() },
+    },
+    {
+      name: 'a start retried after the workflow wrote its status: no Pending mark',
+      obs: obs({ phase: 'Running' }, { memory: { name: 'p', generation: -1, started: false } }),
       steps: ['finalizer', 'startWorkflow'],
       before: { name: 'p', generation: -1, started: false },
       after: { name: 'p', generation: 1, started: true, relayed: flags() },
@@ -773,5 +805,85 @@ describe('missingNodeCount and mayAbortOnForget', () => {
     assert.equal(mayAbortOnForget(mem()), true);
     assert.equal(mayAbortOnForget(mem({ abortSent: true })), false);
     assert.equal(mayAbortOnForget(mem({ cleanedUp: true })), false);
+  });
+});
+
+describe('awaitingWorkerStatus', () => {
+  const st = awaitingWorkerStatus(WF, 'maint', '2024-05-01T12:00:00.000Z');
+
+  it('Pending/AwaitingWorker naming the workflow and the task queue a worker must poll', () => {
+    assert.equal(st.phase, 'Pending');
+    assert.equal(st.reason, 'AwaitingWorker');
+    assert.equal(
+      st.message,
+      `workflow ${WF} is started; waiting for a drainflow worker on task queue "maint" to run it (drainflow run --worker --task-queue maint)`,
+    );
+  });
+
+  it('condition Progressing True with the same reason; no observedGeneration (the workflow saw none)', () => {
+    assert.deepEqual(st.conditions, [
+      {
+        type: 'Progressing',
+        status: 'True',
+        lastTransitionTime: '2024-05-01T12:00:00.000Z',
+        reason: 'AwaitingWorker',
+        message: st.message,
+      },
+    ]);
+    assert.equal(st.observedGeneration, undefined);
+    assert.equal(st.workflow, undefined, 'status.workflow is the workflow\'s to write (it means "it ran")');
+  });
+
+  it('is a status the CRD schema accepts', () => {
+    assert.deepEqual(MaintenancePlanStatusSchema.parse(st), st);
+  });
+});
+
+describe('temporalReach', () => {
+  const table: Array<[string, boolean, string | undefined, boolean, string | undefined, RegExp?]> = [
+    ['answered, was up: nothing', false, undefined, false, undefined],
+    [
+      'failed, was up: one Warning naming the address and the error',
+      false,
+      '14 UNAVAILABLE: connection refused',
+      true,
+      'Warning TemporalUnavailable',
+      new RegExp(
+        `^cannot reach Temporal at 127\\.0\\.0\\.1:7233 to look at workflow ${WF}: 14 UNAVAILABLE: connection refused; `,
+      ),
+    ],
+    ['failed again in the same outage: no second Event', true, 'deadline exceeded', true, undefined],
+    [
+      'answered after an outage: one Normal',
+      true,
+      undefined,
+      false,
+      'Normal TemporalAvailable',
+      /^reached Temporal at 127\.0\.0\.1:7233 again/,
+    ],
+  ];
+  for (const [name, wasDown, error, down, event, message] of table) {
+    it(name, () => {
+      const r = temporalReach(wasDown, error, '127.0.0.1:7233', WF);
+      assert.equal(r.down, down);
+      assert.equal(r.event ? `${r.event.type} ${r.event.reason}` : undefined, event);
+      if (message) assert.match(r.event!.message, message);
+    });
+  }
+
+  it('an outage of many failed resyncs gives one Warning and one Normal', () => {
+    let down = false;
+    const events: string[] = [];
+    for (const error of [undefined, 'e', 'e', 'e', undefined, undefined, 'e', undefined]) {
+      const r = temporalReach(down, error, 'a:1', WF);
+      down = r.down;
+      if (r.event) events.push(r.event.reason);
+    }
+    assert.deepEqual(events, [
+      'TemporalUnavailable',
+      'TemporalAvailable',
+      'TemporalUnavailable',
+      'TemporalAvailable',
+    ]);
   });
 });
