@@ -417,14 +417,30 @@ export async function waitPdb(
 
 /**
  * Server-side applies every CRD manifest of `deploy/crds/` (field manager `drainflow-e2e`) and waits until
- * each is Established. Idempotent.
+ * each is Established and its objects can be listed. Idempotent. A CRD whose schema changed makes the
+ * API server rebuild its storage, answering 429 "storage is (re)initializing" for a moment after
+ * Established: the list waits that out, so the caller's first request does not meet it.
  */
 export async function applyCrds(c: Clients, dir = join(repoRoot, 'deploy', 'crds')): Promise<string[]> {
   const names: string[] = [];
+  const lists: { group: string; version: string; plural: string }[] = [];
   for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f))) {
     for (const doc of parseAllDocuments(readFileSync(join(dir, file), 'utf8'))) {
-      const obj = doc.toJS() as KubernetesObject | null;
-      if (obj?.kind === 'CustomResourceDefinition' && obj.metadata?.name) names.push(obj.metadata.name);
+      const obj = doc.toJS() as
+        | (KubernetesObject & {
+            spec?: {
+              group?: string;
+              scope?: string;
+              names?: { plural?: string };
+              versions?: { name: string; served?: boolean }[];
+            };
+          })
+        | null;
+      if (obj?.kind !== 'CustomResourceDefinition' || !obj.metadata?.name) continue;
+      names.push(obj.metadata.name);
+      const version = obj.spec?.versions?.find((v) => v.served !== false)?.name;
+      if (obj.spec?.scope === 'Cluster' && obj.spec.group && obj.spec.names?.plural && version)
+        lists.push({ group: obj.spec.group, version, plural: obj.spec.names.plural });
     }
     // kubectl, not client-node's typed serializer: that one silently drops CRD schema fields it does
     // not model (default, enum, x-kubernetes-validations, ...), leaving a weakened CRD behind.
@@ -451,6 +467,16 @@ export async function applyCrds(c: Clients, dir = join(repoRoot, 'deploy', 'crds
       { what: `CRD ${name} Established` },
     );
   }
+  for (const l of lists)
+    await waitFor(
+      () =>
+        c.custom
+          .listClusterCustomObject({ ...l, limit: 1 })
+          .then(() => true)
+          .catch(() => undefined),
+      30_000,
+      { what: `${l.plural}.${l.group} listable` },
+    );
   return names;
 }
 
