@@ -71,7 +71,11 @@
  * generation 2 paused n2, a direct resume of 3 resumed it) is an epoch-1 run from before
  * `patched('node-start-generation')`, recorded at commit f257246; `node-start-generation-v1` is past
  * it (n2 started with generation 3 and ignored the pause); both written by
- * test/workflow/pause-all-at-start.test.ts. Refresh an existing fixture only when the change is meant
+ * test/workflow/pause-all-at-start.test.ts. `claim-watch-v0` (a one-node plan whose node is held by
+ * another plan, which hands it back while the node waits; the node claims it at its next backoff
+ * try) is an epoch-1 run from before `patched('claim-watch')`, recorded at commit e851d33;
+ * `claim-watch-v1` is past it (the node waits for the hand-back with `waitClaimReleased` and claims
+ * the node as it comes); both written by test/workflow/claim-watch.test.ts. Refresh an existing fixture only when the change is meant
  * to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
