@@ -11,6 +11,7 @@
  * | `eviction.ts`     | evictPod, with the rule for every Eviction API answer              |
  * | `plan-status.ts`  | publishStatus, recordEvent                                         |
  * | `observe.ts`      | observeNode (from the worker's watch cache)                        |
+ * | `claim-wait.ts`   | waitClaimReleased (from the same watch cache)                      |
  * | `preflight.ts`    | preflightNode (spec.mode Preflight; dry-run evictions only)        |
  * | `jobs.ts`         | createHookJob, waitHookJob (Job hooks, spec.hooks)                 |
  * | `hook-workflow.ts`| hookWorkflowTaskStarted (why a workflow hook timed out)            |
@@ -30,6 +31,7 @@ import { NODE_CLAIM_UID_ANNOTATION } from '../k8s/node-claim.js';
 import { createKubernetesPort, type KubernetesPort } from '../k8s/port.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
 import { deletePodActivity } from './delete-pod.js';
+import { createWaitClaimReleased } from './claim-wait.js';
 import { createEvictionActivities } from './eviction.js';
 import { createGrantDeliveryActivities, type GrantDeliveryActivities } from './grant-delivery.js';
 import { createHookWorkflowActivities, type HookWorkflowActivities } from './hook-workflow.js';
@@ -59,12 +61,12 @@ export interface ActivityDeps {
   /** Structured logger; a pino logger named `drainflow.activities` at level `info` when absent. */
   logger?: Logger;
   /**
-   * The watch cache `observeNode` reads; the owner closes it (the worker does when it stops). Absent:
-   * a cache of this object's own, started on the first `observeNode` and never closed.
+   * The watch cache `observeNode` and `waitClaimReleased` read; the owner closes it (the worker does
+   * when it stops). Absent: a cache of this object's own, started on the first call and never closed.
    */
   watchCache?: WatchCache;
   /**
-   * The Kubernetes calls of every activity but `observeNode`; {@link createKubernetesPort} over
+   * The Kubernetes calls of every activity but `observeNode` and `waitClaimReleased`; {@link createKubernetesPort} over
    * `kubeConfig` when absent (unit tests pass a fake).
    */
   port?: KubernetesPort;
@@ -89,6 +91,12 @@ export function createActivities(
   const log = deps.logger ?? pino({ name: 'drainflow.activities', level: 'info' });
   const port = deps.port ?? createKubernetesPort(deps.kubeConfig, log);
   const pods = createPodActivities(port);
+  const observeNode = createObserveNode({
+    kubeConfig: deps.kubeConfig,
+    logger: log,
+    cache: deps.watchCache,
+    heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
+  });
   return {
     ...createNodeActivities(port, log),
     ...pods,
@@ -104,10 +112,11 @@ export function createActivities(
     /** onDeadline DeletePods: one DELETE of a pod, no Eviction API (see ./delete-pod.ts). */
     deletePod: deletePodActivity(port, log),
     /** See {@link createObserveNode}: answered from a watch cache shared by this object's calls. */
-    observeNode: createObserveNode({
-      kubeConfig: deps.kubeConfig,
+    observeNode,
+    /** See {@link createWaitClaimReleased}: answered from the same watch cache. */
+    waitClaimReleased: createWaitClaimReleased({
+      cache: observeNode.cache,
       logger: log,
-      cache: deps.watchCache,
       heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
     }),
   };

@@ -22,7 +22,7 @@ import {
 } from '../k8s/errors.js';
 import { NODE_RELEASE_ANNOTATION } from '../api/plan.js';
 import { NamespaceApi } from '../k8s/namespaces.js';
-import { WatchCache } from '../k8s/watch-cache.js';
+import { WatchCache, type NodeWatch } from '../k8s/watch-cache.js';
 import {
   buildNodePods,
   observationFingerprint,
@@ -74,7 +74,7 @@ export type ObserveNode = DrainActivities['observeNode'] & { readonly cache: Wat
  * Whether an informer error is one waiting does not fix: a 4xx other than 408/429 (e.g. 403 when
  * the worker lacks list/watch RBAC, 404 for an unserved API group), as src/k8s/errors.ts classifies.
  */
-function isPermanentError(err: unknown): boolean {
+export function isPermanentError(err: unknown): boolean {
   const code = httpStatus(err);
   return code !== undefined && isPermanentCode(code);
 }
@@ -84,6 +84,32 @@ function describe(err: unknown): string {
   const code = httpStatus(err);
   const msg = (err instanceof Error ? err.message : String(err)).slice(0, 300);
   return code === undefined ? msg : `HTTP ${code}: ${msg}`;
+}
+
+/**
+ * Throws when `watch` has not synced (after waiting for it): a {@link PermanentKubernetesError}
+ * when an informer's list was refused with a 4xx other than 408/429 (e.g. 403: missing RBAC), a
+ * retryable {@link TransientKubernetesError} otherwise. Nothing when it has synced.
+ *
+ * @param what the activity and node, for the message (`observeNode n1`).
+ * @param startedAt when the wait for the sync began, ms since epoch (the message says how long).
+ */
+export function throwIfNotSynced(watch: NodeWatch, what: string, startedAt: number): void {
+  if (watch.isSynced()) return;
+  const err = watch.lastError();
+  const text = err === undefined ? '' : `: ${describe(err)}`;
+  const code = httpStatus(err);
+  if (code !== undefined && isPermanentCode(code)) {
+    throw new PermanentKubernetesError(
+      `${what}: the API server refused to list${text}`,
+      code,
+      parseStatus((err as { body?: unknown }).body)?.reason ?? `HTTP${code}`,
+    );
+  }
+  throw new TransientKubernetesError(
+    `${what}: cache not synced after ${Date.now() - startedAt} ms${text}`,
+    code,
+  );
 }
 
 /**
@@ -271,22 +297,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
           w.done();
         }
         throwIfCancelled();
-        if (!watch.isSynced()) {
-          const err = watch.lastError();
-          const text = err === undefined ? '' : `: ${describe(err)}`;
-          const code = httpStatus(err);
-          if (code !== undefined && isPermanentCode(code)) {
-            throw new PermanentKubernetesError(
-              `observeNode ${node}: the API server refused to list${text}`,
-              code,
-              parseStatus((err as { body?: unknown }).body)?.reason ?? `HTTP${code}`,
-            );
-          }
-          throw new TransientKubernetesError(
-            `observeNode ${node}: cache not synced after ${Date.now() - startedAt} ms${text}`,
-            code,
-          );
-        }
+        throwIfNotSynced(watch, `observeNode ${node}`, startedAt);
       }
 
       // 2. Answer at once when the caller holds nothing or something else.

@@ -41,6 +41,25 @@ export type CordonResult =
     }
   | { outcome: 'NodeNotFound' };
 
+/** Input of {@link DrainActivities.waitClaimReleased}. */
+export interface WaitClaimInput {
+  /** The plan waiting for the node (its own claim does not count as held). */
+  plan: PlanRef;
+  node: string;
+  /** Name of the plan holding the node, as {@link CordonResult} `heldBy` named it. */
+  heldBy: string;
+  /** Longest wait, seconds (>= 0): the node workflow's next try or the plan's deadline. */
+  maxWaitSeconds: number;
+}
+
+/**
+ * Result of {@link DrainActivities.waitClaimReleased}: `Released` when the node's claim no longer
+ * names `heldBy` (no claim, this plan's, or a third plan's), `NodeNotFound` when the node is gone,
+ * `StillHeld` after `maxWaitSeconds` without either.
+ */
+export type ClaimWaitResult =
+  { outcome: 'Released' } | { outcome: 'StillHeld' } | { outcome: 'NodeNotFound' };
+
 /**
  * One pod of a node as the observeNode activity reports it ({@link NodeObservation}`.pods`, recorded
  * in histories): its classification (a `PodDecision` of src/drain/pods.ts, made by
@@ -279,6 +298,13 @@ export interface DrainActivities {
    * `maxWaitSeconds` with `{ changed: false }`. Cancellable.
    */
   observeNode(input: ObserveNodeInput): Promise<NodeObservation>;
+  /**
+   * Waits (from the worker's watch cache, heartbeating) until the node's claim no longer names the
+   * plan `heldBy`, the node is gone, or `maxWaitSeconds` passed; answers at once when that is so
+   * already. Cancellable. Reads the cache only: its answer may lag the API server by the watch's
+   * delay, and `Released` is a hint to try `cordonNode` now, not a claim.
+   */
+  waitClaimReleased(input: WaitClaimInput): Promise<ClaimWaitResult>;
   /**
    * onDeadline DeletePods: deletes the pod with DELETE (no Eviction API, so PodDisruptionBudgets are
    * bypassed), its UID as precondition and the given grace period. 404 and a failed UID precondition

@@ -47,7 +47,7 @@ export type PlanPhase = ValueOf<typeof PlanPhase>;
 export const NodePhase = {
   /** Not started yet (waiting for a slot of maxUnavailableNodes). */
   Pending: 'Pending',
-  /** Held by another plan (reason NodeHeldByOtherPlan); tried again after retryBackoff. */
+  /** Held by another plan (reason NodeHeldByOtherPlan); tried again as it is handed back, at the latest after retryBackoff. */
   Waiting: 'Waiting',
   /** Cordoned by the plan, no eviction yet. */
   Cordoned: 'Cordoned',
@@ -265,7 +265,7 @@ export const NodeReason = {
   NodeUncordonedExternally: 'NodeUncordonedExternally',
   /** Deleted: the Node object was deleted during the drain (Warning Event). */
   NodeDeleted: 'NodeDeleted',
-  /** Waiting: another plan holds the node (Warning Event); tried again after eviction.retryBackoff (5 s doubling up to 120 s by default). */
+  /** Waiting: another plan holds the node (Warning Event); tried again as soon as that plan hands it back (the worker watches the Node), at the latest after eviction.retryBackoff (5 s doubling up to 120 s by default). */
   NodeHeldByOtherPlan: 'NodeHeldByOtherPlan',
   /** Failed: the node does not exist (any more) when its drain starts; also a plan phase reason. */
   NodeNotFound: 'NodeNotFound',

@@ -44,6 +44,27 @@ export function heldBy(node: V1Node, plan: PlanRef): 'none' | 'self' | 'other' {
 }
 
 /**
+ * Whether a plan waiting for `node` (held by the plan named `holder` when it last tried to claim it)
+ * may try again: `'NodeNotFound'` when the node does not exist (`undefined`), `'Released'` when its
+ * claim no longer names `holder` as another plan ({@link heldBy} is not `'other'`, or the claim
+ * names a plan other than `holder`: that one holds it now, and the claim attempt says so),
+ * `undefined` while `holder` still holds it.
+ *
+ * @param node the Node as last seen, `undefined` when it does not exist.
+ * @param plan the waiting plan.
+ * @param holder the holder's name ({@link NODE_CLAIM_ANNOTATION}) that made `plan` wait.
+ */
+export function claimWaitOutcome(
+  node: V1Node | undefined,
+  plan: PlanRef,
+  holder: string,
+): 'Released' | 'NodeNotFound' | undefined {
+  if (node === undefined) return 'NodeNotFound';
+  if (heldBy(node, plan) !== 'other') return 'Released';
+  return node.metadata?.annotations?.[NODE_CLAIM_ANNOTATION] === holder ? undefined : 'Released';
+}
+
+/**
  * The nodes carrying `plan`'s claim ({@link heldBy} `'self'`), sorted by name: one paged list of all
  * Nodes (`GET /api/v1/nodes?limit=500`, following `continue`; needs `list nodes`).
  *

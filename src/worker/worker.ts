@@ -107,8 +107,9 @@ export const MAX_CACHED_WORKFLOWS = 200;
  * `worker.run()`; `worker.shutdown()` stops polling and lets running activities finish (graceful
  * shutdown, as on SIGTERM).
  *
- * The worker owns the watch cache of the `observeNode` activity (src/k8s/watch-cache.ts): it is
- * closed when `worker.run()` ends, so its open watches do not keep the process alive.
+ * The worker owns the watch cache of the `observeNode` and `waitClaimReleased` activities
+ * (src/k8s/watch-cache.ts): it is closed when `worker.run()` ends, so its open watches do not keep
+ * the process alive.
  */
 export async function createWorker(deps: WorkerDeps): Promise<DrainflowWorker> {
   const watchCache = new WatchCache({

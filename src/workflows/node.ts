@@ -3,6 +3,9 @@
  * → report. A child of `drainPlanWorkflow`, which it keeps informed through debounced
  * `nodeProgress` signals (the last one marked `final`).
  *
+ * - Claim: `cordonNode`; a node held by another plan is Waiting (NodeHeldByOtherPlan) and tried
+ *   again after a growing backoff (`retryBackoff`) or, sooner, as soon as the `waitClaimReleased`
+ *   activity (a wait on the worker's watch cache) sees the other plan hand it back.
  * - Observe: the `observeNode` activity (one list-then-watch of the node, its pods and their
  *   PodDisruptionBudgets) answers when something material changed, or after
  *   `retryBackoff.maxSeconds` when nothing did.
@@ -237,6 +240,16 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     ...(abandonObservations ? { cancellationType: ActivityCancellationType.ABANDON } : {}),
   });
 
+  // The wait for a held node's hand-back (waitClaimReleased): at most until the next try, after
+  // retryBackoff.maxSeconds, plus the cache's sync. Not retried: when it fails, the round's timer
+  // ends the round as before. Abandoned like observations when the round ends without it.
+  const claimWaiter = proxyActivities<DrainActivities>({
+    startToCloseTimeout: `${backoff.maxSeconds + 60}s`,
+    heartbeatTimeout: '20s',
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.ABANDON,
+  });
+
   // ---- messages: one line each ----
   let woken = false;
   setHandler(nodeControlSignal, ({ action, generation }) => {
@@ -380,6 +393,11 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
   };
 
   // ---- 1. claim and cordon; a node held by another plan is tried again with a growing backoff ----
+  // ---- and, past `claim-watch`, as soon as the other plan hands it back ----
+  /** Whether `patched('claim-watch')` holds: asked when the node first finds itself held. */
+  let claimWatch: boolean | undefined;
+  /** The holder whose hand-back ended the last round (the claim attempt then decides). */
+  let wokeFor: string | undefined;
   while (!s.claimed) {
     if (s.aborted)
       return finish({
@@ -430,12 +448,51 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     s.reason = NodeReason.NodeHeldByOtherPlan;
     s.message = `node ${node} is held by plan ${res.heldBy}`;
     const retryAt = Date.now() + backoffSeconds(s.claimRounds, backoff) * 1000;
+    // patched: node runs recorded before waited for the backoff only. Now the round also waits for
+    // the hand-back (waitClaimReleased) and tries again as soon as it comes. Asked when the node
+    // first finds itself held, so runs that never wait record no marker.
+    claimWatch ??= since('claim-watch'); // NODE_CHANGES_SINCE_EPOCH_1 (src/workflows/patches.ts)
+    const watchUntil = Math.min(retryAt, s.deadlineMs);
+    const watchSeconds = Math.ceil((watchUntil - Date.now()) / 1000);
+    // A hand-back the cache showed that the claim attempt then did not see (a lagging cache) makes
+    // the next round wait for its timer only: no tight loop of claim attempts.
+    const holder = res.heldBy;
+    const watchRound = claimWatch && watchSeconds >= 1 && wokeFor !== holder;
+    wokeFor = undefined;
+    let handedBack = false;
+    let watch: CancellationScope | undefined;
+    if (watchRound) {
+      const scope = new CancellationScope();
+      watch = scope;
+      void scope
+        .run(() =>
+          claimWaiter.waitClaimReleased.executeWithOptions({ summary: `await hand-back of ${node}` }, [
+            { plan, node, heldBy: holder, maxWaitSeconds: watchSeconds },
+          ]),
+        )
+        .then(
+          (r) => {
+            if (r.outcome !== 'StillHeld') handedBack = true;
+          },
+          // Failed or abandoned: the timer below still ends the round.
+          () => undefined,
+        )
+        .finally(() => {
+          if (watch === scope) watch = undefined;
+        });
+    }
     for (;;) {
       const again = report();
       const until = Math.min(retryAt, s.deadlineMs, again ?? Infinity);
       woken = false;
-      await condition(() => woken || s.aborted, Math.max(1, until - Date.now()));
-      if (s.aborted || Date.now() >= retryAt || Date.now() >= s.deadlineMs) break;
+      await condition(() => woken || s.aborted || handedBack, Math.max(1, until - Date.now()));
+      if (s.aborted || handedBack || Date.now() >= retryAt || Date.now() >= s.deadlineMs) break;
+    }
+    if (handedBack) wokeFor = holder;
+    // Still waiting (abort, deadline, the next try): abandoned, not cancelled (see `observer`).
+    if (watch) {
+      watch.cancel();
+      watch = undefined;
     }
     if (continueAsNewDue() && !sending) await continueAsNewNow();
   }

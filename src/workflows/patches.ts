@@ -63,6 +63,24 @@ export const NODE_EPOCH_1 = {
   ],
 } as const;
 
+/**
+ * The node workflow's changes made after {@link NODE_EPOCH_1}: each is asked with its own
+ * `patched(id)` (through `since(id)`) where it first matters, until a later epoch lists it.
+ *
+ * - `stale-node-controls`: a pause or resume older than the newest generation seen is ignored.
+ * - `deadline-fresh-view`: at the deadline the node decides from an observation made after it.
+ * - `aborted-evicted-counts`: an aborted node counts its evicted pods still terminating.
+ * - `claim-watch`: a node held by another plan waits for the hand-back (`waitClaimReleased`) and
+ *   tries to claim it at once, not only at its next backoff try; asked when a node first finds
+ *   itself held.
+ */
+export const NODE_CHANGES_SINCE_EPOCH_1 = [
+  'stale-node-controls',
+  'deadline-fresh-view',
+  'aborted-evicted-counts',
+  'claim-watch',
+] as const;
+
 /** The plan workflow's epoch 1 (src/workflows/plan.ts): every change up to `grant-delivery-activity`. */
 export const PLAN_EPOCH_1 = {
   id: 'plan-epoch-1',

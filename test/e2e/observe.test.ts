@@ -15,9 +15,10 @@ import { CancelledFailure } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import { createActivities } from '../../src/activities/index.js';
+import { createWaitClaimReleased } from '../../src/activities/claim-wait.js';
 import { createObserveNode, type ObserveNode } from '../../src/activities/observe.js';
 import type { NodeObservation, ObserveNodeInput, ObservedPod } from '../../src/activities/types.js';
-import type { PodSelection } from '../../src/api/plan.js';
+import { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, type PodSelection } from '../../src/api/plan.js';
 import { WatchCache } from '../../src/k8s/watch-cache.js';
 import {
   clients,
@@ -399,6 +400,97 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
     assert.ok(took < 2_500, `woke ${took} ms after the delete`);
     const again = await observe({ node, selection: SELECTION, maxWaitSeconds: 0 });
     assert.equal(changed(again).fingerprint, seen.fingerprint, 'a missing node has a stable fingerprint');
+  });
+});
+
+describe('waitClaimReleased on the real stack', { timeout: 60_000 }, () => {
+  const plan = { name: 'obs-waiting-plan', uid: 'uid-waiting' };
+  let wait: ReturnType<typeof createWaitClaimReleased>;
+  let node: string;
+  const claim = (name: string | null) =>
+    c.core.patchNode(
+      {
+        name: node,
+        body: {
+          metadata: {
+            annotations: {
+              [NODE_CLAIM_ANNOTATION]: name,
+              [NODE_CLAIM_UID_ANNOTATION]: name && `uid-${name}`,
+            },
+          },
+        },
+      },
+      MERGE_PATCH,
+    );
+
+  before(async () => {
+    wait = createWaitClaimReleased({ cache, logger, heartbeatIntervalMs: 500, firstHeartbeatMs: 500 });
+    node = await createNode(c, 'obs-claim');
+    cleanups.push(() => deleteNode(c, node));
+    await claim('obs-holder');
+  });
+
+  it('answers Released as soon as the holder removes its claim, not at maxWaitSeconds', async () => {
+    let answered = false;
+    const running = wait({ plan, node, heldBy: 'obs-holder', maxWaitSeconds: 30 }).finally(
+      () => (answered = true),
+    );
+    await sleep(1_000);
+    assert.equal(answered, false, 'still waiting while the holder holds the node');
+    const t0 = Date.now();
+    await claim(null);
+    assert.deepEqual(await running, { outcome: 'Released' });
+    assert.ok(Date.now() - t0 < 2_000, `answered ${Date.now() - t0} ms after the hand-back`);
+    // Already handed back: at once; another plan holding it now: Released too (cordonNode decides).
+    assert.deepEqual(await wait({ plan, node, heldBy: 'obs-holder', maxWaitSeconds: 30 }), {
+      outcome: 'Released',
+    });
+    await claim('obs-third');
+    const w = cache.acquire(node);
+    try {
+      const holder = () => w.getNode()?.metadata?.annotations?.[NODE_CLAIM_ANNOTATION];
+      await waitFor(() => holder() === 'obs-third', 5_000, { what: 'the cache sees the third claim' });
+    } finally {
+      w.release();
+    }
+    assert.deepEqual(await wait({ plan, node, heldBy: 'obs-holder', maxWaitSeconds: 30 }), {
+      outcome: 'Released',
+    });
+  });
+
+  it('answers StillHeld after maxWaitSeconds, and is cancellable inside an activity (heartbeating)', async () => {
+    await claim('obs-holder');
+    const t0 = Date.now();
+    assert.deepEqual(await wait({ plan, node, heldBy: 'obs-holder', maxWaitSeconds: 1 }), {
+      outcome: 'StillHeld',
+    });
+    assert.ok(Date.now() - t0 >= 900, `waited ${Date.now() - t0} ms`);
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 2_000 });
+    let beats = 0;
+    env.on('heartbeat', () => beats++);
+    const running = env.run(wait, { plan, node, heldBy: 'obs-holder', maxWaitSeconds: 30 });
+    await sleep(1_500);
+    const t1 = Date.now();
+    env.cancel();
+    await assert.rejects(running, (err) => err instanceof CancelledFailure);
+    assert.ok(Date.now() - t1 < 1_000, `stopped ${Date.now() - t1} ms after the cancellation`);
+    assert.ok(beats >= 1, `heartbeats during a 1.5 s wait: ${beats}`);
+  });
+
+  it('answers NodeNotFound for a node that does not exist, or once it is deleted', async () => {
+    assert.deepEqual(
+      await wait({
+        plan,
+        node: `obs-absent-${Date.now().toString(36)}`,
+        heldBy: 'obs-holder',
+        maxWaitSeconds: 5,
+      }),
+      { outcome: 'NodeNotFound' },
+    );
+    const running = wait({ plan, node, heldBy: 'obs-holder', maxWaitSeconds: 30 });
+    await sleep(500);
+    await deleteNode(c, node);
+    assert.deepEqual(await running, { outcome: 'NodeNotFound' });
   });
 });
 

@@ -432,13 +432,19 @@ describe('operator on the real stack', () => {
     await setUnschedulable(c, c2, false);
   });
 
-  it('makes a second plan on the same node wait (NodeHeldByOtherPlan) until the first is deleted', async () => {
+  it('makes a second plan on the same node wait (NodeHeldByOtherPlan) until the first is deleted, then claims it at once', async (t) => {
     const [a] = nodes;
     const first = uniqueName('op-first');
     applyPlan(first, { nodeNames: [a] });
     await waitPlan(first, phaseIs('Drained'), 60_000, 'Drained');
     const second = uniqueName('op-second');
-    applyPlan(second, { nodeNames: [a] });
+    // Its next try after the first comes 60 s later: a claim within seconds of the hand-back can
+    // only come from its wait for the hand-back (waitClaimReleased).
+    const backoffSeconds = 60;
+    applyPlan(second, {
+      nodeNames: [a],
+      eviction: { retryBackoff: { initialSeconds: backoffSeconds, maxSeconds: 120 } },
+    });
     const waiting = await waitPlan(
       second,
       (p) =>
@@ -452,7 +458,31 @@ describe('operator on the real stack', () => {
       'Waiting with NodeHeldByOtherPlan',
     );
     assert.match(waiting.status!.conditions!.find((x) => x.type === 'Blocked')!.message, new RegExp(first));
+    // The claim annotation, read every 100 ms while the first plan is deleted (its cleanup hands
+    // the node back): when it stops naming the first plan, and when it names the second.
+    let handBackAt: number | undefined;
+    let claimedAt: number | undefined;
+    const tracking = (async () => {
+      const end = Date.now() + 2 * backoffSeconds * 1000;
+      while (claimedAt === undefined && Date.now() < end) {
+        const claim = (await c.core.readNode({ name: a })).metadata?.annotations?.[NODE_CLAIM_ANNOTATION];
+        if (claim !== first) handBackAt ??= Date.now();
+        if (claim === second) claimedAt = Date.now();
+        await sleep(100);
+      }
+    })();
     await deletePlan(first);
+    await tracking;
+    assert.ok(
+      handBackAt !== undefined && claimedAt !== undefined,
+      'handed back, then claimed by the second plan',
+    );
+    const tookMs = claimedAt - handBackAt;
+    t.diagnostic(`claimed ${tookMs} ms after the hand-back`);
+    assert.ok(
+      tookMs < 5_000,
+      `claimed ${tookMs} ms after the hand-back (its next try was ${backoffSeconds} s after the first)`,
+    );
     await waitPlan(second, phaseIs('Drained'), 30_000, 'Drained after the first plan was deleted');
     assert.equal(await isCordoned(a), true, 'cordoned by the second plan');
     await deletePlan(second);

@@ -16,6 +16,8 @@
  * - injected activity faults ({@link SimCluster.fail}): the next N calls of an activity throw a
  *   retryable error, throw `ApplicationFailure.nonRetryable`, or hang (no heartbeat) so the server
  *   times them out, optionally after the call took effect;
+ * - `waitClaimReleased` like the real activity: at once when the node is gone or no longer held by
+ *   the plan named, else it polls for up to `claimPollMs` of real time and answers `StillHeld`;
  * - `observeNode` like the real activity: at once when the world differs from `since`, else it polls
  *   for up to `observePollMs` of real time and answers `{ changed: false }` (the workflow paces
  *   unchanged answers with a durable timer, so skipped time advances). The fingerprint is the real
@@ -27,6 +29,7 @@
 import type { NotUncordoned } from '../../src/drain/hand-back.js';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type {
+  ClaimWaitResult,
   CordonResult,
   DrainActivities,
   EvictResult,
@@ -133,6 +136,11 @@ export interface SimOptions {
   readyDelayMs?: number;
   /** Longest real ms `observeNode` polls for a change before answering unchanged (default 200). */
   observePollMs?: number;
+  /**
+   * Longest real ms `waitClaimReleased` polls for the hand-back of a held node before answering
+   * `StillHeld` (default: `observePollMs`).
+   */
+  claimPollMs?: number;
   /** Real ms an eviction call takes before it takes effect and answers (default 0). */
   evictDelayMs?: number;
   /** Real ms between an eviction call taking effect and its answer (a slow response; default 0). */
@@ -163,9 +171,12 @@ export class SimCluster {
   graceMs: number;
   readyDelayMs: number;
   observePollMs: number;
+  claimPollMs: number;
   evictDelayMs: number;
   answerDelayMs: number;
   cordonDelayMs: Record<string, number>;
+  /** `waitClaimReleased` calls running now (started, not yet answered, failed or cancelled). */
+  claimWaitsRunning = 0;
   /** Calls sent beyond what their PDB allowed, counting the calls in flight (see {@link OverBudgetCall}). */
   overBudget: OverBudgetCall[] = [];
   /** Most eviction calls in flight at once behind each PDB. */
@@ -183,6 +194,7 @@ export class SimCluster {
     this.graceMs = opts.graceMs ?? 20;
     this.readyDelayMs = opts.readyDelayMs ?? 0;
     this.observePollMs = opts.observePollMs ?? 200;
+    this.claimPollMs = opts.claimPollMs ?? this.observePollMs;
     this.evictDelayMs = opts.evictDelayMs ?? 0;
     this.answerDelayMs = opts.answerDelayMs ?? 0;
     this.cordonDelayMs = opts.cordonDelayMs ?? {};
@@ -553,6 +565,36 @@ export class SimCluster {
               ? { changed: false, fingerprint: since }
               : { changed: true, fingerprint: seen.fingerprint, ...seen.content };
           this.record('observeNode', { node, since }, { changed: res.changed });
+          return res;
+        }),
+      waitClaimReleased: async (input): Promise<ClaimWaitResult> =>
+        this.faulted('waitClaimReleased', { node: input.node, heldBy: input.heldBy }, async () => {
+          // As the real activity: at once when the node is gone or no longer held by `heldBy`, else
+          // polls for up to `claimPollMs` of real time (heartbeating, cancellable), then StillHeld.
+          const ctx = Context.current();
+          const outcome = (): ClaimWaitResult['outcome'] | undefined => {
+            const n = this.nodes.get(input.node);
+            if (!n) return 'NodeNotFound';
+            return n.heldBy === input.heldBy ? undefined : 'Released';
+          };
+          const end = Date.now() + Math.min(this.claimPollMs, Math.max(0, input.maxWaitSeconds) * 1000);
+          let beat = Date.now();
+          let seen = outcome();
+          this.claimWaitsRunning++;
+          try {
+            while (seen === undefined && Date.now() < end) {
+              await ctx.sleep(10); // throws the cancellation
+              if (Date.now() - beat >= 1000) {
+                ctx.heartbeat();
+                beat = Date.now();
+              }
+              seen = outcome();
+            }
+          } finally {
+            this.claimWaitsRunning--;
+          }
+          const res: ClaimWaitResult = { outcome: seen ?? 'StillHeld' };
+          this.record('waitClaimReleased', { node: input.node, heldBy: input.heldBy }, res);
           return res;
         }),
       evictPod: async (input): Promise<EvictResult> =>

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Node } from '@kubernetes/client-node';
 import { NODE_CLAIM_ANNOTATION, type MaintenancePlan } from '../../src/api/plan.js';
-import { NODE_CLAIM_UID_ANNOTATION, heldBy } from '../../src/k8s/node-claim.js';
+import { NODE_CLAIM_UID_ANNOTATION, claimWaitOutcome, heldBy } from '../../src/k8s/node-claim.js';
 import { uncordonOnDelete } from '../../src/operator/controller.js';
 
 const plan = { name: 'p', uid: 'u1' };
@@ -29,6 +29,42 @@ describe('heldBy', () => {
       heldBy(node({ [NODE_CLAIM_ANNOTATION]: 'p', [NODE_CLAIM_UID_ANNOTATION]: 'u2' }), plan),
       'other',
     );
+  });
+});
+
+describe('claimWaitOutcome', () => {
+  const cases: [string, Parameters<typeof claimWaitOutcome>[0], ReturnType<typeof claimWaitOutcome>][] = [
+    ['the node is gone', undefined, 'NodeNotFound'],
+    [
+      'the holder still holds it',
+      node({ [NODE_CLAIM_ANNOTATION]: 'q', [NODE_CLAIM_UID_ANNOTATION]: 'uq' }),
+      undefined,
+    ],
+    ['the holder still holds it (no uid annotation)', node({ [NODE_CLAIM_ANNOTATION]: 'q' }), undefined],
+    ['no claim left', node(), 'Released'],
+    ['an empty claim', node({ [NODE_CLAIM_ANNOTATION]: '' }), 'Released'],
+    [
+      'this plan holds it',
+      node({ [NODE_CLAIM_ANNOTATION]: 'p', [NODE_CLAIM_UID_ANNOTATION]: 'u1' }),
+      'Released',
+    ],
+    [
+      'a third plan holds it',
+      node({ [NODE_CLAIM_ANNOTATION]: 'r', [NODE_CLAIM_UID_ANNOTATION]: 'ur' }),
+      'Released',
+    ],
+    [
+      "a re-created plan of the waiting plan's name holds it: the holder let go",
+      node({ [NODE_CLAIM_ANNOTATION]: 'p', [NODE_CLAIM_UID_ANNOTATION]: 'u2' }),
+      'Released',
+    ],
+  ];
+  for (const [name, n, want] of cases)
+    it(`${name}: ${String(want)}`, () => assert.equal(claimWaitOutcome(n, plan, 'q'), want));
+  it('held by an older plan of the same name (another uid): still held until it lets go', () => {
+    const old = node({ [NODE_CLAIM_ANNOTATION]: 'p', [NODE_CLAIM_UID_ANNOTATION]: 'u0' });
+    assert.equal(claimWaitOutcome(old, plan, 'p'), undefined);
+    assert.equal(claimWaitOutcome(node(), plan, 'p'), 'Released');
   });
 });
 

@@ -74,7 +74,12 @@
  * test/workflow/pause-all-at-start.test.ts. `paused-v2` (written by test/workflow/long-drains.test.ts),
  * `pause-all-at-start-v2` and `windows-v1` (paused nodes whose status lists the pods their PDB held)
  * are runs from before `patched('paused-hides-blockers')`; `paused-v3` is past it (the paused node
- * lists no blockers), written by test/workflow/long-drains.test.ts. Refresh an existing fixture only when the change is meant
+ * lists no blockers), written by test/workflow/long-drains.test.ts. `claim-watch-v0` (a one-node
+ * plan whose node is held by another plan, which hands it back while the node waits; the node
+ * claims it at its next backoff try) is an epoch-1 run from before `patched('claim-watch')`,
+ * recorded at commit e851d33; `claim-watch-v1` is past it (the node waits for the hand-back with
+ * `waitClaimReleased` and claims the node as it comes); both written by
+ * test/workflow/claim-watch.test.ts. Refresh an existing fixture only when the change is meant
  * to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
