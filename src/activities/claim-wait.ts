@@ -9,11 +9,11 @@
  * acquiring the node also starts the node's Pod informer, which its drain reuses once it claims the
  * node. The answer is a hint, the claim is still `cordonNode`'s guarded write.
  */
-import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { claimWaitOutcome } from '../k8s/node-claim.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
-import { activityContext, startHeartbeats } from './context.js';
+import { activityWaits } from './context.js';
 import {
   DEFAULT_FIRST_HEARTBEAT_MS,
   SYNC_TIMEOUT_MS,
@@ -76,38 +76,12 @@ export function createWaitClaimReleased(deps: WaitClaimDeps): DrainActivities['w
     const startedAt = Date.now();
     const deadline = startedAt + input.maxWaitSeconds * 1000;
     const watch = deps.cache.acquire(node);
-    const ctx = activityContext();
-    const cancel = ctx?.cancellationSignal;
-    const stop = new AbortController();
-    let failure: unknown;
-    const onCancel = (): void => {
-      failure ??= cancel?.reason ?? new CancelledFailure(`waitClaimReleased ${node} cancelled`);
-      stop.abort();
-    };
-    cancel?.addEventListener('abort', onCancel, { once: true });
-    if (cancel?.aborted) onCancel();
-    const stopHeartbeats = startHeartbeats(ctx, heartbeats);
-    /** Waits for `wait` with a signal aborted at `at` or on cancellation; then throws if cancelled. */
-    const until = async <T>(at: number, wait: (signal: AbortSignal) => Promise<T>): Promise<T> => {
-      const ac = new AbortController();
-      const t = setTimeout(() => ac.abort(), Math.max(0, at - Date.now()));
-      const onStop = (): void => ac.abort();
-      stop.signal.addEventListener('abort', onStop, { once: true });
-      let result: T;
-      try {
-        result = await wait(ac.signal);
-      } finally {
-        clearTimeout(t);
-        stop.signal.removeEventListener('abort', onStop);
-      }
-      if (failure !== undefined) throw failure;
-      return result;
-    };
+    const waits = activityWaits(`waitClaimReleased ${node}`, heartbeats);
     try {
-      if (failure !== undefined) throw failure;
+      waits.throwIfCancelled();
       if (!watch.isSynced()) {
         const limit = startedAt + Math.max(input.maxWaitSeconds * 1000, SYNC_TIMEOUT_MS);
-        await until(limit, (signal) => watch.waitSynced(signal, isPermanentError));
+        await waits.until(limit, (signal) => watch.waitSynced(signal, isPermanentError));
         throwIfNotSynced(watch, `waitClaimReleased ${node}`, startedAt);
       }
       for (;;) {
@@ -117,13 +91,11 @@ export function createWaitClaimReleased(deps: WaitClaimDeps): DrainActivities['w
           deps.logger.debug({ node, plan: plan.name, heldBy, outcome }, 'waitClaimReleased: answered');
           return { outcome };
         }
-        const woke = await until(deadline, (signal) => watch.waitForChange(seen, signal));
+        const woke = await waits.until(deadline, (signal) => watch.waitForChange(seen, signal));
         if (!woke) return { outcome: 'StillHeld' };
       }
     } finally {
-      stopHeartbeats();
-      cancel?.removeEventListener('abort', onCancel);
-      stop.abort();
+      waits.close();
       watch.release();
     }
   };

@@ -3,7 +3,7 @@
  * preflight, the operator's in-process hand-back, tests) the activities work the same, minus
  * heartbeats and cancellation.
  */
-import { Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 
 /** The current activity context, or `undefined` when not running inside a Temporal activity. */
 export function activityContext(): Context | undefined {
@@ -52,5 +52,72 @@ export function startHeartbeats(ctx: Context | undefined, timing: HeartbeatTimin
   return () => {
     clearTimeout(first);
     clearInterval(every);
+  };
+}
+
+/**
+ * The waits of a long-polling activity (`observeNode`, `waitClaimReleased`): heartbeats while it
+ * runs ({@link startHeartbeats}), and waits that end at a time or as soon as the activity is
+ * cancelled (Temporal delivers a cancellation with a heartbeat's answer, or when the worker shuts
+ * down). Outside a Temporal activity: no heartbeats, no cancellation.
+ */
+export interface ActivityWaits {
+  /**
+   * Runs `wait` with an AbortSignal aborted at `atMs` (epoch ms) or on cancellation.
+   * @throws what `wait` throws; else the cancellation (see {@link ActivityWaits.throwIfCancelled})
+   *   when the activity was cancelled meanwhile.
+   */
+  until<T>(atMs: number, wait: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /**
+   * @throws the cancellation once the activity was cancelled: the context's reason, else a
+   *   `CancelledFailure` naming the activity.
+   */
+  throwIfCancelled(): void;
+  /** Stops the heartbeats and the listeners: call it in a `finally`. */
+  close(): void;
+}
+
+/**
+ * Starts the {@link ActivityWaits} of the current activity.
+ * @param label the activity and its subject, for the cancellation's message (e.g. `observeNode n1`).
+ * @param timing when to heartbeat.
+ */
+export function activityWaits(label: string, timing: HeartbeatTiming): ActivityWaits {
+  const ctx = activityContext();
+  const cancel = ctx?.cancellationSignal;
+  const stop = new AbortController();
+  let failure: unknown;
+  const onCancel = (): void => {
+    failure ??= cancel?.reason ?? new CancelledFailure(`${label} cancelled`);
+    stop.abort();
+  };
+  cancel?.addEventListener('abort', onCancel, { once: true });
+  if (cancel?.aborted) onCancel();
+  const stopHeartbeats = startHeartbeats(ctx, timing);
+  const throwIfCancelled = (): void => {
+    if (failure !== undefined) throw failure;
+  };
+  return {
+    async until<T>(atMs: number, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
+      const ac = new AbortController();
+      const t = setTimeout(() => ac.abort(), Math.max(0, atMs - Date.now()));
+      const onStop = (): void => ac.abort();
+      stop.signal.addEventListener('abort', onStop, { once: true });
+      let result: T;
+      try {
+        result = await wait(ac.signal);
+      } finally {
+        clearTimeout(t);
+        stop.signal.removeEventListener('abort', onStop);
+      }
+      throwIfCancelled();
+      return result;
+    },
+    throwIfCancelled,
+    close() {
+      stopHeartbeats();
+      cancel?.removeEventListener('abort', onCancel);
+      stop.abort();
+    },
   };
 }

@@ -9,7 +9,7 @@
  * `heartbeatIntervalMs`, and stops when the activity is cancelled. Outside a Temporal activity it works the same, minus heartbeats and
  * cancellation.
  */
-import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
 import { needsNamespaceLabels } from '../drain/pod-policy.js';
 import { pino, type Logger } from 'pino';
@@ -29,7 +29,7 @@ import {
   withRequestedPdbs,
   type ObservationContent,
 } from './node-pods.js';
-import { activityContext, startHeartbeats } from './context.js';
+import { activityWaits } from './context.js';
 import type { DrainActivities, NodeObservation, ObserveNodeInput } from './types.js';
 
 /** Default coalescing window, ms ({@link ObserveNodeInput.coalesceMs}). */
@@ -222,32 +222,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
     const deadline = startedAt + input.maxWaitSeconds * 1000;
 
     const watch = cache.acquire(node); // throws only when the cache is closed (worker shutdown)
-    const ctx = activityContext();
-    const cancel = ctx?.cancellationSignal;
-    const stop = new AbortController();
-    let failure: unknown;
-    const onCancel = (): void => {
-      failure ??= cancel?.reason ?? new CancelledFailure(`observeNode ${node} cancelled`);
-      stop.abort();
-    };
-    cancel?.addEventListener('abort', onCancel, { once: true });
-    if (cancel?.aborted) onCancel();
-    const stopHeartbeats = startHeartbeats(ctx, heartbeats);
-
-    /** An AbortSignal for "cancelled or `at` reached", with its cleanup. */
-    const until = (at: number): { signal: AbortSignal; done: () => void } => {
-      const ac = new AbortController();
-      const t = setTimeout(() => ac.abort(), Math.max(0, at - Date.now()));
-      const onStop = (): void => ac.abort();
-      stop.signal.addEventListener('abort', onStop, { once: true });
-      return {
-        signal: ac.signal,
-        done: () => {
-          clearTimeout(t);
-          stop.signal.removeEventListener('abort', onStop);
-        },
-      };
-    };
+    const waits = activityWaits(`observeNode ${node}`, heartbeats);
     const read = (): { content: ObservationContent; fingerprint: string } => {
       const content = snapshot(
         watch.getNode(),
@@ -274,9 +249,6 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
       fingerprint: s.fingerprint,
       ...s.content,
     });
-    const throwIfCancelled = (): void => {
-      if (failure !== undefined) throw failure;
-    };
 
     // With listedPdbsOnly the status of a PDB not listed is not in the fingerprint (its selector
     // is: which pods it covers), so its status writes need not wake this call to read again.
@@ -286,17 +258,13 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
 
     let nsLabels: Map<string, Record<string, string>> | undefined;
     try {
-      throwIfCancelled();
+      waits.throwIfCancelled();
       if (needsNamespaceLabels(input.podOrder)) nsLabels = await namespaceLabels(node);
       // 1. Sync, failing fast on an error that waiting does not fix.
       if (!watch.isSynced()) {
-        const w = until(startedAt + Math.max(input.maxWaitSeconds * 1000, SYNC_TIMEOUT_MS));
-        try {
-          await watch.waitSynced(w.signal, isPermanentError);
-        } finally {
-          w.done();
-        }
-        throwIfCancelled();
+        await waits.until(startedAt + Math.max(input.maxWaitSeconds * 1000, SYNC_TIMEOUT_MS), (signal) =>
+          watch.waitSynced(signal, isPermanentError),
+        );
         throwIfNotSynced(watch, `observeNode ${node}`, startedAt);
       }
 
@@ -307,14 +275,9 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
 
       // 3./4. Wait for a material change, then coalesce.
       for (;;) {
-        const w = until(deadline);
-        let woke: boolean;
-        try {
-          woke = await watch.waitForChange(seen, w.signal, ignorePdbStatus);
-        } finally {
-          w.done();
-        }
-        throwIfCancelled();
+        const woke = await waits.until(deadline, (signal) =>
+          watch.waitForChange(seen, signal, ignorePdbStatus),
+        );
         if (!woke) return { changed: false, fingerprint: since };
         seen = watch.changes;
         current = read();
@@ -329,14 +292,9 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
           let quietEnd = Date.now() + quietMs;
           let last = current.fingerprint;
           for (;;) {
-            const q = until(Math.min(windowEnd, quietEnd));
-            let more: boolean;
-            try {
-              more = await watch.waitForChange(seen, q.signal, ignorePdbStatus);
-            } finally {
-              q.done();
-            }
-            throwIfCancelled();
+            const more = await waits.until(Math.min(windowEnd, quietEnd), (signal) =>
+              watch.waitForChange(seen, signal, ignorePdbStatus),
+            );
             if (!more) break;
             seen = watch.changes;
             const fingerprint = read().fingerprint;
@@ -354,9 +312,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         return answer(current);
       }
     } finally {
-      stopHeartbeats();
-      cancel?.removeEventListener('abort', onCancel);
-      stop.abort();
+      waits.close();
       watch.release();
     }
   }

@@ -291,7 +291,7 @@ export const EvictionSchema = z
       .optional()
       .describe("Grace period, in seconds, passed in DeleteOptions; absent means the pod's own."),
     retryBackoff: RetryBackoffSchema.default({ initialSeconds: 5, maxSeconds: 120 }).describe(
-      'Backoff for 429s without a Retry-After header and for transient errors.',
+      'Backoff for 429s without a Retry-After header, for transient errors, and between tries to claim a node another plan holds (tried again at once when that plan hands it back); maxSeconds also bounds how long a node waits for a change before it looks again.',
     ),
     skipWaitForDeleteTimeoutSeconds: z
       .number()

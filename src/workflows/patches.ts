@@ -102,3 +102,18 @@ export const PLAN_EPOCH_1 = {
     'plan-age-timer',
   ],
 } as const;
+
+/**
+ * The plan workflow's changes made after {@link PLAN_EPOCH_1}: each is asked with its own
+ * `patched(id)` (through `since(id)`) where it first matters, until a later epoch lists it.
+ *
+ * - `forward-generations`: controls are forwarded to the nodes with the generation they came with.
+ * - `node-start-generation`: a node started after a control starts with the plan's newest generation.
+ * - `paused-hides-blockers`: a paused node's status lists no blockers; asked at the first status write
+ *   with a paused node that lists some.
+ */
+export const PLAN_CHANGES_SINCE_EPOCH_1 = [
+  'forward-generations',
+  'node-start-generation',
+  'paused-hides-blockers',
+] as const;

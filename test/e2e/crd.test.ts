@@ -160,7 +160,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       'Timeout, in seconds, of one Eviction API call',
       'Eviction calls in flight at once on one node.',
       "Grace period, in seconds, passed in DeleteOptions; absent means the pod's own.",
-      'Backoff for 429s without a Retry-After header and for transient errors.',
+      'Backoff for 429s without a Retry-After header, for transient errors, and between tries to claim a node another plan holds',
     ]) {
       assert.ok(squash(out).includes(text), `explain lacks "${text}":\n${out}`);
     }
