@@ -11,7 +11,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import { claimWaitOutcome } from '../k8s/node-claim.js';
+import { claimWaitOutcome, showsHolder } from '../k8s/node-claim.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
 import { activityWaits } from './context.js';
 import {
@@ -21,6 +21,12 @@ import {
   throwIfNotSynced,
 } from './observe.js';
 import type { ClaimWaitResult, DrainActivities, WaitClaimInput } from './types.js';
+
+/**
+ * How long the worker's watch cache may lag behind the API server, ms: a node whose cached claim does
+ * not name the holder counts as released only after this long (unless the cache showed the claim).
+ */
+export const CACHE_LAG_MS = 5_000;
 
 /** Dependencies of {@link createWaitClaimReleased}. */
 export interface WaitClaimDeps {
@@ -40,7 +46,9 @@ export interface WaitClaimDeps {
  * 1. subscribes to the node in the cache and waits until its informers have synced (at most
  *    `max(maxWaitSeconds, 15 s)`);
  * 2. answers at once when the cached Node is gone (`NodeNotFound`) or its claim no longer names
- *    `heldBy` (`Released`, see {@link claimWaitOutcome});
+ *    `heldBy` (`Released`, see {@link claimWaitOutcome}) — the latter only once the cache has shown
+ *    `heldBy`'s claim, or {@link CACHE_LAG_MS} after the start (a cache that lags behind the claim
+ *    the caller's cordon just read must not answer `Released` for a claim it has not seen yet);
  * 3. otherwise checks again on every change the cache sees for the node, and answers `StillHeld`
  *    after `maxWaitSeconds`.
  *
@@ -84,15 +92,24 @@ export function createWaitClaimReleased(deps: WaitClaimDeps): DrainActivities['w
         await waits.until(limit, (signal) => watch.waitSynced(signal, isPermanentError));
         throwIfNotSynced(watch, `waitClaimReleased ${node}`, startedAt);
       }
+      // The cache may not show the holder's claim yet (written a moment before this plan's cordon
+      // read it): a node without it counts as released only once the cache has shown it, or after
+      // CACHE_LAG_MS.
+      let seenHeld = false;
+      const lagOverAt = startedAt + CACHE_LAG_MS;
       for (;;) {
         const seen = watch.changes;
-        const outcome = claimWaitOutcome(watch.getNode(), plan, heldBy);
+        const current = watch.getNode();
+        if (showsHolder(current, plan, heldBy)) seenHeld = true;
+        const confirmed = seenHeld || Date.now() >= lagOverAt;
+        const outcome = claimWaitOutcome(current, plan, heldBy, confirmed);
         if (outcome !== undefined) {
           deps.logger.debug({ node, plan: plan.name, heldBy, outcome }, 'waitClaimReleased: answered');
           return { outcome };
         }
-        const woke = await waits.until(deadline, (signal) => watch.waitForChange(seen, signal));
-        if (!woke) return { outcome: 'StillHeld' };
+        const wakeAt = confirmed ? deadline : Math.min(deadline, lagOverAt);
+        await waits.until(wakeAt, (signal) => watch.waitForChange(seen, signal));
+        if (Date.now() >= deadline) return { outcome: 'StillHeld' };
       }
     } finally {
       waits.close();

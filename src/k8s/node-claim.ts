@@ -43,25 +43,41 @@ export function heldBy(node: V1Node, plan: PlanRef): 'none' | 'self' | 'other' {
   return name === plan.name && (uid === undefined || uid === plan.uid) ? 'self' : 'other';
 }
 
+/** Whether `node`'s claim names `holder`, another plan than `plan` ({@link heldBy} `'other'`). */
+export function showsHolder(node: V1Node | undefined, plan: PlanRef, holder: string): boolean {
+  return (
+    node !== undefined &&
+    heldBy(node, plan) === 'other' &&
+    node.metadata?.annotations?.[NODE_CLAIM_ANNOTATION] === holder
+  );
+}
+
 /**
  * Whether a plan waiting for `node` (held by the plan named `holder` when it last tried to claim it)
  * may try again: `'NodeNotFound'` when the node does not exist (`undefined`), `'Released'` when its
- * claim no longer names `holder` as another plan ({@link heldBy} is not `'other'`, or the claim
- * names a plan other than `holder`: that one holds it now, and the claim attempt says so),
- * `undefined` while `holder` still holds it.
+ * claim no longer names `holder` as another plan ({@link showsHolder} is false: no claim, this
+ * plan's, or a third plan's, which the claim attempt then names), `undefined` while `holder` still
+ * holds it.
+ *
+ * `confirmed`: whether the view can be trusted to say the claim is gone. A watch cache may not yet
+ * show a claim written a moment ago (the holder's own claim, which the waiting plan's cordon just
+ * read from the API server); until the cache has shown the holder's claim once, or long enough has
+ * passed for it to catch up, a node without that claim is not taken as released.
  *
  * @param node the Node as last seen, `undefined` when it does not exist.
  * @param plan the waiting plan.
  * @param holder the holder's name ({@link NODE_CLAIM_ANNOTATION}) that made `plan` wait.
+ * @param confirmed see above; default true.
  */
 export function claimWaitOutcome(
   node: V1Node | undefined,
   plan: PlanRef,
   holder: string,
+  confirmed = true,
 ): 'Released' | 'NodeNotFound' | undefined {
   if (node === undefined) return 'NodeNotFound';
-  if (heldBy(node, plan) !== 'other') return 'Released';
-  return node.metadata?.annotations?.[NODE_CLAIM_ANNOTATION] === holder ? undefined : 'Released';
+  if (showsHolder(node, plan, holder)) return undefined;
+  return confirmed ? 'Released' : undefined;
 }
 
 /**

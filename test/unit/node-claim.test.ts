@@ -2,7 +2,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Node } from '@kubernetes/client-node';
 import { NODE_CLAIM_ANNOTATION, type MaintenancePlan } from '../../src/api/plan.js';
-import { NODE_CLAIM_UID_ANNOTATION, claimWaitOutcome, heldBy } from '../../src/k8s/node-claim.js';
+import {
+  NODE_CLAIM_UID_ANNOTATION,
+  claimWaitOutcome,
+  heldBy,
+  showsHolder,
+} from '../../src/k8s/node-claim.js';
 import { uncordonOnDelete } from '../../src/operator/controller.js';
 
 const plan = { name: 'p', uid: 'u1' };
@@ -61,6 +66,22 @@ describe('claimWaitOutcome', () => {
   ];
   for (const [name, n, want] of cases)
     it(`${name}: ${String(want)}`, () => assert.equal(claimWaitOutcome(n, plan, 'q'), want));
+  it('a view not yet confirmed (a cache that may lag) never says Released; gone is gone', () => {
+    assert.equal(claimWaitOutcome(node(), plan, 'q', false), undefined);
+    assert.equal(claimWaitOutcome(node({ [NODE_CLAIM_ANNOTATION]: 'r' }), plan, 'q', false), undefined);
+    assert.equal(claimWaitOutcome(node({ [NODE_CLAIM_ANNOTATION]: 'q' }), plan, 'q', false), undefined);
+    assert.equal(claimWaitOutcome(undefined, plan, 'q', false), 'NodeNotFound');
+  });
+  it('showsHolder: only the holder, as another plan', () => {
+    assert.equal(showsHolder(node({ [NODE_CLAIM_ANNOTATION]: 'q' }), plan, 'q'), true);
+    assert.equal(showsHolder(node({ [NODE_CLAIM_ANNOTATION]: 'r' }), plan, 'q'), false);
+    assert.equal(showsHolder(node(), plan, 'q'), false);
+    assert.equal(showsHolder(undefined, plan, 'q'), false);
+    assert.equal(
+      showsHolder(node({ [NODE_CLAIM_ANNOTATION]: 'p', [NODE_CLAIM_UID_ANNOTATION]: 'u1' }), plan, 'p'),
+      false,
+    );
+  });
   it('held by an older plan of the same name (another uid): still held until it lets go', () => {
     const old = node({ [NODE_CLAIM_ANNOTATION]: 'p', [NODE_CLAIM_UID_ANNOTATION]: 'u0' });
     assert.equal(claimWaitOutcome(old, plan, 'p'), undefined);
