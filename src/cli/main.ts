@@ -159,7 +159,7 @@ for (const [action, help] of [
     const { status: st, by, uncordon, flag, taskQueue } = await control(context(opts), name, action);
     if (by === 'spec') {
       console.log(
-        `${action}: ${flag} is set on plan ${name}; no worker is polling task queue "${taskQueue}", so its workflow acts on it when a worker runs there (drainflow run --worker --task-queue ${taskQueue}; plan phase ${st.phase ?? 'none yet'})`,
+        `${action}: ${flag} written to plan ${name}; no worker is polling task queue "${taskQueue}", so its workflow acts on it when a worker runs there (drainflow run --worker --task-queue ${taskQueue}; plan phase ${st.phase ?? 'none yet'})`,
       );
       return;
     }

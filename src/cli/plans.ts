@@ -174,7 +174,7 @@ export interface ControlResult {
   uncordon?: string;
   /**
    * With `by: 'spec'`: no worker polls the workflow's task queue, so no Update was sent; the spec
-   * flag (`flag`, e.g. `spec.paused`) is set, and the workflow acts on it (the operator's signal)
+   * flag (`flag`, as written: e.g. `spec.paused: false` for a resume) is set, and the workflow acts on it (the operator's signal)
    * when a worker runs on `taskQueue`. The status is the plan's as read.
    */
   flag?: string;
@@ -245,7 +245,8 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
     // The Update carries the spec's generation, as the operator's signals do: the workflows then
     // ignore an older pause or resume that arrives later (a standby operator's start-up relay).
     const generation = await kubeApi(ctx).api.patchSpec(name, SPEC_FLAG[action]);
-    const flag = `spec.${Object.keys(SPEC_FLAG[action])[0]}`;
+    const [[key, value]] = Object.entries(SPEC_FLAG[action]) as [[string, boolean]];
+    const flag = `spec.${key}: ${value}`;
     // An Update waits for a worker and is dropped when none takes it; say so at once instead.
     const workers = await taskQueueWorkers(client, ctx.temporalNamespace, desc.taskQueue).catch(
       () => undefined,
@@ -266,7 +267,7 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
         args: [{ action, ...(generation !== undefined ? { generation } : {}) }],
       }),
       UPDATE_TIMEOUT_MS,
-      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue? ${flag} is set, so the ${action} takes effect when a worker runs`,
+      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue? ${flag} is written, so the ${action} takes effect when a worker runs`,
     );
     return { status: await settledPhase(handle, action, accepted), by: 'workflow', ...uncordonOf(plan) };
   } catch (err) {
@@ -484,7 +485,7 @@ export function workersNote(w: TaskQueueWorkers, taskQueue: string): string {
     const was = last
       ? `; the last poll began ${secs(last.ageMs)} ago, by ${last.identity}${heartbeatWords(w.workers?.get(last.identity), false)}`
       : '';
-    return `no worker is polling ${tq}${was}: start one (drainflow run --worker) or find out why the workers stopped`;
+    return `no worker is polling ${tq}${was}: start one (drainflow run --worker --task-queue ${taskQueue}) or find out why the workers stopped`;
   }
   const p = live[0]!;
   const others = live.length > 1 ? ` (and ${live.length - 1} more)` : '';

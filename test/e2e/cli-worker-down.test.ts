@@ -142,7 +142,10 @@ describe('drainflow status with no worker', () => {
     const pause = await runCommand(['pause', plan.name]);
     console.log(`drainflow pause with the worker stopped: exit ${pause.code} after ${pause.ms} ms`);
     assert.equal(pause.code, 0, pause.err);
-    assert.match(pause.out, new RegExp(`spec\\.paused is set .*no worker is polling task queue "${run}"`));
+    assert.match(
+      pause.out,
+      new RegExp(`spec\\.paused: true written .*no worker is polling task queue "${run}"`),
+    );
     assert.equal((await plan.read()).spec.paused, true);
 
     // Every line the worker wrote is JSON: drainflow's own, the SDK's worker side, its core.

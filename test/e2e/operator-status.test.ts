@@ -206,7 +206,7 @@ describe('operator: what a plan shows without a worker, and without Temporal', (
     // pause with no worker: spec.paused set, an honest message, exit 0.
     const pause = await runCommand(['pause', name]);
     assert.equal(pause.code, 0, `${pause.out}\n${pause.err}`);
-    assert.match(pause.out, /^pause: spec\.paused is set on plan /);
+    assert.match(pause.out, /^pause: spec\.paused: true written to plan /);
     assert.match(pause.out, new RegExp(`no worker is polling task queue "${h.opts.taskQueue}"`));
     assert.equal((await h.getPlan(name))?.spec.paused, true);
 

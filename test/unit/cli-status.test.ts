@@ -113,7 +113,7 @@ describe('workersNote', () => {
     {
       what: 'nothing ever polled',
       workers: { pollers: [], workers: new Map() },
-      note: /^no worker is polling task queue "q": start one \(drainflow run --worker\)/,
+      note: /^no worker is polling task queue "q": start one \(drainflow run --worker --task-queue q\)/,
     },
     {
       // kill -9, 10 s later: the idle long poll began 25 s before the kill; heartbeat 49 s old.
