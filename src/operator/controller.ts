@@ -85,9 +85,12 @@ import {
   type DrainPlanInput,
   type DrainPlanResult,
 } from '../workflows/messages.js';
+import { taskQueueWorkers } from '../shared/workers.js';
 import {
+  DELETION_WORKER_GRACE_MS,
   awaitingWorkerStatus,
   decide,
+  deletionWaitEvent,
   mayAbortOnForget,
   needsWorkflow,
   temporalReach,
@@ -722,13 +725,17 @@ export class PlanController {
    * COMPLETED, CONTINUED_AS_NEW or unknown to Temporal) hand back whatever the plan still claims
    * ({@link handBackClaimedNodes}), and remove the finalizer. A hand-back error throws: the queue
    * retries with backoff and the finalizer stays.
+   *
+   * While it waits, once per deletion: after {@link DELETION_WORKER_GRACE_MS} with the workflow still
+   * running, it asks Temporal whether a worker polls the workflow's task queue, and records a Warning
+   * Event AwaitingWorker when none does ({@link noteDeletionWorkers}).
    */
   private async cleanup(
     plan: MaintenancePlan,
     workflowId: string,
     log: Logger,
     signal: AbortSignal,
-    how: { running: boolean; sendAbort: boolean; outcome?: string },
+    how: { running: boolean; sendAbort: boolean; outcome?: string; taskQueue?: string },
   ): Promise<HandlerResult | void> {
     const { name, uid } = plan.metadata;
     const mem = this.memory.get(uid)!; // remembered by act (the decision's `before`)
@@ -750,7 +757,21 @@ export class PlanController {
             `plan deleted: aborted workflow ${workflowId}; waiting for it to hand the nodes back`,
           );
       }
-      const res = await this.waitClosed(handle, CLEANUP_WAIT_MS, signal);
+      // Until the worker check of this deletion is done, wait a short grace first, then look.
+      const grace = mem.deletionWorkerNoted
+        ? CLEANUP_WAIT_MS
+        : Math.min(DELETION_WORKER_GRACE_MS, CLEANUP_WAIT_MS);
+      let res = await this.waitClosed(handle, grace, signal);
+      if (res.state === 'timeout' && grace < CLEANUP_WAIT_MS) {
+        await this.noteDeletionWorkers(
+          plan,
+          workflowId,
+          how.taskQueue ?? this.deps.config.taskQueue,
+          mem,
+          log,
+        );
+        res = await this.waitClosed(handle, CLEANUP_WAIT_MS - grace, signal);
+      }
       if (res.state === 'stopped') return;
       if (res.state !== 'closed') {
         log.warn({ waitedMs: CLEANUP_WAIT_MS }, 'workflow still running after abort; waiting again');
@@ -770,6 +791,35 @@ export class PlanController {
     await this.plans.removeFinalizer(name, uid);
     mem.cleanedUp = true;
     log.info({ outcome }, 'finalizer removed');
+  }
+
+  /**
+   * A deletion waits for its workflow: asks Temporal whether a worker polls `taskQueue` (pollers and
+   * worker heartbeats, src/shared/workers.ts) and records the Warning Event AwaitingWorker that
+   * {@link deletionWaitEvent} asks for, remembering it (`mem.deletionWorkerNoted`) so the retries of
+   * the wait do not repeat it. When Temporal does not answer, nothing is recorded (asked again at the
+   * next retry).
+   */
+  private async noteDeletionWorkers(
+    plan: MaintenancePlan,
+    workflowId: string,
+    taskQueue: string,
+    mem: Memory,
+    log: Logger,
+  ): Promise<void> {
+    const workers = await taskQueueWorkers(
+      this.deps.client,
+      this.deps.config.temporalNamespace,
+      taskQueue,
+    ).catch((err: unknown) => {
+      log.debug({ err: errorWords(err), taskQueue }, 'cannot ask Temporal for the workers of the task queue');
+      return undefined;
+    });
+    const ev = deletionWaitEvent(Boolean(mem.deletionWorkerNoted), workers, workflowId, taskQueue);
+    if (!ev) return;
+    mem.deletionWorkerNoted = true;
+    log.warn({ taskQueue }, "plan deleted; no worker polls its workflow's task queue, so the deletion waits");
+    await this.event(plan, ev.type, ev.reason, ev.message);
   }
 
   /**

@@ -36,6 +36,7 @@ import {
   expectsRunningWorkflow,
   type ClosedWorkflowReasonName,
 } from '../api/closed-workflow.js';
+import { liveWorkers, noWorkerWords, type TaskQueueWorkers } from '../shared/workers.js';
 
 /** Final phases a plan can reach before its nodes are resolved (see {@link missingNodeCount}). */
 const FINAL_PHASES_FOR_NODE_COUNT: ReadonlySet<PlanPhase> = new Set<PlanPhase>([
@@ -66,6 +67,8 @@ export interface Memory {
   relayed?: Flags;
   /** Abort sent for the deletion. */
   abortSent?: boolean;
+  /** The deletion's Warning AwaitingWorker was recorded ({@link deletionWaitEvent}): not again for this UID. */
+  deletionWorkerNoted?: boolean;
   /** Finalizer removed: nothing left to do for this UID. */
   cleanedUp?: boolean;
   /** The reason written when the workflow was found closed ({@link closedWorkflowAction}): not projected again. */
@@ -127,8 +130,12 @@ export type SignalName = 'pause' | 'resume' | 'release' | 'abort';
 /** One step the controller takes, in order. */
 export type Action =
   | { type: 'log'; level: 'debug' | 'info' | 'warn'; msg: string; fields?: Record<string, unknown> }
-  /** Deletion: abort the running workflow first when `sendAbort`, wait for it when `running`, hand back, remove the finalizer. */
-  | { type: 'cleanup'; running: boolean; sendAbort: boolean; outcome?: string }
+  /**
+   * Deletion: abort the running workflow first when `sendAbort`, wait for it when `running`, hand
+   * back, remove the finalizer. `taskQueue`: the running workflow's (its worker check while waiting,
+   * {@link deletionWaitEvent}); absent when Temporal did not say, the operator's own.
+   */
+  | { type: 'cleanup'; running: boolean; sendAbort: boolean; outcome?: string; taskQueue?: string }
   /**
    * Add the finalizer. With `stopIfGone`, a plan that turns out gone or being deleted ends the run
    * here (nothing new remembered; the next event says which).
@@ -250,7 +257,7 @@ export function awaitingWorkerStatus(
   };
 }
 
-/** An Event the operator records on a plan about reaching Temporal ({@link temporalReach}). */
+/** An Event the operator records on a plan ({@link temporalReach}, {@link deletionWaitEvent}, …). */
 export interface ReachEvent {
   type: 'Normal' | 'Warning';
   reason: EventReason;
@@ -296,6 +303,43 @@ export function temporalReach(
       reason: EventReason.TemporalAvailable,
       message: `reached Temporal at ${address} again (workflow ${workflowId})`,
     },
+  };
+}
+
+/**
+ * How long a deletion waits for its aborted workflow to close before the operator asks Temporal
+ * whether a worker polls the workflow's task queue ({@link deletionWaitEvent}), ms. With a worker the
+ * abort usually completes within seconds: such a deletion costs no extra call, and a worker that is
+ * busy for a moment is not reported.
+ */
+export const DELETION_WORKER_GRACE_MS = 15_000;
+
+/**
+ * The Warning Event of a deletion that waits for its workflow while no worker polls the workflow's
+ * task queue, or undefined: when one was recorded for this deletion already (`noted`, the operator's
+ * memory of the plan UID: one per deletion however many times the operator's 5-minute wait
+ * (CLEANUP_WAIT_MS, src/operator/controller.ts) is retried; an operator that restarts forgets it and records one more), when
+ * Temporal could not be asked (`workers` undefined), or when a live worker polls ({@link liveWorkers}:
+ * a poll within 70 s, and no heartbeat saying it stopped).
+ *
+ * Why it matters: the operator removes the finalizer only once the workflow has run the abort and
+ * handed the nodes back, and only a worker runs it, so `kubectl delete mp P` waits with no end; the
+ * Event (reason AwaitingWorker, shown by `kubectl describe mp P`) names the workflow, the task queue
+ * and the command that starts a worker on it.
+ *
+ * @param workers what Temporal shows of the task queue's pollers and workers (src/shared/workers.ts).
+ */
+export function deletionWaitEvent(
+  noted: boolean,
+  workers: TaskQueueWorkers | undefined,
+  workflowId: string,
+  taskQueue: string,
+): ReachEvent | undefined {
+  if (noted || workers === undefined || liveWorkers(workers).length > 0) return undefined;
+  return {
+    type: 'Warning',
+    reason: EventReason.AwaitingWorker,
+    message: `plan deleted: its finalizer stays until workflow ${workflowId} has run the abort and handed the nodes back, and ${noWorkerWords(workers, taskQueue)}`,
   };
 }
 
@@ -380,7 +424,14 @@ export function decide(obs: Observation): Decision {
     if (wf.state === 'running') {
       return {
         before: { ...mem, started: true },
-        actions: [{ type: 'cleanup', running: true, sendAbort: !mem.abortSent }],
+        actions: [
+          {
+            type: 'cleanup',
+            running: true,
+            sendAbort: !mem.abortSent,
+            ...(wf.taskQueue !== undefined ? { taskQueue: wf.taskQueue } : {}),
+          },
+        ],
       };
     }
     const outcome =

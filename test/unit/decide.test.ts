@@ -14,6 +14,7 @@ import {
   awaitingWorkerStatus,
   closedWorkflowAction,
   decide,
+  deletionWaitEvent,
   mayAbortOnForget,
   missingNodeCount,
   needsWorkflow,
@@ -78,7 +79,7 @@ function steps(d: Decision): string[] {
     .map((a) => {
       switch (a.type) {
         case 'cleanup':
-          return `cleanup(${a.running ? 'running' : 'closed'}${a.sendAbort ? ', abort' : ''})`;
+          return `cleanup(${a.running ? 'running' : 'closed'}${a.sendAbort ? ', abort' : ''}${a.taskQueue ? `, queue ${a.taskQueue}` : ''})`;
         case 'ensureFinalizer':
           return a.stopIfGone ? 'finalizer' : 'finalizer(keep going)';
         case 'signal':
@@ -127,6 +128,12 @@ describe('decide', () => {
       name: 'deleted while the workflow runs: abort, then wait and hand back',
       obs: obs({ deleting: true }, { memory: mem(), workflow: running }),
       steps: ['cleanup(running, abort)'],
+      before: mem(),
+    },
+    {
+      name: 'deleted while running on a known task queue: the wait checks that queue for a worker',
+      obs: obs({ deleting: true }, { memory: mem(), workflow: { state: 'running', taskQueue: 'q1' } }),
+      steps: ['cleanup(running, abort, queue q1)'],
       before: mem(),
     },
     {
@@ -886,4 +893,51 @@ describe('temporalReach', () => {
       'TemporalAvailable',
     ]);
   });
+});
+
+describe('deletionWaitEvent', () => {
+  const poller = (ageMs: number) => ({ identity: 'w1@host', ageMs });
+  const table: Array<[string, boolean, Parameters<typeof deletionWaitEvent>[1], RegExp | undefined]> = [
+    [
+      'no poller at all: one Warning naming the workflow, the queue and the command',
+      false,
+      { pollers: [] },
+      new RegExp(
+        `^plan deleted: its finalizer stays until workflow ${WF} has run the abort and handed the nodes back, and no worker is polling task queue "q1": start one \\(drainflow run --worker --task-queue q1\\)`,
+      ),
+    ],
+    [
+      'a poller whose last poll is too old (a stopped worker): Warning, with the last poll',
+      false,
+      { pollers: [poller(95_000)] },
+      /no worker is polling task queue "q1"; the last poll began 95 s ago, by w1@host: start one/,
+    ],
+    [
+      'a poller reporting shutdown: Warning',
+      false,
+      { pollers: [poller(5_000)], workers: new Map([['w1@host', { status: 'WORKER_STATUS_SHUTDOWN' }]]) },
+      /no worker is polling task queue "q1"/,
+    ],
+    ['a live worker polls (busy with other work): nothing', false, { pollers: [poller(5_000)] }, undefined],
+    [
+      'a live worker with a running heartbeat: nothing',
+      false,
+      {
+        pollers: [poller(1_000)],
+        workers: new Map([['w1@host', { status: 'WORKER_STATUS_RUNNING', heartbeatAgeMs: 10_000 }]]),
+      },
+      undefined,
+    ],
+    ['Temporal did not answer: nothing (asked again at the next retry)', false, undefined, undefined],
+    ['recorded already for this deletion: not again', true, { pollers: [] }, undefined],
+  ];
+  for (const [name, noted, workers, message] of table) {
+    it(name, () => {
+      const ev = deletionWaitEvent(noted, workers, WF, 'q1');
+      if (!message) return assert.equal(ev, undefined);
+      assert.equal(ev?.type, 'Warning');
+      assert.equal(ev?.reason, 'AwaitingWorker');
+      assert.match(ev!.message, message);
+    });
+  }
 });
