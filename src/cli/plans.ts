@@ -15,6 +15,7 @@ import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
 import { FINAL_PLAN_PHASES, PlanPhase } from '../api/reasons.js';
 import { closeStatusOfReason, closedWorkflowReason, expectsRunningWorkflow } from '../api/closed-workflow.js';
 import { PlanApi } from '../k8s/plans.js';
+import { flagHasEffect, phaseWords, type SpecFlagName } from '../api/ended-plan.js';
 import {
   controlUpdate,
   planWorkflowId,
@@ -224,8 +225,9 @@ export function closedWithoutHandBack(plan: Pick<MaintenancePlan, 'status'>, clo
  * hand them back (phase Aborted).
  * When no worker polls the workflow's task queue, returns at once with `by: 'spec'`: the spec flag
  * is set and takes effect when a worker runs (no Update is sent: none would be taken).
- * @throws CliError when the workflow does not exist or has finished, or when no worker answers in
- *   time.
+ * @throws CliError when the workflow does not exist or has finished, when the plan has ended and
+ *   the action would change nothing ({@link endedRefusal}, with or without a worker), or when no
+ *   worker answers in time.
  */
 /** `{ uncordon }` of a plan's spec when it is set, for {@link ControlResult}. */
 function uncordonOf(plan: MaintenancePlan): { uncordon?: string } {
@@ -261,6 +263,9 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
     ) {
       throw new CliError(`plan "${name}" is ${phase}: no evictions left to ${action}`);
     }
+    // One rule whether or not a worker polls: a plan that has ended takes no flag that changes nothing.
+    const refused = endedRefusal(name, action, plan);
+    if (refused) throw new CliError(refused);
     // Record the intent in spec first, so kubectl and the CLI agree even when no worker answers
     // (the operator relays the same flag as a signal, which the workflow applies idempotently).
     // The Update carries the spec's generation, as the operator's signals do: the workflows then
@@ -298,6 +303,28 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
   } finally {
     await client.connection.close();
   }
+}
+
+/**
+ * Why a control of a plan whose workflow still runs is refused because the plan has ended, or
+ * undefined (pure): its flag ({@link SPEC_FLAG}) has no effect in the plan's phase ({@link
+ * flagHasEffect}: Completed, Aborted, Failed with its workflow closed, Previewed — except an abort
+ * that still hands nodes back). Checked before the spec is written, so a plan that has ended is
+ * refused the same way whether or not a worker polls its task queue.
+ */
+export function endedRefusal(
+  name: string,
+  action: ControlAction,
+  plan: Pick<MaintenancePlan, 'status'> & { spec?: { uncordon?: unknown } },
+): string | undefined {
+  const flag = Object.keys(SPEC_FLAG[action])[0] as SpecFlagName;
+  const view = {
+    phase: plan.status?.phase,
+    reason: plan.status?.reason,
+    uncordon: typeof plan.spec?.uncordon === 'string' ? plan.spec.uncordon : undefined,
+  };
+  if (flagHasEffect(flag, view)) return undefined;
+  return `plan "${name}" has ended (plan phase ${phaseWords(view)}); nothing to ${action}`;
 }
 
 /** How long `abort` and `release` wait for the phase they lead to, ms. */
