@@ -516,6 +516,12 @@ export const EventReason = {
    * and `drainflow run --worker --task-queue Q`); once per deletion.
    */
   AwaitingWorker: 'AwaitingWorker',
+  /**
+   * Normal (operator): a spec flag (paused, release, abort) changed on a plan that has ended
+   * (Completed, Aborted, Failed with its workflow closed, Previewed) where it has no effect; once per
+   * spec generation.
+   */
+  SpecChangeIgnored: 'SpecChangeIgnored',
 } as const;
 /** A value of {@link EventReason}. */
 export type EventReason = ValueOf<typeof EventReason>;

@@ -484,6 +484,10 @@ export class PlanController {
         case 'warnEvent':
           await this.event(plan, 'Warning', action.reason, action.message);
           break;
+        case 'normalEvent':
+          log.info({ reason: action.reason }, action.message);
+          await this.event(plan, 'Normal', action.reason, action.message);
+          break;
         case 'signal':
           if (signalsStopped) break;
           signalsStopped = !(await this.sendSignal(

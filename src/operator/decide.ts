@@ -20,7 +20,8 @@
  *   yet, is marked Pending/AwaitingWorker ({@link awaitingWorkerStatus}): until a worker runs the
  *   workflow, nothing else writes its status.
  * - A spec change of a plan with a workflow relays the flags that changed ({@link planSignals}); an
- *   invalid change is reported by a Warning Event and not relayed.
+ *   invalid change is reported by a Warning Event and not relayed; a flag that can change nothing
+ *   because the plan has ended is noted by a Normal Event ({@link specChangeIgnored}).
  * - A workflow found closed (TERMINATED, FAILED, TIMED_OUT, CANCELED) while the plan's phase still
  *   expects it to run ({@link expectsRunningWorkflow}) — seen on first sight, on a periodic resync,
  *   or when spec.abort is newly set — is projected once: phase Failed with the reason of the close
@@ -37,6 +38,7 @@ import {
   type ClosedWorkflowReasonName,
 } from '../api/closed-workflow.js';
 import { liveWorkers, noWorkerWords, type TaskQueueWorkers } from '../shared/workers.js';
+import { flagHasEffect, phaseWords, type SpecFlagName } from '../api/ended-plan.js';
 
 /** Final phases a plan can reach before its nodes are resolved (see {@link missingNodeCount}). */
 const FINAL_PHASES_FOR_NODE_COUNT: ReadonlySet<PlanPhase> = new Set<PlanPhase>([
@@ -151,6 +153,8 @@ export type Action =
   | { type: 'markInvalid'; message: string }
   /** A Warning Event InvalidSpec on the plan. */
   | { type: 'warnEvent'; reason: string; message: string }
+  /** A Normal Event on the plan ({@link specChangeIgnored}). */
+  | { type: 'normalEvent'; reason: string; message: string }
   /** Signal the workflow; when it is closed or unknown, skip the remaining signals. */
   | { type: 'signal'; signal: SignalName }
   /** Merge-patch status.nodesTotal. */
@@ -340,6 +344,39 @@ export function deletionWaitEvent(
     type: 'Warning',
     reason: EventReason.AwaitingWorker,
     message: `plan deleted: its finalizer stays until workflow ${workflowId} has run the abort and handed the nodes back, and ${noWorkerWords(workers, taskQueue)}`,
+  };
+}
+
+/**
+ * The Normal Event of a spec change that has no effect because the plan has ended, or undefined
+ * (pure): the flags that changed from what the workflow was told (`before`; undefined when the
+ * operator does not know, e.g. just restarted: nothing is said) to `now`, those that cannot change
+ * anything in the plan's phase ({@link flagHasEffect}: Completed, Aborted, Failed with its workflow
+ * closed, Previewed; an abort that still hands nodes back counts), named in one Event
+ * SpecChangeIgnored: `plan P has ended (Completed): spec.paused has no effect`. The CRD cannot refuse
+ * such a change (it depends on the status), so the Event is what `kubectl describe mp P` shows.
+ * Called once per metadata.generation (the operator remembers the generation it handled), so a
+ * resync does not repeat it.
+ */
+export function specChangeIgnored(
+  plan: Pick<PlanView, 'name' | 'phase' | 'reason'>,
+  before: Flags | undefined,
+  now: Flags,
+  uncordon: string | undefined,
+): Extract<Action, { type: 'normalEvent' }> | undefined {
+  if (!before) return undefined;
+  const view = { phase: plan.phase, reason: plan.reason, uncordon };
+  const ignored = (['paused', 'release', 'abort'] as const satisfies readonly SpecFlagName[]).filter(
+    (f) => before[f] !== now[f] && !flagHasEffect(f, view),
+  );
+  if (ignored.length === 0) return undefined;
+  const fields = ignored.map((f) => `spec.${f}`);
+  const named =
+    fields.length === 1 ? `${fields[0]} has` : `${fields.slice(0, -1).join(', ')} and ${fields.at(-1)} have`;
+  return {
+    type: 'normalEvent',
+    reason: EventReason.SpecChangeIgnored,
+    message: `plan ${plan.name} has ended (${phaseWords(view)}): ${named} no effect`,
   };
 }
 
@@ -577,6 +614,9 @@ export function decide(obs: Observation): Decision {
   // The workflow is closed (seen now, or projected before): a signal would reach nobody.
   const closedAct = closedWorkflowAction(obs);
   if (closedAct) return { before: mem, actions: [closedAct], after: projected(after, closedAct) };
+  // A flag set on a plan that has ended changes nothing: say so once (this generation).
+  const ignored = specChangeIgnored(plan, mem.relayed, flagsOf(spec), spec.uncordon);
+  const noted: Action[] = ignored ? [ignored] : [];
   if (mem.closedProjected)
     return {
       before: mem,
@@ -587,8 +627,9 @@ export function decide(obs: Observation): Decision {
           msg: 'the workflow has closed; spec change not relayed',
           fields: { generation },
         },
+        ...noted,
       ],
       after,
     };
-  return { before: mem, actions: signalActions(mem.relayed, spec), after };
+  return { before: mem, actions: [...signalActions(mem.relayed, spec), ...noted], after };
 }
