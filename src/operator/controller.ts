@@ -88,6 +88,7 @@ import {
 import { taskQueueWorkers } from '../shared/workers.js';
 import {
   DELETION_WORKER_GRACE_MS,
+  DELETION_WORKER_RECHECK_MS,
   awaitingWorkerStatus,
   decide,
   deletionWaitEvent,
@@ -730,9 +731,10 @@ export class PlanController {
    * ({@link handBackClaimedNodes}), and remove the finalizer. A hand-back error throws: the queue
    * retries with backoff and the finalizer stays.
    *
-   * While it waits, once per deletion: after {@link DELETION_WORKER_GRACE_MS} with the workflow still
-   * running, it asks Temporal whether a worker polls the workflow's task queue, and records a Warning
-   * Event AwaitingWorker when none does ({@link noteDeletionWorkers}).
+   * While it waits, until it has recorded it once for this deletion: after {@link
+   * DELETION_WORKER_GRACE_MS} with the workflow still running, and then every {@link
+   * DELETION_WORKER_RECHECK_MS}, it asks Temporal whether a worker polls the workflow's task queue,
+   * and records a Warning Event AwaitingWorker when none does ({@link noteDeletionWorkers}).
    */
   private async cleanup(
     plan: MaintenancePlan,
@@ -761,20 +763,25 @@ export class PlanController {
             `plan deleted: aborted workflow ${workflowId}; waiting for it to hand the nodes back`,
           );
       }
-      // Until the worker check of this deletion is done, wait a short grace first, then look.
-      const grace = mem.deletionWorkerNoted
-        ? CLEANUP_WAIT_MS
-        : Math.min(DELETION_WORKER_GRACE_MS, CLEANUP_WAIT_MS);
-      let res = await this.waitClosed(handle, grace, signal);
-      if (res.state === 'timeout' && grace < CLEANUP_WAIT_MS) {
-        await this.noteDeletionWorkers(
-          plan,
-          workflowId,
-          how.taskQueue ?? this.deps.config.taskQueue,
-          mem,
-          log,
-        );
-        res = await this.waitClosed(handle, CLEANUP_WAIT_MS - grace, signal);
+      // Until this deletion's Warning AwaitingWorker is recorded, the wait is cut into steps: a
+      // short grace, then one look per DELETION_WORKER_RECHECK_MS (a worker killed just before
+      // still looks live to Temporal for up to 70 s, src/shared/workers.ts).
+      const until = Date.now() + CLEANUP_WAIT_MS;
+      let step = DELETION_WORKER_GRACE_MS;
+      let res: Awaited<ReturnType<PlanController['waitClosed']>>;
+      for (;;) {
+        const left = Math.max(0, until - Date.now());
+        res = await this.waitClosed(handle, mem.deletionWorkerNoted ? left : Math.min(step, left), signal);
+        if (res.state !== 'timeout' || Date.now() >= until) break;
+        if (!mem.deletionWorkerNoted)
+          await this.noteDeletionWorkers(
+            plan,
+            workflowId,
+            how.taskQueue ?? this.deps.config.taskQueue,
+            mem,
+            log,
+          );
+        step = DELETION_WORKER_RECHECK_MS;
       }
       if (res.state === 'stopped') return;
       if (res.state !== 'closed') {

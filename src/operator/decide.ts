@@ -319,6 +319,13 @@ export function temporalReach(
 export const DELETION_WORKER_GRACE_MS = 15_000;
 
 /**
+ * How often a deletion that still waits asks again whether a worker polls, until it has recorded
+ * its {@link deletionWaitEvent}, ms: a worker killed just before the deletion still looks live to
+ * Temporal for up to 70 s (POLLER_FRESH_MS, src/shared/workers.ts).
+ */
+export const DELETION_WORKER_RECHECK_MS = 60_000;
+
+/**
  * The Warning Event of a deletion that waits for its workflow while no worker polls the workflow's
  * task queue, or undefined: when one was recorded for this deletion already (`noted`, the operator's
  * memory of the plan UID: one per deletion however many times the operator's 5-minute wait
