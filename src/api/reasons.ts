@@ -510,6 +510,18 @@ export const EventReason = {
   TemporalUnavailable: 'TemporalUnavailable',
   /** Normal (operator): the operator reached Temporal again after a TemporalUnavailable. */
   TemporalAvailable: 'TemporalAvailable',
+  /**
+   * Warning (operator): the plan was deleted and its finalizer waits for the workflow to run the
+   * abort, but no worker polls the workflow's task queue (the message names the workflow, the queue
+   * and `drainflow run --worker --task-queue Q`); once per deletion.
+   */
+  AwaitingWorker: 'AwaitingWorker',
+  /**
+   * Normal (operator): a spec flag (paused, release, abort) changed on a plan that has ended
+   * (Completed, Aborted, Failed with its workflow closed, Previewed) where it has no effect; once per
+   * spec generation.
+   */
+  SpecChangeIgnored: 'SpecChangeIgnored',
 } as const;
 /** A value of {@link EventReason}. */
 export type EventReason = ValueOf<typeof EventReason>;

@@ -11,11 +11,11 @@ import {
   WorkflowNotFoundError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import proto from '@temporalio/proto';
 import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
 import { FINAL_PLAN_PHASES, PlanPhase } from '../api/reasons.js';
 import { closeStatusOfReason, closedWorkflowReason, expectsRunningWorkflow } from '../api/closed-workflow.js';
 import { PlanApi } from '../k8s/plans.js';
+import { flagHasEffect, phaseWords, type SpecFlagName } from '../api/ended-plan.js';
 import {
   controlUpdate,
   planWorkflowId,
@@ -25,6 +25,28 @@ import {
 } from '../workflows/messages.js';
 import { temporalConnection, type CliConfig } from '../shared/config.js';
 import { renderPlan } from './render.js';
+import {
+  POLLER_FRESH_MS,
+  heartbeatWords,
+  liveWorkers,
+  noWorkerWords,
+  secs,
+  taskQueueWorkers,
+  type TaskQueueWorkers,
+} from '../shared/workers.js';
+
+// The worker check lives in src/shared/workers.ts (the operator uses it too); re-exported for the
+// CLI's callers and tests.
+export {
+  HEARTBEAT_INTERVAL_MS,
+  HEARTBEAT_SLACK_MS,
+  POLLER_FRESH_MS,
+  heartbeatStale,
+  liveWorkers,
+  taskQueueWorkers,
+  type TaskQueueWorkers,
+  type WorkerReport,
+} from '../shared/workers.js';
 
 /**
  * Connection settings of the plan commands: the validated CLI settings of src/shared/config.ts
@@ -203,8 +225,9 @@ export function closedWithoutHandBack(plan: Pick<MaintenancePlan, 'status'>, clo
  * hand them back (phase Aborted).
  * When no worker polls the workflow's task queue, returns at once with `by: 'spec'`: the spec flag
  * is set and takes effect when a worker runs (no Update is sent: none would be taken).
- * @throws CliError when the workflow does not exist or has finished, or when no worker answers in
- *   time.
+ * @throws CliError when the workflow does not exist or has finished, when the plan has ended and
+ *   the action would change nothing ({@link endedRefusal}, with or without a worker), or when no
+ *   worker answers in time.
  */
 /** `{ uncordon }` of a plan's spec when it is set, for {@link ControlResult}. */
 function uncordonOf(plan: MaintenancePlan): { uncordon?: string } {
@@ -240,6 +263,9 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
     ) {
       throw new CliError(`plan "${name}" is ${phase}: no evictions left to ${action}`);
     }
+    // One rule whether or not a worker polls: a plan that has ended takes no flag that changes nothing.
+    const refused = endedRefusal(name, action, plan);
+    if (refused) throw new CliError(refused);
     // Record the intent in spec first, so kubectl and the CLI agree even when no worker answers
     // (the operator relays the same flag as a signal, which the workflow applies idempotently).
     // The Update carries the spec's generation, as the operator's signals do: the workflows then
@@ -277,6 +303,28 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
   } finally {
     await client.connection.close();
   }
+}
+
+/**
+ * Why a control of a plan whose workflow still runs is refused because the plan has ended, or
+ * undefined (pure): its flag ({@link SPEC_FLAG}) has no effect in the plan's phase ({@link
+ * flagHasEffect}: Completed, Aborted, Failed with its workflow closed, Previewed — except an abort
+ * that still hands nodes back). Checked before the spec is written, so a plan that has ended is
+ * refused the same way whether or not a worker polls its task queue.
+ */
+export function endedRefusal(
+  name: string,
+  action: ControlAction,
+  plan: Pick<MaintenancePlan, 'status'> & { spec?: { uncordon?: unknown } },
+): string | undefined {
+  const flag = Object.keys(SPEC_FLAG[action])[0] as SpecFlagName;
+  const view = {
+    phase: plan.status?.phase,
+    reason: plan.status?.reason,
+    uncordon: typeof plan.spec?.uncordon === 'string' ? plan.spec.uncordon : undefined,
+  };
+  if (flagHasEffect(flag, view)) return undefined;
+  return `plan "${name}" has ended (plan phase ${phaseWords(view)}); nothing to ${action}`;
 }
 
 /** How long `abort` and `release` wait for the phase they lead to, ms. */
@@ -347,146 +395,15 @@ export interface PlanStatusView {
 }
 
 /**
- * A poller seen by Temporal within this long may be a running worker. Idle workers hold long
- * polls that the server ends after about 60 s and the SDK renews at once; Temporal's
- * DescribeTaskQueue gives each poller's last access time, the start of its last poll. So a live
- * worker's last poll is never older than this, and a worker that died (kill -9, crash) keeps
- * looking like a live one for up to this long; a stopped worker stays listed with an ever older
- * last poll.
- */
-export const POLLER_FRESH_MS = 70_000;
-
-/** Heartbeat interval assumed when the worker does not report its own (the SDK's default, 60 s). */
-export const HEARTBEAT_INTERVAL_MS = 60_000;
-/** A heartbeat later than its interval by more than this means the worker stopped reporting. */
-export const HEARTBEAT_SLACK_MS = 15_000;
-
-/** What a worker last reported of itself (Temporal's worker heartbeats: ListWorkers, DescribeWorker). */
-export interface WorkerReport {
-  /** `WORKER_STATUS_RUNNING`, `WORKER_STATUS_SHUTTING_DOWN`, `WORKER_STATUS_SHUTDOWN`, … */
-  status: string;
-  /** Age of the last heartbeat, ms; undefined when the server did not say. */
-  heartbeatAgeMs?: number;
-  /** Time between the worker's last two heartbeats, ms (its interval); undefined when unknown. */
-  heartbeatIntervalMs?: number;
-}
-
-/** What Temporal knows of the workers of one task queue. */
-export interface TaskQueueWorkers {
-  /** Pollers of the workflow task queue (DescribeTaskQueue), newest first, with the age of their last poll's start. */
-  pollers: { identity: string; ageMs: number }[];
-  /**
-   * Worker heartbeats by identity (the SDK reports its status every 60 s and when it stops);
-   * undefined when the server does not offer ListWorkers.
-   */
-  workers?: Map<string, WorkerReport>;
-}
-
-const tsMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined =>
-  t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined;
-
-/** Pollers and worker heartbeats of `taskQueue` (a few cheap calls, 3 s each at most). */
-export async function taskQueueWorkers(
-  client: Client,
-  namespace: string,
-  taskQueue: string,
-): Promise<TaskQueueWorkers> {
-  const { TaskQueueKind, TaskQueueType, WorkerStatus } = proto.temporal.api.enums.v1;
-  const bounded = <T>(fn: () => Promise<T>) => client.connection.withDeadline(Date.now() + 3000, fn);
-  const res = await bounded(() =>
-    client.workflowService.describeTaskQueue({
-      namespace,
-      taskQueue: { name: taskQueue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-      taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-    }),
-  );
-  const now = Date.now();
-  const pollers = (res.pollers ?? [])
-    .map((p) => ({ identity: p.identity ?? '?', ageMs: Math.max(0, now - (tsMs(p.lastAccessTime) ?? 0)) }))
-    .sort((a, b) => a.ageMs - b.ageMs);
-  const listed = await bounded(() =>
-    client.workflowService.listWorkers({ namespace, query: `TaskQueue="${taskQueue}"` }),
-  ).catch(() => undefined);
-  if (!listed) return { pollers };
-  const workers = new Map<string, WorkerReport>();
-  const mine = (listed.workers ?? [])
-    .filter((w) => w.taskQueue === taskQueue && w.workerIdentity)
-    .slice(0, 10);
-  await Promise.all(
-    mine.map(async (w) => {
-      const report: WorkerReport = { status: WorkerStatus[w.status ?? 0] ?? String(w.status) };
-      // The heartbeat's own time is in the full record only (DescribeWorker).
-      const hb = w.workerInstanceKey
-        ? await bounded(() =>
-            client.workflowService.describeWorker({ namespace, workerInstanceKey: w.workerInstanceKey! }),
-          )
-            .then((d) => d.workerInfo?.workerHeartbeat ?? undefined)
-            .catch(() => undefined)
-        : undefined;
-      const at = tsMs(hb?.heartbeatTime);
-      if (at !== undefined) report.heartbeatAgeMs = Math.max(0, now - at);
-      const every = tsMs(hb?.elapsedSinceLastHeartbeat);
-      if (every) report.heartbeatIntervalMs = every;
-      workers.set(w.workerIdentity!, report);
-    }),
-  );
-  return { pollers, workers };
-}
-
-/** Whether a worker's heartbeats stopped: the last is later than its interval plus {@link HEARTBEAT_SLACK_MS}. */
-export function heartbeatStale(r: WorkerReport): boolean {
-  return (
-    r.heartbeatAgeMs !== undefined &&
-    r.heartbeatAgeMs > (r.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS) + HEARTBEAT_SLACK_MS
-  );
-}
-
-/**
- * The workers that may be serving the task queue: a recent poll, and (when the server lists
- * worker heartbeats) neither reported as shutting down or stopped nor silent past its heartbeat
- * interval.
- */
-export function liveWorkers(w: TaskQueueWorkers): { identity: string; ageMs: number }[] {
-  return w.pollers.filter((p) => {
-    if (p.ageMs > POLLER_FRESH_MS) return false;
-    const r = w.workers?.get(p.identity);
-    return r === undefined || (r.status === 'WORKER_STATUS_RUNNING' && !heartbeatStale(r));
-  });
-}
-
-const secs = (ms: number) => `${Math.round(ms / 1000)} s`;
-
-/** What a worker's heartbeat says, for a note: `; its last heartbeat, 80 s ago, …`. */
-function heartbeatWords(r: WorkerReport | undefined, polling: boolean): string {
-  if (!r) return '';
-  const status = r.status.replace('WORKER_STATUS_', '').toLowerCase().replace('_', ' ');
-  const ago = r.heartbeatAgeMs !== undefined ? `, ${secs(r.heartbeatAgeMs)} ago` : '';
-  const every = secs(r.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS);
-  const last = `; its last heartbeat${ago}`;
-  if (r.status !== 'WORKER_STATUS_RUNNING') return `${last}${ago ? ',' : ''} said ${status}`;
-  if (heartbeatStale(r))
-    return `${last} (one is due every ${every}), still said running, so it stopped without shutting down (killed, crashed or cut off)`;
-  return polling
-    ? `${last}${ago ? ',' : ''} said running (one every ${every})`
-    : `${last}${ago ? ',' : ''} says it runs, yet it has not polled since: it may be stuck`;
-}
-
-/**
- * Why no worker answered, from what Temporal shows of the task queue (pure): no poller; pollers
- * whose last poll is too old (with what their last heartbeat said); or a recent poller that did
- * not answer — a live worker that is overloaded or failing, or one that died less than
- * {@link POLLER_FRESH_MS} ago, which Temporal cannot tell apart yet.
+ * Why no worker answered, from what Temporal shows of the task queue (pure): no poller, or pollers
+ * whose last poll is too old ({@link noWorkerWords}); or a recent poller that did not answer — a
+ * live worker that is overloaded or failing, or one that died less than {@link POLLER_FRESH_MS} ago,
+ * which Temporal cannot tell apart yet.
  */
 export function workersNote(w: TaskQueueWorkers, taskQueue: string): string {
   const live = liveWorkers(w);
   const tq = `task queue "${taskQueue}"`;
-  if (live.length === 0) {
-    const last = w.pollers[0];
-    const was = last
-      ? `; the last poll began ${secs(last.ageMs)} ago, by ${last.identity}${heartbeatWords(w.workers?.get(last.identity), false)}`
-      : '';
-    return `no worker is polling ${tq}${was}: start one (drainflow run --worker --task-queue ${taskQueue}) or find out why the workers stopped`;
-  }
+  if (live.length === 0) return noWorkerWords(w, taskQueue);
   const p = live[0]!;
   const others = live.length > 1 ? ` (and ${live.length - 1} more)` : '';
   return (

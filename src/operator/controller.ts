@@ -85,9 +85,13 @@ import {
   type DrainPlanInput,
   type DrainPlanResult,
 } from '../workflows/messages.js';
+import { taskQueueWorkers } from '../shared/workers.js';
 import {
+  DELETION_WORKER_GRACE_MS,
+  DELETION_WORKER_RECHECK_MS,
   awaitingWorkerStatus,
   decide,
+  deletionWaitEvent,
   mayAbortOnForget,
   needsWorkflow,
   temporalReach,
@@ -481,6 +485,10 @@ export class PlanController {
         case 'warnEvent':
           await this.event(plan, 'Warning', action.reason, action.message);
           break;
+        case 'normalEvent':
+          log.info({ reason: action.reason }, action.message);
+          await this.event(plan, 'Normal', action.reason, action.message);
+          break;
         case 'signal':
           if (signalsStopped) break;
           signalsStopped = !(await this.sendSignal(
@@ -722,13 +730,18 @@ export class PlanController {
    * COMPLETED, CONTINUED_AS_NEW or unknown to Temporal) hand back whatever the plan still claims
    * ({@link handBackClaimedNodes}), and remove the finalizer. A hand-back error throws: the queue
    * retries with backoff and the finalizer stays.
+   *
+   * While it waits, until it has recorded it once for this deletion: after {@link
+   * DELETION_WORKER_GRACE_MS} with the workflow still running, and then every {@link
+   * DELETION_WORKER_RECHECK_MS}, it asks Temporal whether a worker polls the workflow's task queue,
+   * and records a Warning Event AwaitingWorker when none does ({@link noteDeletionWorkers}).
    */
   private async cleanup(
     plan: MaintenancePlan,
     workflowId: string,
     log: Logger,
     signal: AbortSignal,
-    how: { running: boolean; sendAbort: boolean; outcome?: string },
+    how: { running: boolean; sendAbort: boolean; outcome?: string; taskQueue?: string },
   ): Promise<HandlerResult | void> {
     const { name, uid } = plan.metadata;
     const mem = this.memory.get(uid)!; // remembered by act (the decision's `before`)
@@ -750,7 +763,26 @@ export class PlanController {
             `plan deleted: aborted workflow ${workflowId}; waiting for it to hand the nodes back`,
           );
       }
-      const res = await this.waitClosed(handle, CLEANUP_WAIT_MS, signal);
+      // Until this deletion's Warning AwaitingWorker is recorded, the wait is cut into steps: a
+      // short grace, then one look per DELETION_WORKER_RECHECK_MS (a worker killed just before
+      // still looks live to Temporal for up to 70 s, src/shared/workers.ts).
+      const until = Date.now() + CLEANUP_WAIT_MS;
+      let step = DELETION_WORKER_GRACE_MS;
+      let res: Awaited<ReturnType<PlanController['waitClosed']>>;
+      for (;;) {
+        const left = Math.max(0, until - Date.now());
+        res = await this.waitClosed(handle, mem.deletionWorkerNoted ? left : Math.min(step, left), signal);
+        if (res.state !== 'timeout' || Date.now() >= until) break;
+        if (!mem.deletionWorkerNoted)
+          await this.noteDeletionWorkers(
+            plan,
+            workflowId,
+            how.taskQueue ?? this.deps.config.taskQueue,
+            mem,
+            log,
+          );
+        step = DELETION_WORKER_RECHECK_MS;
+      }
       if (res.state === 'stopped') return;
       if (res.state !== 'closed') {
         log.warn({ waitedMs: CLEANUP_WAIT_MS }, 'workflow still running after abort; waiting again');
@@ -770,6 +802,35 @@ export class PlanController {
     await this.plans.removeFinalizer(name, uid);
     mem.cleanedUp = true;
     log.info({ outcome }, 'finalizer removed');
+  }
+
+  /**
+   * A deletion waits for its workflow: asks Temporal whether a worker polls `taskQueue` (pollers and
+   * worker heartbeats, src/shared/workers.ts) and records the Warning Event AwaitingWorker that
+   * {@link deletionWaitEvent} asks for, remembering it (`mem.deletionWorkerNoted`) so the retries of
+   * the wait do not repeat it. When Temporal does not answer, nothing is recorded (asked again at the
+   * next retry).
+   */
+  private async noteDeletionWorkers(
+    plan: MaintenancePlan,
+    workflowId: string,
+    taskQueue: string,
+    mem: Memory,
+    log: Logger,
+  ): Promise<void> {
+    const workers = await taskQueueWorkers(
+      this.deps.client,
+      this.deps.config.temporalNamespace,
+      taskQueue,
+    ).catch((err: unknown) => {
+      log.debug({ err: errorWords(err), taskQueue }, 'cannot ask Temporal for the workers of the task queue');
+      return undefined;
+    });
+    const ev = deletionWaitEvent(Boolean(mem.deletionWorkerNoted), workers, workflowId, taskQueue);
+    if (!ev) return;
+    mem.deletionWorkerNoted = true;
+    log.warn({ taskQueue }, "plan deleted; no worker polls its workflow's task queue, so the deletion waits");
+    await this.event(plan, ev.type, ev.reason, ev.message);
   }
 
   /**

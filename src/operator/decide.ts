@@ -20,7 +20,8 @@
  *   yet, is marked Pending/AwaitingWorker ({@link awaitingWorkerStatus}): until a worker runs the
  *   workflow, nothing else writes its status.
  * - A spec change of a plan with a workflow relays the flags that changed ({@link planSignals}); an
- *   invalid change is reported by a Warning Event and not relayed.
+ *   invalid change is reported by a Warning Event and not relayed; a flag that can change nothing
+ *   because the plan has ended is noted by a Normal Event ({@link specChangeIgnored}).
  * - A workflow found closed (TERMINATED, FAILED, TIMED_OUT, CANCELED) while the plan's phase still
  *   expects it to run ({@link expectsRunningWorkflow}) — seen on first sight, on a periodic resync,
  *   or when spec.abort is newly set — is projected once: phase Failed with the reason of the close
@@ -36,6 +37,8 @@ import {
   expectsRunningWorkflow,
   type ClosedWorkflowReasonName,
 } from '../api/closed-workflow.js';
+import { liveWorkers, noWorkerWords, type TaskQueueWorkers } from '../shared/workers.js';
+import { flagHasEffect, phaseWords, type SpecFlagName } from '../api/ended-plan.js';
 
 /** Final phases a plan can reach before its nodes are resolved (see {@link missingNodeCount}). */
 const FINAL_PHASES_FOR_NODE_COUNT: ReadonlySet<PlanPhase> = new Set<PlanPhase>([
@@ -66,6 +69,8 @@ export interface Memory {
   relayed?: Flags;
   /** Abort sent for the deletion. */
   abortSent?: boolean;
+  /** The deletion's Warning AwaitingWorker was recorded ({@link deletionWaitEvent}): not again for this UID. */
+  deletionWorkerNoted?: boolean;
   /** Finalizer removed: nothing left to do for this UID. */
   cleanedUp?: boolean;
   /** The reason written when the workflow was found closed ({@link closedWorkflowAction}): not projected again. */
@@ -127,8 +132,12 @@ export type SignalName = 'pause' | 'resume' | 'release' | 'abort';
 /** One step the controller takes, in order. */
 export type Action =
   | { type: 'log'; level: 'debug' | 'info' | 'warn'; msg: string; fields?: Record<string, unknown> }
-  /** Deletion: abort the running workflow first when `sendAbort`, wait for it when `running`, hand back, remove the finalizer. */
-  | { type: 'cleanup'; running: boolean; sendAbort: boolean; outcome?: string }
+  /**
+   * Deletion: abort the running workflow first when `sendAbort`, wait for it when `running`, hand
+   * back, remove the finalizer. `taskQueue`: the running workflow's (its worker check while waiting,
+   * {@link deletionWaitEvent}); absent when Temporal did not say, the operator's own.
+   */
+  | { type: 'cleanup'; running: boolean; sendAbort: boolean; outcome?: string; taskQueue?: string }
   /**
    * Add the finalizer. With `stopIfGone`, a plan that turns out gone or being deleted ends the run
    * here (nothing new remembered; the next event says which).
@@ -144,6 +153,8 @@ export type Action =
   | { type: 'markInvalid'; message: string }
   /** A Warning Event InvalidSpec on the plan. */
   | { type: 'warnEvent'; reason: string; message: string }
+  /** A Normal Event on the plan ({@link specChangeIgnored}). */
+  | { type: 'normalEvent'; reason: string; message: string }
   /** Signal the workflow; when it is closed or unknown, skip the remaining signals. */
   | { type: 'signal'; signal: SignalName }
   /** Merge-patch status.nodesTotal. */
@@ -250,7 +261,7 @@ export function awaitingWorkerStatus(
   };
 }
 
-/** An Event the operator records on a plan about reaching Temporal ({@link temporalReach}). */
+/** An Event the operator records on a plan ({@link temporalReach}, {@link deletionWaitEvent}, …). */
 export interface ReachEvent {
   type: 'Normal' | 'Warning';
   reason: EventReason;
@@ -296,6 +307,83 @@ export function temporalReach(
       reason: EventReason.TemporalAvailable,
       message: `reached Temporal at ${address} again (workflow ${workflowId})`,
     },
+  };
+}
+
+/**
+ * How long a deletion waits for its aborted workflow to close before the operator asks Temporal
+ * whether a worker polls the workflow's task queue ({@link deletionWaitEvent}), ms. With a worker the
+ * abort usually completes within seconds: such a deletion costs no extra call, and a worker that is
+ * busy for a moment is not reported.
+ */
+export const DELETION_WORKER_GRACE_MS = 15_000;
+
+/**
+ * How often a deletion that still waits asks again whether a worker polls, until it has recorded
+ * its {@link deletionWaitEvent}, ms: a worker killed just before the deletion still looks live to
+ * Temporal for up to 70 s (POLLER_FRESH_MS, src/shared/workers.ts).
+ */
+export const DELETION_WORKER_RECHECK_MS = 60_000;
+
+/**
+ * The Warning Event of a deletion that waits for its workflow while no worker polls the workflow's
+ * task queue, or undefined: when one was recorded for this deletion already (`noted`, the operator's
+ * memory of the plan UID: one per deletion however many times the operator's 5-minute wait
+ * (CLEANUP_WAIT_MS, src/operator/controller.ts) is retried; an operator that restarts forgets it and records one more), when
+ * Temporal could not be asked (`workers` undefined), or when a live worker polls ({@link liveWorkers}:
+ * a poll within 70 s, and no heartbeat saying it stopped).
+ *
+ * Why it matters: the operator removes the finalizer only once the workflow has run the abort and
+ * handed the nodes back, and only a worker runs it, so `kubectl delete mp P` waits with no end; the
+ * Event (reason AwaitingWorker, shown by `kubectl describe mp P`) names the workflow, the task queue
+ * and the command that starts a worker on it.
+ *
+ * @param workers what Temporal shows of the task queue's pollers and workers (src/shared/workers.ts).
+ */
+export function deletionWaitEvent(
+  noted: boolean,
+  workers: TaskQueueWorkers | undefined,
+  workflowId: string,
+  taskQueue: string,
+): ReachEvent | undefined {
+  if (noted || workers === undefined || liveWorkers(workers).length > 0) return undefined;
+  return {
+    type: 'Warning',
+    reason: EventReason.AwaitingWorker,
+    message: `plan deleted: its finalizer stays until workflow ${workflowId} has run the abort and handed the nodes back, and ${noWorkerWords(workers, taskQueue)}`,
+  };
+}
+
+/**
+ * The Normal Event of a spec change that has no effect because the plan has ended, or undefined
+ * (pure): the flags that changed from what the workflow was told (`before`; undefined when the
+ * operator does not know, e.g. just restarted: nothing is said) to `now`, those that cannot change
+ * anything in the plan's phase ({@link flagHasEffect}: Completed, Aborted, Failed with its workflow
+ * closed, Previewed; an abort that still hands nodes back counts), named in one Event
+ * SpecChangeIgnored: `plan P has ended (Completed): spec.paused has no effect`. The CRD cannot refuse
+ * such a change (it depends on the status), so the Event is what `kubectl describe mp P` shows.
+ * Called once per metadata.generation (the operator remembers the generation it handled), so a
+ * resync does not repeat it.
+ */
+export function specChangeIgnored(
+  plan: Pick<PlanView, 'name' | 'phase' | 'reason'>,
+  before: Flags | undefined,
+  now: Flags,
+  uncordon: string | undefined,
+): Extract<Action, { type: 'normalEvent' }> | undefined {
+  if (!before) return undefined;
+  const view = { phase: plan.phase, reason: plan.reason, uncordon };
+  const ignored = (['paused', 'release', 'abort'] as const satisfies readonly SpecFlagName[]).filter(
+    (f) => before[f] !== now[f] && !flagHasEffect(f, view),
+  );
+  if (ignored.length === 0) return undefined;
+  const fields = ignored.map((f) => `spec.${f}`);
+  const named =
+    fields.length === 1 ? `${fields[0]} has` : `${fields.slice(0, -1).join(', ')} and ${fields.at(-1)} have`;
+  return {
+    type: 'normalEvent',
+    reason: EventReason.SpecChangeIgnored,
+    message: `plan ${plan.name} has ended (${phaseWords(view)}): ${named} no effect`,
   };
 }
 
@@ -380,7 +468,14 @@ export function decide(obs: Observation): Decision {
     if (wf.state === 'running') {
       return {
         before: { ...mem, started: true },
-        actions: [{ type: 'cleanup', running: true, sendAbort: !mem.abortSent }],
+        actions: [
+          {
+            type: 'cleanup',
+            running: true,
+            sendAbort: !mem.abortSent,
+            ...(wf.taskQueue !== undefined ? { taskQueue: wf.taskQueue } : {}),
+          },
+        ],
       };
     }
     const outcome =
@@ -526,6 +621,9 @@ export function decide(obs: Observation): Decision {
   // The workflow is closed (seen now, or projected before): a signal would reach nobody.
   const closedAct = closedWorkflowAction(obs);
   if (closedAct) return { before: mem, actions: [closedAct], after: projected(after, closedAct) };
+  // A flag set on a plan that has ended changes nothing: say so once (this generation).
+  const ignored = specChangeIgnored(plan, mem.relayed, flagsOf(spec), spec.uncordon);
+  const noted: Action[] = ignored ? [ignored] : [];
   if (mem.closedProjected)
     return {
       before: mem,
@@ -536,8 +634,9 @@ export function decide(obs: Observation): Decision {
           msg: 'the workflow has closed; spec change not relayed',
           fields: { generation },
         },
+        ...noted,
       ],
       after,
     };
-  return { before: mem, actions: signalActions(mem.relayed, spec), after };
+  return { before: mem, actions: [...signalActions(mem.relayed, spec), ...noted], after };
 }

@@ -226,6 +226,112 @@ describe('operator: what a plan shows without a worker, and without Temporal', (
     assert.equal(done.status?.workflow?.workflowId, wf);
   });
 
+  it('deleted without a worker: one Warning AwaitingWorker naming the task queue; a worker then lets the deletion finish', async () => {
+    const [, b] = nodes;
+    const q = h.opts.taskQueue;
+    operator ??= await startOperator();
+    // No worker: one a test before left running is stopped (Temporal may list it as a poller for a while).
+    await worker?.stop();
+    worker = undefined;
+
+    const name = uniqueName('op-delwait');
+    h.applyPlan(name, { nodeNames: [b] });
+    const pending = await h.waitPlan(
+      name,
+      (p) => p.status?.reason === 'AwaitingWorker',
+      30_000,
+      'Pending/AwaitingWorker',
+    );
+    const wf = planWorkflowId({ name, uid: pending.metadata.uid });
+    kubectl(['delete', 'mp', name, '--wait=false']);
+    const t0 = Date.now();
+    const [warning] = await waitFor(
+      async () => {
+        const e = await events(pending, 'AwaitingWorker');
+        return e.length > 0 ? e : undefined;
+      },
+      120_000,
+      { what: 'Warning Event AwaitingWorker' },
+    );
+    console.log(`AwaitingWorker after ${Date.now() - t0} ms: ${warning!.message}`);
+    assert.equal(warning!.type, 'Warning');
+    assert.match(
+      warning!.message ?? '',
+      new RegExp(
+        `^plan deleted: its finalizer stays until workflow ${wf} has run the abort and handed the nodes back, and no worker is polling task queue "${q}".*: start one \\(drainflow run --worker --task-queue ${q}\\)`,
+      ),
+    );
+    assert.match(kubectl(['describe', 'mp', name]), /Warning\s+AwaitingWorker/);
+    assert.ok((await h.getPlan(name))?.metadata.deletionTimestamp, 'the plan waits for its workflow');
+
+    // A worker runs the abort: the workflow hands the node back and the operator removes the finalizer.
+    worker = await startWorkerProcess(q, drainflowEnv());
+    await h.waitPlanGone(name, 90_000);
+    const all = await events(pending, 'AwaitingWorker');
+    assert.equal(all.length, 1);
+    assert.equal(all[0]!.count ?? 1, 1, 'one Event per deletion, not one per look');
+  });
+
+  it('a plan that has ended: a control with no worker is refused; a spec flag patched on it gives one Normal SpecChangeIgnored', async () => {
+    const [, b] = nodes;
+    const q = h.opts.taskQueue;
+    operator ??= await startOperator();
+    worker ??= await startWorkerProcess(q, drainflowEnv());
+
+    // Drained (no pods on the node), then released: Completed. With uncordon OnDelete (the default)
+    // its workflow still runs, waiting for the deletion to hand the node back.
+    const name = uniqueName('op-ended');
+    h.applyPlan(name, { nodeNames: [b] });
+    await h.waitPlan(name, (p) => p.status?.phase === 'Drained', 90_000, 'Drained');
+    const release = await runCommand(['release', name]);
+    assert.equal(release.code, 0, `${release.out}\n${release.err}`);
+    const done = await h.waitPlan(name, (p) => p.status?.phase === 'Completed', 30_000, 'Completed');
+    await worker.stop();
+    worker = undefined;
+    await waitFor(
+      async () => {
+        const st = await runCommand(['status', name]);
+        return /no worker is polling task queue/.test(`${st.out}${st.err}`);
+      },
+      120_000,
+      { what: 'drainflow status says no worker polls', intervalMs: 3000 },
+    );
+
+    // No worker: refused as with one, exit 1, nothing written.
+    const generation = (await h.getPlan(name))!.metadata.generation;
+    for (const action of ['release', 'resume']) {
+      const r = await runCommand([action, name]);
+      assert.equal(r.code, 1, `${action}: ${r.out}\n${r.err}`);
+      assert.doesNotMatch(r.out, /written to plan/);
+    }
+    const refused = await runCommand(['release', name]);
+    assert.match(
+      refused.err,
+      new RegExp(
+        `^drainflow: plan "${name}" has ended \\(plan phase Completed/Released\\); nothing to release`,
+      ),
+    );
+    assert.equal((await h.getPlan(name))!.metadata.generation, generation, 'the spec is not written');
+
+    // kubectl can still set a flag (the CRD cannot tell): the operator says it has no effect, once.
+    kubectl(['patch', 'mp', name, '--type', 'merge', '-p', '{"spec":{"paused":true}}']);
+    const [note] = await waitFor(
+      async () => {
+        const e = await events(done, 'SpecChangeIgnored');
+        return e.length > 0 ? e : undefined;
+      },
+      30_000,
+      { what: 'Normal Event SpecChangeIgnored' },
+    );
+    assert.equal(note!.type, 'Normal');
+    assert.equal(note!.message, `plan ${name} has ended (Completed/Released): spec.paused has no effect`);
+    // Several resyncs later, still one.
+    await new Promise((r) => setTimeout(r, 3 * RESYNC_SECONDS * 1000));
+    const later = await events(done, 'SpecChangeIgnored');
+    assert.equal(later.length, 1);
+    assert.equal(later[0]!.count ?? 1, 1, 'one Event per spec change, not one per resync');
+  });
+
   it('Temporal down mid-drain: one Warning TemporalUnavailable, one Normal TemporalAvailable, then Drained', async () => {
     const [a] = nodes;
     await podsOn(a, 'slow', 8, true);

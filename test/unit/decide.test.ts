@@ -14,7 +14,9 @@ import {
   awaitingWorkerStatus,
   closedWorkflowAction,
   decide,
+  deletionWaitEvent,
   mayAbortOnForget,
+  specChangeIgnored,
   missingNodeCount,
   needsWorkflow,
   planSignals,
@@ -78,7 +80,7 @@ function steps(d: Decision): string[] {
     .map((a) => {
       switch (a.type) {
         case 'cleanup':
-          return `cleanup(${a.running ? 'running' : 'closed'}${a.sendAbort ? ', abort' : ''})`;
+          return `cleanup(${a.running ? 'running' : 'closed'}${a.sendAbort ? ', abort' : ''}${a.taskQueue ? `, queue ${a.taskQueue}` : ''})`;
         case 'ensureFinalizer':
           return a.stopIfGone ? 'finalizer' : 'finalizer(keep going)';
         case 'signal':
@@ -87,6 +89,8 @@ function steps(d: Decision): string[] {
           return 'markInvalid';
         case 'warnEvent':
           return `event ${a.reason}`;
+        case 'normalEvent':
+          return `normal ${a.reason}`;
         case 'writeNodeCount':
           return `nodesTotal=${a.nodesTotal}`;
         case 'closedWorkflow':
@@ -127,6 +131,12 @@ describe('decide', () => {
       name: 'deleted while the workflow runs: abort, then wait and hand back',
       obs: obs({ deleting: true }, { memory: mem(), workflow: running }),
       steps: ['cleanup(running, abort)'],
+      before: mem(),
+    },
+    {
+      name: 'deleted while running on a known task queue: the wait checks that queue for a worker',
+      obs: obs({ deleting: true }, { memory: mem(), workflow: { state: 'running', taskQueue: 'q1' } }),
+      steps: ['cleanup(running, abort, queue q1)'],
       before: mem(),
     },
     {
@@ -526,7 +536,7 @@ describe('decide', () => {
       }),
     },
     {
-      name: 'spec.paused on a plan marked Failed/WorkflowTerminated: not relayed (nobody to signal)',
+      name: 'spec.paused on a plan marked Failed/WorkflowTerminated: not relayed (nobody to signal), noted (it has ended)',
       obs: obs(
         { generation: 2, phase: 'Failed', reason: 'WorkflowTerminated' },
         {
@@ -534,20 +544,68 @@ describe('decide', () => {
           memory: mem({ relayed: flags(), closedProjected: 'WorkflowTerminated' }),
         },
       ),
-      steps: [],
+      steps: ['normal SpecChangeIgnored'],
       before: mem({ relayed: flags(), closedProjected: 'WorkflowTerminated' }),
       after: mem({ generation: 2, relayed: flags(true), closedProjected: 'WorkflowTerminated' }),
       log: /spec change not relayed/,
     },
     {
-      name: 'spec.abort on a plan Failed for another reason (NodeNotFound): the abort signal as before',
+      name: 'spec.abort on a plan Failed for another reason (NodeNotFound): the abort signal as before, noted (it has ended)',
       obs: obs(
         { generation: 2, phase: 'Failed', reason: 'NodeNotFound' },
         { spec: { nodeNames: ['a'], abort: true }, memory: mem({ relayed: flags() }) },
       ),
-      steps: ['abort'],
+      steps: ['abort', 'normal SpecChangeIgnored'],
       before: mem({ relayed: flags() }),
       after: mem({ generation: 2, relayed: flags(false, false, true) }),
+    },
+    {
+      name: 'spec.paused on a Completed plan: the signal as before, and one Normal SpecChangeIgnored',
+      obs: obs(
+        { generation: 3, observedGeneration: 2, phase: 'Completed', reason: 'Released' },
+        {
+          spec: { nodeNames: ['a'], paused: true, release: true },
+          memory: mem({ generation: 2, relayed: flags(false, true) }),
+        },
+      ),
+      steps: ['pause', 'normal SpecChangeIgnored'],
+      before: mem({ generation: 2, relayed: flags(false, true) }),
+      after: mem({ generation: 3, relayed: flags(true, true) }),
+    },
+    {
+      name: 'the same generation at a resync: nothing again',
+      obs: obs(
+        { generation: 3, observedGeneration: 2, phase: 'Completed', reason: 'Released' },
+        {
+          spec: { nodeNames: ['a'], paused: true, release: true },
+          memory: mem({ generation: 3, relayed: flags(true, true) }),
+          resync: true,
+        },
+      ),
+      steps: [],
+    },
+    {
+      name: 'spec.abort on a Completed OnDelete plan: relayed (it hands the nodes back), not noted',
+      obs: obs(
+        { generation: 3, phase: 'Completed', reason: 'Released' },
+        {
+          spec: { nodeNames: ['a'], abort: true, release: true },
+          memory: mem({ generation: 2, relayed: flags(false, true) }),
+        },
+      ),
+      steps: ['abort'],
+      before: mem({ generation: 2, relayed: flags(false, true) }),
+      after: mem({ generation: 3, relayed: flags(false, true, true) }),
+    },
+    {
+      name: 'spec.paused on a Running plan: relayed, not noted',
+      obs: obs(
+        { generation: 2, phase: 'Running', reason: 'Draining' },
+        { spec: { nodeNames: ['a'], paused: true }, memory: mem({ relayed: flags() }) },
+      ),
+      steps: ['pause'],
+      before: mem({ relayed: flags() }),
+      after: mem({ generation: 2, relayed: flags(true) }),
     },
     {
       name: 'status records a workflow Temporal no longer knows, Failed/WorkflowTerminated, spec.abort: hand back',
@@ -886,4 +944,126 @@ describe('temporalReach', () => {
       'TemporalAvailable',
     ]);
   });
+});
+
+describe('deletionWaitEvent', () => {
+  const poller = (ageMs: number) => ({ identity: 'w1@host', ageMs });
+  const table: Array<[string, boolean, Parameters<typeof deletionWaitEvent>[1], RegExp | undefined]> = [
+    [
+      'no poller at all: one Warning naming the workflow, the queue and the command',
+      false,
+      { pollers: [] },
+      new RegExp(
+        `^plan deleted: its finalizer stays until workflow ${WF} has run the abort and handed the nodes back, and no worker is polling task queue "q1": start one \\(drainflow run --worker --task-queue q1\\)`,
+      ),
+    ],
+    [
+      'a poller whose last poll is too old (a stopped worker): Warning, with the last poll',
+      false,
+      { pollers: [poller(95_000)] },
+      /no worker is polling task queue "q1"; the last poll began 95 s ago, by w1@host: start one/,
+    ],
+    [
+      'a poller reporting shutdown: Warning',
+      false,
+      { pollers: [poller(5_000)], workers: new Map([['w1@host', { status: 'WORKER_STATUS_SHUTDOWN' }]]) },
+      /no worker is polling task queue "q1"/,
+    ],
+    ['a live worker polls (busy with other work): nothing', false, { pollers: [poller(5_000)] }, undefined],
+    [
+      'a live worker with a running heartbeat: nothing',
+      false,
+      {
+        pollers: [poller(1_000)],
+        workers: new Map([['w1@host', { status: 'WORKER_STATUS_RUNNING', heartbeatAgeMs: 10_000 }]]),
+      },
+      undefined,
+    ],
+    ['Temporal did not answer: nothing (asked again at the next retry)', false, undefined, undefined],
+    ['recorded already for this deletion: not again', true, { pollers: [] }, undefined],
+  ];
+  for (const [name, noted, workers, message] of table) {
+    it(name, () => {
+      const ev = deletionWaitEvent(noted, workers, WF, 'q1');
+      if (!message) return assert.equal(ev, undefined);
+      assert.equal(ev?.type, 'Warning');
+      assert.equal(ev?.reason, 'AwaitingWorker');
+      assert.match(ev!.message, message);
+    });
+  }
+});
+
+describe('specChangeIgnored', () => {
+  const p = (phase: PlanPhase | undefined, reason?: string) => ({
+    name: 'p',
+    ...(phase ? { phase } : {}),
+    ...(reason ? { reason } : {}),
+  });
+  const table: Array<
+    [string, ReturnType<typeof p>, Flags | undefined, Flags, string | undefined, string | undefined]
+  > = [
+    [
+      'paused on a Completed plan',
+      p('Completed', 'Released'),
+      flags(false, true),
+      flags(true, true),
+      'OnDelete',
+      'plan p has ended (Completed/Released): spec.paused has no effect',
+    ],
+    [
+      'paused and release on an Aborted plan: both named',
+      p('Aborted', 'Aborted'),
+      flags(false, false, true),
+      flags(true, true, true),
+      undefined,
+      'plan p has ended (Aborted/Aborted): spec.paused and spec.release have no effect',
+    ],
+    [
+      'abort of a Completed plan with uncordon OnRelease (its workflow closed)',
+      p('Completed', 'Released'),
+      flags(false, true),
+      flags(false, true, true),
+      'OnRelease',
+      'plan p has ended (Completed/Released): spec.abort has no effect',
+    ],
+    [
+      'abort of a Completed OnDelete plan: it hands the nodes back',
+      p('Completed', 'Released'),
+      flags(false, true),
+      flags(false, true, true),
+      'OnDelete',
+      undefined,
+    ],
+    [
+      'paused on a Drained plan: not ended',
+      p('Drained', 'AllNodesDrained'),
+      flags(),
+      flags(true),
+      undefined,
+      undefined,
+    ],
+    ['no phase yet: not ended', p(undefined), flags(), flags(true), undefined, undefined],
+    [
+      'nothing changed (toggled back): nothing',
+      p('Completed', 'Released'),
+      flags(),
+      flags(),
+      undefined,
+      undefined,
+    ],
+    [
+      'what the workflow was told is unknown (operator restarted): nothing',
+      p('Completed', 'Released'),
+      undefined,
+      flags(true),
+      undefined,
+      undefined,
+    ],
+  ];
+  for (const [name, plan, before, now, uncordon, message] of table)
+    it(name, () => {
+      const ev = specChangeIgnored(plan, before, now, uncordon);
+      assert.equal(ev?.message, message);
+      if (ev) assert.equal(ev.reason, 'SpecChangeIgnored');
+    });
 });
