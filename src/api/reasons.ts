@@ -47,7 +47,7 @@ export type PlanPhase = ValueOf<typeof PlanPhase>;
 export const NodePhase = {
   /** Not started yet (waiting for a slot of maxUnavailableNodes). */
   Pending: 'Pending',
-  /** Held by another plan (reason NodeHeldByOtherPlan); tried again as it is handed back, at the latest after retryBackoff. */
+  /** Held by another plan (reason NodeHeldByOtherPlan); tried again as it is handed back, at the latest after retryBackoff; while the plan is paused, not until resumed. */
   Waiting: 'Waiting',
   /** Cordoned by the plan, no eviction yet. */
   Cordoned: 'Cordoned',
@@ -265,11 +265,11 @@ export const NodeReason = {
   NodeUncordonedExternally: 'NodeUncordonedExternally',
   /** Deleted: the Node object was deleted during the drain (Warning Event). */
   NodeDeleted: 'NodeDeleted',
-  /** Waiting: another plan holds the node (Warning Event); tried again as soon as that plan hands it back (the worker watches the Node), at the latest after eviction.retryBackoff (5 s doubling up to 120 s by default). */
+  /** Waiting: another plan holds the node (Warning Event); tried again as soon as that plan hands it back (the worker watches the Node), at the latest after eviction.retryBackoff (5 s doubling up to 120 s by default); while the plan is paused, not tried (nor cordoned) until resumed. */
   NodeHeldByOtherPlan: 'NodeHeldByOtherPlan',
   /** Failed: the node does not exist (any more) when its drain starts; also a plan phase reason. */
   NodeNotFound: 'NodeNotFound',
-  /** Paused: no new evictions until resumed. */
+  /** Paused: no new evictions until resumed (a node not claimed yet: not cordoned until resumed). */
   PausedByUser: 'PausedByUser',
   /** Aborted: the drain was aborted. */
   Aborted: 'Aborted',

@@ -163,6 +163,8 @@ export interface NodeDrainState {
   cordonedByPlan: boolean;
   /** Claim attempts refused because another plan holds the node (drives the retry backoff). */
   claimRounds: number;
+  /** The plan that held the node at the last refused claim attempt; absent once claimed (and in older runs). */
+  heldBy?: string;
   paused: boolean;
   aborted: boolean;
   /** Absolute deadline, ms since epoch. */
@@ -488,6 +490,30 @@ export function applyControl(
   else if (action === 'release') {
     if (s.roll) s.roll.released = true;
   } else s.aborted = true;
+  return s;
+}
+
+/**
+ * Words a node paused before this plan claimed it: no claim (cordon) is tried while paused, since a
+ * cordon takes the node's capacity away and a pause stops new work (the claim loop of
+ * src/workflows/node.ts past `patched('paused-no-claim')`). On resume the claim is tried at once.
+ *
+ * - Refused at its last try because another plan held it ({@link NodeDrainState.heldBy}): phase
+ *   Waiting, reason NodeHeldByOtherPlan, a message naming that plan and the pause (the other plan
+ *   may have handed it back since; the node does not look while paused).
+ * - Not tried yet (started paused: outside a maintenance window, after a continue-as-new): phase
+ *   Paused, reason PausedByUser (shown as OutsideMaintenanceWindow while the windows hold the plan).
+ */
+export function pausedBeforeClaim(s: NodeDrainState): NodeDrainState {
+  if (s.heldBy !== undefined) {
+    s.phase = NodePhase.Waiting;
+    s.reason = NodeReason.NodeHeldByOtherPlan;
+    s.message = `node ${s.node} was held by plan ${s.heldBy} at the last try; paused: not claimed (cordoned) until resumed, then tried again at once`;
+  } else {
+    s.phase = NodePhase.Paused;
+    s.reason = NodeReason.PausedByUser;
+    s.message = 'paused before the node was claimed: not cordoned until resumed';
+  }
   return s;
 }
 

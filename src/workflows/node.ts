@@ -5,7 +5,8 @@
  *
  * - Claim: `cordonNode`; a node held by another plan is Waiting (NodeHeldByOtherPlan) and tried
  *   again after a growing backoff (`retryBackoff`) or, sooner, as soon as the `waitClaimReleased`
- *   activity (a wait on the worker's watch cache) sees the other plan hand it back.
+ *   activity (a wait on the worker's watch cache) sees the other plan hand it back. While paused
+ *   an unclaimed node neither tries nor watches: it waits for the resume, then tries at once.
  * - Observe: the `observeNode` activity (one list-then-watch of the node, its pods and their
  *   PodDisruptionBudgets) answers when something material changed, or after
  *   `retryBackoff.maxSeconds` when nothing did.
@@ -76,6 +77,7 @@ import {
   nextActionAt,
   nodeBlockers,
   nodeCounts,
+  pausedBeforeClaim,
   terminatingEvicted,
   type EvictionCallFailure,
   type NodeDrainState,
@@ -393,9 +395,40 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
   };
 
   // ---- 1. claim and cordon; a node held by another plan is tried again with a growing backoff ----
-  // ---- and, past `claim-watch`, as soon as the other plan hands it back ----
+  // ---- and, past `claim-watch`, as soon as the other plan hands it back; past `paused-no-claim`, ----
+  // ---- never while paused ----
   /** Whether `patched('claim-watch')` holds: asked when the node first finds itself held. */
   let claimWatch: boolean | undefined;
+  /** Whether `patched('paused-no-claim')` holds: asked when a paused node would first try to claim. */
+  let pausedNoClaim: boolean | undefined;
+  /**
+   * Whether the node, unclaimed, must not try to claim now: it is paused (a cordon takes the node's
+   * capacity away, and a pause stops new work). patched: node runs recorded before tried to claim
+   * (and cordoned) while paused. Asked only when paused, so runs never paused before their claim
+   * record no marker. NODE_CHANGES_SINCE_EPOCH_1 (src/workflows/patches.ts).
+   */
+  const noClaimWhilePaused = (): boolean => s.paused && (pausedNoClaim ??= since('paused-no-claim'));
+  /**
+   * Waits while the node is paused before its claim, with no claim attempt and no wait for a
+   * hand-back (`waitClaimReleased`): until it is resumed, aborted (or its plan workflow is gone) or
+   * its deadline passes; the claim loop then decides. Continues as new by age or history length.
+   */
+  const waitPausedBeforeClaim = async (): Promise<void> => {
+    pausedBeforeClaim(s);
+    for (;;) {
+      if (parentGone && !s.aborted) {
+        s.aborted = true;
+        s.lastError = 'the plan workflow is gone; stopping';
+      }
+      if (s.aborted || !s.paused || Date.now() >= s.deadlineMs) return;
+      if (continueAsNewDue() && !sending) await continueAsNewNow();
+      const again = report();
+      const ageAt = runStartMs + CONTINUE_AS_NEW_AGE_MS;
+      const until = Math.min(s.deadlineMs, again ?? Infinity, ageAt > Date.now() ? ageAt : Infinity);
+      woken = false;
+      await condition(() => woken || s.aborted || !s.paused, Math.max(1, until - Date.now()));
+    }
+  };
   /** The holder whose hand-back ended the last round (the claim attempt then decides). */
   let wokeFor: string | undefined;
   while (!s.claimed) {
@@ -419,6 +452,10 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
               message: 'deadline passed before the node could be claimed',
             },
       );
+    if (noClaimWhilePaused()) {
+      await waitPausedBeforeClaim();
+      continue;
+    }
     let res;
     try {
       res = await k8s.cordonNode.executeWithOptions({ summary: `cordon ${node}` }, [{ plan, node }]);
@@ -432,6 +469,7 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     if (res.outcome === 'Cordoned') {
       s.claimed = true;
       s.cordonedByPlan = !res.wasUnschedulable;
+      delete s.heldBy;
       s.phase = NodePhase.Cordoned;
       s.reason = undefined;
       s.message = undefined;
@@ -447,6 +485,7 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     s.phase = NodePhase.Waiting;
     s.reason = NodeReason.NodeHeldByOtherPlan;
     s.message = `node ${node} is held by plan ${res.heldBy}`;
+    s.heldBy = res.heldBy;
     const retryAt = Date.now() + backoffSeconds(s.claimRounds, backoff) * 1000;
     // patched: node runs recorded before waited for the backoff only. Now the round also waits for
     // the hand-back (waitClaimReleased) and tries again as soon as it comes. Asked when the node
@@ -486,7 +525,15 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
       const until = Math.min(retryAt, s.deadlineMs, again ?? Infinity);
       woken = false;
       await condition(() => woken || s.aborted || handedBack, Math.max(1, until - Date.now()));
-      if (s.aborted || handedBack || Date.now() >= retryAt || Date.now() >= s.deadlineMs) break;
+      // Paused (past `paused-no-claim`): the round ends, the paused wait follows without the watch.
+      if (
+        s.aborted ||
+        handedBack ||
+        Date.now() >= retryAt ||
+        Date.now() >= s.deadlineMs ||
+        noClaimWhilePaused()
+      )
+        break;
     }
     if (handedBack) wokeFor = holder;
     // Still waiting (abort, deadline, the next try): abandoned, not cancelled (see `observer`).

@@ -73,12 +73,15 @@ export const NODE_EPOCH_1 = {
  * - `claim-watch`: a node held by another plan waits for the hand-back (`waitClaimReleased`) and
  *   tries to claim it at once, not only at its next backoff try; asked when a node first finds
  *   itself held.
+ * - `paused-no-claim`: a node paused before it claimed its node tries no claim (no cordon) and does
+ *   not wait for a hand-back until resumed; asked when a paused node would first try to claim.
  */
 export const NODE_CHANGES_SINCE_EPOCH_1 = [
   'stale-node-controls',
   'deadline-fresh-view',
   'aborted-evicted-counts',
   'claim-watch',
+  'paused-no-claim',
 ] as const;
 
 /** The plan workflow's epoch 1 (src/workflows/plan.ts): every change up to `grant-delivery-activity`. */

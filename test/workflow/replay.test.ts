@@ -79,7 +79,12 @@
  * claims it at its next backoff try) is an epoch-1 run from before `patched('claim-watch')`,
  * recorded at commit e851d33; `claim-watch-v1` is past it (the node waits for the hand-back with
  * `waitClaimReleased` and claims the node as it comes); both written by
- * test/workflow/claim-watch.test.ts. Refresh an existing fixture only when the change is meant
+ * test/workflow/claim-watch.test.ts. `paused-claim-v0` (a one-node plan whose node is held by
+ * another plan; the plan is paused while its node waits, the other plan hands the node back, and
+ * the paused node claims and cordons it at once; resumed, it drains) is an epoch-1 run from before
+ * `patched('paused-no-claim')`, recorded at commit dd8fb0c; `paused-claim-v1` is past it (no claim
+ * while paused, the node claims it as it is resumed); both written by
+ * test/workflow/paused-claim.test.ts. Refresh an existing fixture only when the change is meant
  * to be incompatible (and no old run can still be open); add new ones freely.
  */
 import { describe, it, before } from 'node:test';
