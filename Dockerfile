@@ -51,10 +51,9 @@ COPY --chown=0:0 package.json ./
 # distroless "nonroot": uid/gid 65532; files stay root-owned and read-only for the process.
 USER 65532:65532
 EXPOSE 8080 8081
-# --optimize-for-size: V8 favours memory over speed (smaller heap growth steps, less optimized
-# code). Node refuses it in NODE_OPTIONS, so it goes here, for the operator and the worker alike.
-# fleet benchmark (bench/notes.md, 2026-12-02), worker with the deploy memory settings: peak RSS
-# 250.7 -> 204.6 MiB, anonymous memory 300 s into the drain 177.5 -> 141.0 MiB, CPU 44.1 -> 47.5 s
-# (one run each on a loaded host).
-ENTRYPOINT ["/nodejs/bin/node", "--optimize-for-size", "dist/cli/main.js"]
+# No --optimize-for-size: it kept the worker's peak RSS low but cost CPU (bench/notes.md,
+# 2026-12-05: the worker without it and with 1 MiB semi-spaces used 14-17% less CPU per evicted pod
+# in fleet and scale, for about 10 MiB more RSS). The Deployments' NODE_OPTIONS (1 MiB
+# semi-spaces, 128 MiB old space) and MALLOC_ARENA_MAX keep the memory down.
+ENTRYPOINT ["/nodejs/bin/node", "dist/cli/main.js"]
 CMD ["run", "--mode", "in-cluster"]

@@ -2,7 +2,7 @@
  * A memory sampler for drainflow processes under the bench; not part of the product.
  *
  * Preload it with `--require`, e.g.
- *   BENCH_DRAINFLOW_NODE_OPTIONS="--max-old-space-size=128 --max-semi-space-size=4 \
+ *   BENCH_DRAINFLOW_NODE_OPTIONS="--max-old-space-size=128 --max-semi-space-size=1 \
  *     --require $PWD/bench/mem-sampler.cjs" MEM_SAMPLER_DIR=/tmp/mem npm run bench -- ...
  * Node runs preloaded modules in every worker thread too, so each V8 isolate of the process (the
  * main thread and the Temporal SDK's workflow thread) writes one JSON line per second
