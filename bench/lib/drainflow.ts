@@ -72,6 +72,41 @@ interface Part {
   exited: boolean;
 }
 
+/** Every drainflow child the bench started and has not seen exit (see {@link stopChildrenWithBench}). */
+const liveChildren = new Set<ChildProcess>();
+let childGuardInstalled = false;
+
+/**
+ * Makes the bench's drainflow processes end with the bench: on SIGINT, SIGTERM or SIGHUP to the bench
+ * (Ctrl-C, `kill`, `pkill -f bench/run.ts`) each child gets SIGTERM (a graceful worker shutdown), up
+ * to 5 s to stop, and the bench exits with 128 + the signal's number; at any exit the children still
+ * running get SIGKILL.
+ * Without it a killed bench left its operator and worker running, and a leftover operator (its plan
+ * selector matches every bench plan) ran a later bench's plan. Installed once.
+ */
+function stopChildrenWithBench(): void {
+  if (childGuardInstalled) return;
+  childGuardInstalled = true;
+  process.once('exit', () => {
+    for (const child of liveChildren) child.kill('SIGKILL');
+  });
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)
+    process.once(signal, () => {
+      for (const child of liveChildren) child.kill('SIGTERM');
+      // Up to 5 s for them to stop; then the exit handler kills what is left.
+      const deadline = Date.now() + 5000;
+      const poll = setInterval(() => {
+        if (liveChildren.size > 0 && Date.now() < deadline) return;
+        clearInterval(poll);
+        process.exit(code);
+      }, 100);
+    });
+}
+
 /** `drainflow run` as child process(es) of the bench. */
 export class DrainflowProcesses {
   readonly parts: Part[] = [];
@@ -138,8 +173,11 @@ export class DrainflowProcesses {
           readyPorts: role === 'operator' ? [opPort] : role === 'worker' ? [wkPort] : [opPort, wkPort],
           exited: false,
         };
+        liveChildren.add(child);
+        stopChildrenWithBench();
         child.once('exit', () => {
           part.exited = true;
+          liveChildren.delete(child);
         });
         p.parts.push(part);
       }
