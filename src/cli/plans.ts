@@ -218,6 +218,12 @@ export function closedWithoutHandBack(plan: Pick<MaintenancePlan, 'status'>, clo
   );
 }
 
+/** `{ uncordon }` of a plan's spec when it is set, for {@link ControlResult}. */
+function uncordonOf(plan: MaintenancePlan): { uncordon?: string } {
+  const u = (plan.spec as { uncordon?: unknown } | undefined)?.uncordon;
+  return typeof u === 'string' ? { uncordon: u } : {};
+}
+
 /**
  * Sets the spec flag, then sends pause/resume/abort/release as an Update and returns the new state.
  * An abort of a plan whose workflow closed without handing the nodes back ({@link
@@ -229,12 +235,6 @@ export function closedWithoutHandBack(plan: Pick<MaintenancePlan, 'status'>, clo
  *   the action would change nothing ({@link endedRefusal}, with or without a worker), or when no
  *   worker answers in time.
  */
-/** `{ uncordon }` of a plan's spec when it is set, for {@link ControlResult}. */
-function uncordonOf(plan: MaintenancePlan): { uncordon?: string } {
-  const u = (plan.spec as { uncordon?: unknown } | undefined)?.uncordon;
-  return typeof u === 'string' ? { uncordon: u } : {};
-}
-
 export async function control(ctx: CliContext, name: string, action: ControlAction): Promise<ControlResult> {
   const { plan, handle, client } = await planHandle(ctx, name);
   try {
