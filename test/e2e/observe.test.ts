@@ -328,13 +328,15 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
       selection: SELECTION,
       since: stable.fingerprint,
       maxWaitSeconds: 30,
-      coalesceMs: 4_000,
+      coalesceMs: 8_000,
       quietMs: 200,
     });
     await sleep(300);
     await setUnschedulable(c, node, true);
-    await sleep(1_500);
-    await setUnschedulable(c, node, false); // well after the quiet time, inside the window
+    // Well after the quiet time, inside the window; 3 s leaves room for a watch event delivered late
+    // on a loaded host (1.5 s was once not enough in CI).
+    await sleep(3_000);
+    await setUnschedulable(c, node, false);
     const seen = changed((await waiting).obs);
     assert.equal(seen.node.unschedulable, true, 'answered before the second change');
     await settled(node);
