@@ -61,7 +61,9 @@ describe('pod policy (time-skipping)', () => {
       `currentOrder showed 10 and 1000: ${orders.join(',')}`,
     );
     assert.equal(sim.lastStatus()?.evictionProgress?.evicted, 5);
-    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
+    // The plan may complete while the node's last report arrives: the server then refuses that
+    // completion once (UnhandledCommand) and the SDK runs the task again (seen once in CI).
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']), { allowUnhandledCommand: true });
   });
 
   it('skipWaitForDeleteTimeoutSeconds: a pod stuck terminating counts as gone after the timeout, reported in status and an Event', async () => {
