@@ -281,9 +281,9 @@ export interface DrainActivities {
     uncordon: boolean;
   }): Promise<{ uncordoned: boolean; left?: NotUncordoned }>;
   /**
-   * Lists the pods bound to the node, classified, with the PDBs covering them. Only node runs
-   * recorded before `patched('level-triggered-node')` call it (src/workflows/legacy/node-v1.ts);
-   * the loop observes with {@link DrainActivities.observeNode}.
+   * Lists the pods bound to the node, classified, with the PDBs covering them. No workflow calls
+   * it (the node drain observes with {@link DrainActivities.observeNode}); the e2e tests use it as
+   * a probe of the classification.
    */
   listNodePods(input: { node: string; selection: PodSelection }): Promise<NodePods>;
   /**
@@ -312,14 +312,14 @@ export interface DrainActivities {
    */
   deletePod(input: DeletePodInput): Promise<DeletePodResult>;
   /**
-   * Reads the pod by name and compares UIDs. As an activity, only the legacy node runs call it
-   * (see {@link DrainActivities.listNodePods}); `evictPod` calls the same function to resolve a 409.
+   * Reads the pod by name and compares UIDs. No workflow calls it as an activity; `evictPod` calls
+   * the same function to resolve a 409.
    */
   checkPod(input: { namespace: string; name: string; uid: string }): Promise<PodState>;
   /**
    * Waits (watching, heartbeating) until the pod with this UID no longer exists, at most
-   * `timeoutSeconds`. @returns whether it is gone. Only the legacy node runs call it (see
-   * {@link DrainActivities.listNodePods}): the loop learns of a pod's end from `observeNode`.
+   * `timeoutSeconds`. @returns whether it is gone. No workflow calls it (the node drain learns of a
+   * pod's end from `observeNode`); the e2e tests use it as a probe.
    */
   waitPodGone(input: {
     namespace: string;
@@ -331,7 +331,7 @@ export interface DrainActivities {
    * Waits (watching, heartbeating) until the PDB allows a disruption (status.disruptionsAllowed > 0
    * and status.observedGeneration >= metadata.generation), at most `timeoutSeconds`.
    * @returns the last observed disruptionsAllowed (0 on timeout) and whether the PDB still exists.
-   * Only the legacy node runs call it (see {@link DrainActivities.listNodePods}).
+   * No workflow calls it; the e2e tests use it as a probe.
    */
   waitDisruptionAllowed(input: {
     pdb: string;

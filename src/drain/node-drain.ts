@@ -260,85 +260,6 @@ export interface NodeDrainSettings {
   planDeadlineMs?: number;
   /** spec.deadlineWarningSeconds (DeletePods advance notice); absent: no notice. */
   deadlineWarningSeconds?: number;
-  /**
-   * Evict by order groups (spec.podOrder, src/drain/pod-policy.ts): only pods of the lowest order
-   * among the pods still to leave. Absent in runs recorded before `patched('pod-policy')`.
-   */
-  orderGroups?: boolean;
-  /**
-   * The Draining message says how many of the pods to go are terminating (evicted or deleted,
-   * waiting out their grace period): `3 pod(s) to go, 2 of them terminating (…)`. Absent in runs
-   * recorded before `patched('terminating-words')`: the message is part of the node's progress
-   * report, so a message that changes more often would send reports those runs did not.
-   */
-  terminatingWords?: boolean;
-  /**
-   * A node deleted during the drain keeps its pods counted: those this drain evicted (or deleted)
-   * as evicted (deleted), every other pod still on it as gone without eviction (the pod garbage
-   * collector deletes pods bound to a Node that no longer exists), and its end message says how
-   * many. Absent in runs recorded before `patched('deleted-node-counts')`, whose counts (part of
-   * the node's progress report) said all of its pods were evicted.
-   */
-  deletedNodeCounts?: boolean;
-  /**
-   * A node with a reporting set ({@link NodeBudget.reports}) spends the plan's grants without
-   * checking them against its own view of the PDB. Its observations (`listedPdbsOnly`) are woken
-   * only by the PDBs it reports and those with evictions it has not seen counted yet (every
-   * eviction used to wake every running node sharing the PDB, twice); the plan's ledger holds the
-   * freshest report of every PDB and every node's holdings; the eviction subresource's PDB check
-   * stays the safety rule. A PDB that refused the node (429) still allows only what its refusal rule says.
-   * Absent: the spend is the smaller of the grant and the node's own view (runs recorded before
-   * `patched('grants-only')`, nodes without a reporting set).
-   */
-  grantsOnly?: boolean;
-  /**
-   * A pod an observation showed terminating while its eviction call was in flight, whose call was
-   * then refused (409, 403, 429, other 4xx), counts as gone without eviction when it goes: the API
-   * server did not evict it, someone else (e.g. a namespace deletion) did. Only a call that failed
-   * without an answer (timeout, cancel) may have taken effect. Absent in runs recorded before
-   * `patched('refused-not-evicted')`, which counted it as evicted (the counts are part of the
-   * node's progress report).
-   */
-  refusedNotEvicted?: boolean;
-  /**
-   * A refusal (429 naming the PDB) also ends when an observation shows the PDB at another
-   * metadata.resourceVersion, even with the same disruptionsAllowed: the PDB changed, so the
-   * drain goes by what it shows instead of the probe's "one may try". A drain's view can lag the
-   * PDB (a grants-only node is not woken by status writes of PDBs it does not report), and a
-   * refusal kept past a newer version made the node report the probe's 1 at that newer version,
-   * which the plan's budget took for the PDB's allowance. Absent in runs recorded before
-   * `patched('refusal-ends-at-new-version')`.
-   */
-  refusalEndsAtNewVersion?: boolean;
-  /**
-   * In a plan that hands out budgets, a pod waiting for a grant of its PDB is listed as blocked by
-   * that PDB (`DisruptionBudget`), whatever the node's own view of the PDB says. Absent in runs
-   * recorded before `patched('grant-blockers')`, which listed such pods as blocked only when that
-   * view allowed nothing: a node's view of a PDB it does not report can be stale, so it showed no
-   * blocker for pods that waited on their PDB, and `NotEvicted` for them at the deadline.
-   */
-  grantBlockers?: boolean;
-  /**
-   * At the deadline, the drain decides only from a view observed after it (see
-   * {@link awaitsFreshView}): the view it holds may be older than a worker's downtime, over which
-   * pods may have gone or come. Absent in runs recorded before `patched('deadline-fresh-view')`,
-   * which decided at once from the view they had (a node whose deadline passed while no worker ran
-   * then listed a pod gone meanwhile as `Terminating`, and SkipNode and DeletePods acted on it).
-   */
-  freshDeadlineView?: boolean;
-  /**
-   * A node that ends `Aborted` counts as evicted the pods this drain evicted that are still
-   * terminating ({@link terminatingEvicted}), in its final counts only. The Eviction API's 201
-   * means the API server accepted the eviction: the pod is terminating and will go, and kubectl
-   * drain reports such a pod as evicted. An aborted node ends as soon as no call is in flight,
-   * before any observation shows those pods gone, so they counted nowhere (in the total only): a
-   * plan aborted while one evicted pod was terminating reported `evicted: 0` of a node that went
-   * from 4 pods to 3. Set by the node workflow when it ends Aborted with such pods (asked then:
-   * `patched('aborted-evicted-counts')`); absent in runs recorded before, whose final counts (part
-   * of the node's progress report) left them out. Running reports are not changed (their Draining
-   * message counts the terminating pods already).
-   */
-  abortedEvictedCounts?: boolean;
 }
 
 /**
@@ -452,11 +373,11 @@ export type NodeControlAction = 'pause' | 'resume' | 'abort' | 'release';
 /**
  * Whether a `pause` or `resume` relayed for plan generation `generation` is stale: older than the
  * newest generation the node has seen ({@link NodeDrainState.controlGeneration}). The rule of the
- * plan workflow (`patched('stale-controls')` in src/workflows/plan.ts) for the node: the operator
+ * plan workflow (`control` in src/workflows/plan.ts) for the node: the operator
  * signals stops to the node workflows directly too (src/operator/node-stops.ts), so a standby
  * replica's late relay of an old pause may reach a node after the plan forwarded the leader's newer
  * resume; the newer spec wins. A control without a generation (maintenance windows, `drainflow`
- * Updates, plans recorded before the plan forwarded generations) is never stale, nor is an abort
+ * Updates) is never stale, nor is an abort
  * or a release (they only ever stop more).
  */
 export function isStaleControl(
@@ -496,7 +417,7 @@ export function applyControl(
 /**
  * Words a node paused before this plan claimed it: no claim (cordon) is tried while paused, since a
  * cordon takes the node's capacity away and a pause stops new work (the claim loop of
- * src/workflows/node.ts past `patched('paused-no-claim')`). On resume the claim is tried at once.
+ * src/workflows/node.ts). On resume the claim is tried at once.
  *
  * - Refused at its last try because another plan held it ({@link NodeDrainState.heldBy}): phase
  *   Waiting, reason NodeHeldByOtherPlan, a message naming that plan and the pause (the other plan
@@ -808,8 +729,18 @@ export function hasUnconfirmedEvictions(s: NodeDrainState): boolean {
  * Applies one eviction answer (or call failure) for the pod `uid`. `seq` is {@link
  * NodeDrainState.observeSeq} at the time of the answer (the newest observation started).
  * Answers for pods no longer tracked (seen gone meanwhile) change nothing but the counters.
- * `settings`: see {@link NodeDrainSettings.refusedNotEvicted} and
- * {@link NodeDrainSettings.refusalEndsAtNewVersion}.
+ *
+ * A pod an observation showed terminating while its eviction call was in flight, whose call was
+ * then refused (409, 403, 429, other 4xx), counts as gone without eviction when it goes: the API
+ * server did not evict it, someone else (e.g. a namespace deletion) did. Only a call that failed
+ * without an answer (timeout, cancel) may have taken effect.
+ *
+ * A refusal (429 naming the PDB) also ends when an observation shows the PDB at another
+ * metadata.resourceVersion, even with the same disruptionsAllowed: the PDB changed, so the drain
+ * goes by what it shows instead of the probe's "one may try". A drain's view can lag the PDB (a
+ * grants-only node is not woken by status writes of PDBs it does not report), and a refusal kept
+ * past a newer version made the node report the probe's 1 at that newer version, which the plan's
+ * budget took for the PDB's allowance.
  */
 export function applyEvictionAnswer(
   s: NodeDrainState,
@@ -817,7 +748,6 @@ export function applyEvictionAnswer(
   answer: EvictResult | EvictionCallFailure,
   nowMs: number,
   backoff: RetryBackoff,
-  settings: Pick<NodeDrainSettings, 'refusedNotEvicted' | 'refusalEndsAtNewVersion'> = {},
 ): NodeDrainState {
   const p = s.pods[uid];
   if (answer.outcome === 'TooManyRequests') s.tooManyRequests++;
@@ -831,7 +761,7 @@ export function applyEvictionAnswer(
     unblock(p);
     p.state = 'Terminating';
     // Whose doing it was: a refusal says not this call's; a call without an answer may have been.
-    if (!settings.refusedNotEvicted || answer.outcome === 'CallFailed') p.mayHaveEvicted = true;
+    if (answer.outcome === 'CallFailed') p.mayHaveEvicted = true;
     else p.mayHaveEvicted = undefined;
     return s;
   }
@@ -876,8 +806,7 @@ export function applyEvictionAnswer(
           // The PDB said no: its budget is 0 for this drain until it changes or the probe bound passes.
           pdb.refusalRounds++;
           pdb.refusedAllowed = pdb.observedAllowed;
-          if (settings.refusalEndsAtNewVersion && pdb.resourceVersion !== undefined)
-            pdb.refusedVersion = pdb.resourceVersion;
+          if (pdb.resourceVersion !== undefined) pdb.refusedVersion = pdb.resourceVersion;
           pdb.refusedUntilMs = nowMs + backoffSeconds(pdb.refusalRounds, backoff) * 1000;
           pdb.spentAtSeq = [];
           cooldown(retryAfter ?? 0, BlockerReason.DisruptionBudget, answer.message);
@@ -1100,7 +1029,7 @@ export function decideNode(
   if (s.aborted)
     return end({ phase: NodePhase.Aborted, reason: NodeReason.Aborted, message: 'drain aborted' });
   // The first decision past the deadline: every observation started so far started before it.
-  if (settings.freshDeadlineView && nowMs >= s.deadlineMs)
+  if (nowMs >= s.deadlineMs)
     s.deadlineView ??= { afterSeq: s.observeSeq, untilMs: nowMs + FRESH_VIEW_WAIT_MS };
   const view = s.view;
   if (!view)
@@ -1111,9 +1040,7 @@ export function decideNode(
     return end({
       phase: NodePhase.Deleted,
       reason: NodeReason.NodeDeleted,
-      message: settings.deletedNodeCounts
-        ? deletedNodeMessage(s)
-        : `node ${s.node} was deleted during the drain`,
+      message: deletedNodeMessage(s),
     });
   if (pods.length === 0 && view.unschedulable)
     return end(
@@ -1208,14 +1135,13 @@ export function decideNode(
   for (const pdb of Object.values(s.pdbs)) {
     const own = budgetOf(s, pdb, nowMs);
     const granted = s.budget?.grants[pdb.key] ?? 0;
-    const trustGrant =
-      settings.grantsOnly === true && s.budget?.reports !== undefined && pdb.refusedUntilMs === undefined;
+    const trustGrant = s.budget?.reports !== undefined && pdb.refusedUntilMs === undefined;
     budgets.set(pdb.key, !s.budget ? own : trustGrant ? granted : Math.min(own, granted));
     if (pdb.refusedUntilMs !== undefined) wake(pdb.refusedUntilMs);
   }
   let running = inFlight;
   // Order groups: only the lowest group still on the node is evicted (the others wait for it).
-  const group = settings.orderGroups ? currentOrderGroup(pods.map((p) => p.order)) : undefined;
+  const group = currentOrderGroup(pods.map((p) => p.order));
   for (const p of pods) {
     if (p.state !== 'Pending') continue;
     if (group !== undefined && (p.order ?? 0) !== group) continue;
@@ -1255,7 +1181,7 @@ export function decideNode(
       evict,
       wakeAtMs,
     };
-  const terminating = settings.terminatingWords ? pods.filter((p) => p.state === 'Terminating').length : 0;
+  const terminating = pods.filter((p) => p.state === 'Terminating').length;
   const togo = `${pods.length} pod(s) to go${terminating ? `, ${terminating} of them terminating (eviction accepted, waiting out the grace period)` : ''}`;
   if (group !== undefined) {
     const inGroup = pods.filter((p) => (p.order ?? 0) === group);
@@ -1287,34 +1213,25 @@ export function decideNode(
 
 /**
  * Whether a pod that has not been tried waits for its PDB's budget (for the blocker list): its own
- * view allows nothing, or (`grantBlockers`, a node of a plan that hands out budgets) the node holds
- * no grant of that PDB: such a node's view of a PDB it does not report can be stale, so the plan's
- * grants, not that view, say whether the pod may go.
+ * view allows nothing, or (a node of a plan that hands out budgets) the node holds no grant of
+ * that PDB: such a node's view of a PDB it does not report can be stale, so the plan's grants, not
+ * that view, say whether the pod may go (it shows as blocked by its `DisruptionBudget`, and as
+ * `NotEvicted` at the deadline).
  */
-function waitsForBudget(
-  s: NodeDrainState,
-  p: PodRecord,
-  nowMs: number,
-  grantBlockers: boolean,
-): PdbRecord | undefined {
+function waitsForBudget(s: NodeDrainState, p: PodRecord, nowMs: number): PdbRecord | undefined {
   if (p.state !== 'Pending' || p.pdbs.length !== 1) return undefined;
   const pdb = s.pdbs[p.pdbs[0]!];
   if (!pdb) return undefined;
   if (budgetOf(s, pdb, nowMs) <= 0) return pdb;
-  return grantBlockers && s.budget && (s.budget.grants[pdb.key] ?? 0) <= 0 ? pdb : undefined;
+  return s.budget && (s.budget.grants[pdb.key] ?? 0) <= 0 ? pdb : undefined;
 }
 
 /**
  * What blocks the node now: pods refused, blocked, or waiting for their PDB (capped, sorted); past
  * the deadline also the pods not evicted (`NotEvicted`) or still terminating (`Terminating`), once
  * the view is one observed after the deadline ({@link awaitsFreshView}).
- * `settings.grantBlockers`: see {@link NodeDrainSettings.grantBlockers}.
  */
-export function nodeBlockers(
-  s: NodeDrainState,
-  nowMs: number,
-  settings: Pick<NodeDrainSettings, 'grantBlockers'> = {},
-): Blocker[] {
+export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
   const out: Blocker[] = [];
   if (s.view && !s.view.exists) return out; // the node and its pods are gone: nothing blocks
   // The deadline's blockers (NotEvicted, Terminating) come from a view observed after it.
@@ -1333,7 +1250,7 @@ export function nodeBlockers(
       });
       continue;
     }
-    const waiting = waitsForBudget(s, p, nowMs, settings.grantBlockers === true);
+    const waiting = waitsForBudget(s, p, nowMs);
     if (waiting) {
       out.push({
         pod: p.key,
@@ -1418,14 +1335,19 @@ export function terminatingEvicted(s: NodeDrainState): number {
 }
 
 /**
- * Counts for the node's report (pods; see {@link NodeDrainSettings.deletedNodeCounts} for a node
- * deleted during the drain, {@link NodeDrainSettings.abortedEvictedCounts} for a node that ended
- * Aborted with evicted pods still terminating).
+ * Counts for the node's report (pods).
+ *
+ * A node deleted during the drain keeps its pods counted: those this drain evicted (or deleted) as
+ * evicted (deleted), every other pod still on it as gone without eviction (the pod garbage
+ * collector deletes pods bound to a Node that no longer exists).
+ *
+ * A node that ended `Aborted` counts as evicted the pods this drain evicted that are still
+ * terminating ({@link terminatingEvicted}). The Eviction API's 201 means the API server accepted
+ * the eviction: the pod is terminating and will go, and kubectl drain reports such a pod as
+ * evicted. An aborted node ends as soon as no call is in flight, before any observation shows
+ * those pods gone. A running node's Draining message counts its terminating pods already.
  */
-export function nodeCounts(
-  s: NodeDrainState,
-  settings: Pick<NodeDrainSettings, 'deletedNodeCounts' | 'abortedEvictedCounts'> = {},
-): {
+export function nodeCounts(s: NodeDrainState): {
   podsTotal: number;
   podsEvicted: number;
   podsFailed: number;
@@ -1433,8 +1355,6 @@ export function nodeCounts(
   podsGoneWithoutEviction?: number;
 } {
   if (s.view && !s.view.exists) {
-    // Runs recorded before `deletedNodeCounts`: the pods that went with the node no longer counted.
-    if (!settings.deletedNodeCounts) return { podsTotal: s.podsGone, podsEvicted: s.podsGone, podsFailed: 0 };
     // Pods deleted at the deadline are in s.podsDeleted already (counted when the DELETE took effect).
     const { evicted, withNode } = deletedNodePods(s);
     const gone = (s.goneWithoutEviction ?? 0) + withNode;
@@ -1449,7 +1369,7 @@ export function nodeCounts(
   }
   const pods = Object.values(s.pods);
   // An aborted node's evicted pods still terminating will go: they count as evicted.
-  const going = settings.abortedEvictedCounts && s.phase === NodePhase.Aborted ? terminatingEvicted(s) : 0;
+  const going = s.phase === NodePhase.Aborted ? terminatingEvicted(s) : 0;
   return {
     podsTotal: s.podsGone + pods.length,
     podsEvicted: s.podsGone - (s.deletedGone ?? 0) - (s.goneWithoutEviction ?? 0) + going,
@@ -1504,7 +1424,7 @@ export function nodeBudgetRequest(
     s.view?.exists === true &&
     s.view.unschedulable &&
     nowMs < s.deadlineMs;
-  const group = settings.orderGroups ? currentOrderGroup(pods.map((p) => p.order)) : undefined;
+  const group = currentOrderGroup(pods.map((p) => p.order));
   if (canEvict)
     for (const p of pods) {
       if (p.state !== 'Pending' || p.pdbs.length !== 1 || p.notBeforeMs > nowMs) continue;

@@ -21,11 +21,10 @@
  *   of the PDB is reported, or the refused node reports it unrefused (its probe bound passed: one
  *   pod may try, as the node's own rule says). The refused node may report an older version than
  *   the plan's freshest: a node that does not report a PDB is not woken by its status writes, so
- *   its view can lag. Its unrefused report then still ends the refusal it made (plans with
- *   `refusingNodeEnds`, see {@link applyBudgetRequest}); before, such a refusal lasted until the
- *   PDB changed again, for good when nothing else changed it.
- * - One reporting node per PDB (plans that assign reporters, {@link allocateBudget} with
- *   `reporters`): every node watches the PDBs of its own pods, so a PDB shared by five running nodes
+ *   its view can lag. Its unrefused report then still ends the refusal it made (see
+ *   {@link applyBudgetRequest}): kept until the PDB changed again, such a refusal would last for
+ *   good when nothing else changed it.
+ * - One reporting node per PDB ({@link allocateBudget}): every node watches the PDBs of its own pods, so a PDB shared by five running nodes
  *   used to be reported five times per change. The plan names one reporter per PDB among the
  *   running nodes that track it (in a grant's `reports`, absolute); only the reporter sends a
  *   request for nothing but a new version of that PDB. Every request still carries the
@@ -33,8 +32,9 @@
  *   because its observation shows the eviction in the PDB also brings that observation (the
  *   ledger is never older than what a holding is lowered for). Such nodes send `tracked` (every
  *   PDB key they watch), `pdbs` then holds only the changed reports, and their `wants` are no
- *   longer bounded by their own view of the allowance (the plan's freshest report bounds them; the
- *   node still spends a grant only when its own view allows it). A decrease of an allowance that
+ *   longer bounded by their own view of the allowance (the plan's freshest report bounds them), and
+ *   they spend the plan's grants as they come (the eviction subresource's PDB check stays the
+ *   safety rule). A decrease of an allowance that
  *   no eviction explains (a pod turned unready) reaches the plan with the next request of any
  *   node tracking the PDB; until then the nodes' own views and the API server refuse the excess.
  *
@@ -142,30 +142,17 @@ export function newerResourceVersion(a: string | undefined, b: string | undefine
   return a.length !== b.length ? a.length > b.length : a > b;
 }
 
-/** Options of {@link applyBudgetRequest}. */
-export interface ApplyBudgetOptions {
-  /**
-   * Asked only when the node that made a PDB's refusal reports it unrefused at another version than
-   * the plan's (its view lags): whether that report ends the refusal (true in new plan runs; the
-   * plan workflow answers with `patched()`, so runs recorded before keep the refusal).
-   */
-  refusingNodeEnds?: () => boolean;
-}
-
 /**
  * Applies a node's request: its PDB reports, holdings and wants. Mutates and returns `ledger`.
  *
  * Per PDB report: a newer version replaces the plan's (refused or not); a refusal at a version
  * not newer makes the PDB allow nothing now; an unrefused report ends a refusal when it carries
- * the plan's version, or (with `opts.refusingNodeEnds`) when it comes from the node that was
- * refused: its probe bound passed, or it saw the PDB change. The PDB then allows what that node
+ * the plan's version, or when it comes from the node that was refused (even when that node's
+ * view of the PDB is older than the plan's: kept, such a refusal stalled a PDB whose status no
+ * longer changed): its probe bound passed, or it saw the PDB change. The PDB then allows what that node
  * reports (1 after a probe bound), and the plan's version stays.
  */
-export function applyBudgetRequest(
-  ledger: PdbBudgetLedger,
-  req: PdbBudgetRequest,
-  opts: ApplyBudgetOptions = {},
-): PdbBudgetLedger {
+export function applyBudgetRequest(ledger: PdbBudgetLedger, req: PdbBudgetRequest): PdbBudgetLedger {
   for (const r of req.pdbs) {
     const known = ledger.pdbs[r.key];
     const rv = r.resourceVersion;
@@ -180,10 +167,7 @@ export function applyBudgetRequest(
       known.allowed = 0;
       known.refused = true;
       known.refusedBy = req.node;
-    } else if (
-      known.refused &&
-      (rv === known.resourceVersion || (known.refusedBy === req.node && opts.refusingNodeEnds?.() === true))
-    ) {
+    } else if (known.refused && (rv === known.resourceVersion || known.refusedBy === req.node)) {
       // The refused node's probe bound passed (or its view changed): what it may try now.
       known.allowed = r.allowed;
       delete known.refused;
@@ -262,19 +246,15 @@ export function budgetAvailable(ledger: PdbBudgetLedger, key: string): number {
  * disruption at a time from the PDB with the most left (so the nodes' room is spread over the
  * PDBs instead of all nodes waiting on the same one), and records the grants as issued.
  *
- * With `reporters` (plans that assign reporters, see the module comment) it also names each PDB's
- * reporter ({@link assignReporters}) and tells each node that takes part its reporting set in a
+ * It also names each PDB's reporter ({@link assignReporters}) and tells each node that takes part its reporting set in a
  * grant's `reports` when that set changed: with the node's next grant, or at once in a grant of
  * no disruptions when the node gained a PDB to report (without it nobody might report that PDB's
  * next rise). A node that lost one only reports more than needed until its next grant.
  *
  * Mutates `ledger`. @returns the grants to send, at most one per node.
  */
-export function allocateBudget(
-  ledger: PdbBudgetLedger,
-  opts: { reporters?: boolean } = {},
-): { node: string; grant: PdbGrant }[] {
-  const reportsOf = opts.reporters ? assignReporters(ledger) : undefined;
+export function allocateBudget(ledger: PdbBudgetLedger): { node: string; grant: PdbGrant }[] {
+  const reportsOf = assignReporters(ledger);
   const out: { node: string; grant: PdbGrant }[] = [];
   const available = new Map<string, number>();
   for (const key of Object.keys(ledger.pdbs)) available.set(key, budgetAvailable(ledger, key));
@@ -297,7 +277,7 @@ export function allocateBudget(
     }
     let reports: string[] | undefined;
     let gained = false;
-    if (reportsOf && n.tracked !== undefined) {
+    if (n.tracked !== undefined) {
       const mine = reportsOf.get(node) ?? [];
       if (!sameKeys(mine, n.reports)) {
         reports = mine;

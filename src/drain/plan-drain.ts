@@ -22,7 +22,6 @@ import {
   applyBudgetRequest,
   emptyLedger,
   forgetBudgetNode,
-  type ApplyBudgetOptions,
   type PdbBudgetLedger,
   type PdbBudgetRequest,
 } from './pdb-budget.js';
@@ -218,16 +217,11 @@ export function nodeWorkflowFailed(s: PlanRunState, node: string, message: strin
 
 /**
  * Applies a running node's PDB budget request (a late one from a node whose drain ended, or one
- * from a node this plan does not drain, is ignored: nothing it holds counts any more). `opts` as
- * for {@link applyBudgetRequest}.
+ * from a node this plan does not drain, is ignored: nothing it holds counts any more).
  */
-export function applyNodeBudgetRequest(
-  s: PlanRunState,
-  req: PdbBudgetRequest,
-  opts: ApplyBudgetOptions = {},
-): void {
+export function applyNodeBudgetRequest(s: PlanRunState, req: PdbBudgetRequest): void {
   if (!s.started.includes(req.node) || s.finished.includes(req.node)) return;
-  applyBudgetRequest((s.budget ??= emptyLedger()), req, opts);
+  applyBudgetRequest((s.budget ??= emptyLedger()), req);
 }
 
 /** Nodes whose drain runs now (started, not ended). Each holds one slot of maxUnavailableNodes. */
@@ -389,12 +383,8 @@ function drainingWords(s: PlanRunState, running: number): string {
  */
 export function runningSummary(
   s: PlanRunState,
-  /**
-   * The wording of plans started since patch `plan-words` (undefined: the words of older runs,
-   * which replay unchanged): the plan's name in the release hint instead of `<plan>`, and the
-   * nodes whose drain runs counted, not every node of the plan.
-   */
-  words?: { planName: string },
+  /** The plan's name (metadata.name), for the release hint. */
+  planName: string,
 ): { reason: string; message: string } {
   const byName = new Map(s.plan.nodes.map((n) => [n.name, n]));
   const running = runningNodes(s)
@@ -410,14 +400,14 @@ export function runningSummary(
   if (running.length === 0 || held.length < running.length)
     return {
       reason: 'Draining',
-      message: words ? drainingWords(s, running.length) : `draining ${s.plan.nodes.length} node(s)`,
+      message: drainingWords(s, running.length),
     };
   // A failed hook is not retried: its node waits for a per-node release or an abort.
   const hookFailed = held.filter((n) => n.reason === 'HookFailed');
   if (hookFailed.length === held.length)
     return {
       reason: 'HookFailed',
-      message: `${held.length} node(s) held up by a failed hook, not retried: ${hookFailed.map((n) => aboutNode(n.name, n.message ?? 'hook failed')).join('; ')}; fix the node, then release it (drainflow release ${words?.planName ?? '<plan>'} --node ${hookFailed[0]!.name}) or abort the plan`,
+      message: `${held.length} node(s) held up by a failed hook, not retried: ${hookFailed.map((n) => aboutNode(n.name, n.message ?? 'hook failed')).join('; ')}; fix the node, then release it (drainflow release ${planName} --node ${hookFailed[0]!.name}) or abort the plan`,
     };
   const first = held[0]!;
   const blockers = held

@@ -140,8 +140,8 @@ export function podsDeleted(state: Pick<PlanState, 'nodes'>): number {
  * DeletePods) shows reason DrainedWithDeletions and the count, so a forced drain never reads
  * like a clean one; one where a node was deleted during the drain (and no pod deleted at a
  * deadline) shows DrainedWithNodesDeleted and how many pods of the deleted nodes left without
- * eviction. Done in the projection rather than where the workflow sets the phase, so runs
- * recorded before it replay unchanged; the workflow's own phase Event keeps AllNodesDrained.
+ * eviction. Done in the projection rather than where the workflow sets the phase: the phase's
+ * reason stays AllNodesDrained, and the workflow's phase Event says what this shows.
  */
 export function shownOutcome(state: Pick<PlanState, 'phase' | 'reason' | 'message' | 'nodes'>): {
   reason: string;
@@ -375,23 +375,6 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
   return c;
 }
 
-/** How {@link projectStatus} words what the workflow's patches changed. */
-export interface ProjectionOptions {
-  /**
-   * A paused node lists no `blockedBy`: the pause holds it, not the PodDisruptionBudgets its pods
-   * waited for before the pause (they are looked at again when it resumes). Its pods stay pending.
-   * The plan workflow sets it past `patched('paused-hides-blockers')` ({@link hasPausedBlockers});
-   * absent: the status of older runs, which replay unchanged (what a status shows decides whether
-   * the workflow writes it).
-   */
-  hidePausedBlockers?: boolean;
-}
-
-/** Whether a node is paused while it lists blockers: the status {@link ProjectionOptions.hidePausedBlockers} changes. */
-export function hasPausedBlockers(state: PlanState): boolean {
-  return state.nodes.some((n) => n.phase === NodePhase.Paused && n.blockedBy.length > 0);
-}
-
 /**
  * Projects the plan state into `status`. A Preflight plan ({@link isPreview}) has no
  * `evictionProgress`. Per-node blockers are sorted and capped (20 per node) so
@@ -399,7 +382,7 @@ export function hasPausedBlockers(state: PlanState): boolean {
  * when nothing cools down. Conditions must have been computed with {@link planConditions} and
  * stored in `state.conditions`.
  */
-export function projectStatus(state: PlanState, options: ProjectionOptions = {}): MaintenancePlanStatus {
+export function projectStatus(state: PlanState): MaintenancePlanStatus {
   // A node paused by the maintenance windows reports the plan's pause (the node only knows it was paused).
   const windowPaused =
     state.phase === PlanPhase.Paused && state.reason === WindowReason.OutsideMaintenanceWindow;
@@ -410,7 +393,9 @@ export function projectStatus(state: PlanState, options: ProjectionOptions = {})
     // A skipped node was handed back, an aborted one gave up: nothing blocks it any more. What
     // held it goes into its message instead of blockers that would read as if they still applied.
     const nodeSkipped = n.phase === 'Skipped' || n.phase === 'Aborted';
-    const pausedHidden = options.hidePausedBlockers === true && n.phase === NodePhase.Paused;
+    // A paused node lists no `blockedBy`: the pause holds it, not the PodDisruptionBudgets its pods
+    // waited for before the pause (they are looked at again when it resumes). Its pods stay pending.
+    const pausedHidden = n.phase === NodePhase.Paused;
     const message = windowNode
       ? state.message
       : nodeSkipped && blockers.length > 0

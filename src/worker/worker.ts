@@ -134,7 +134,7 @@ export async function createWorker(deps: WorkerDeps): Promise<DrainflowWorker> {
           ? PREBUILT_BUNDLE
           : workflowBundlePath(WORKFLOWS_PATH),
     },
-    // All of them, evictPod too: node runs recorded before the eviction queue still schedule it here.
+    // All of them (evictPod too, though node runs schedule it on the eviction queue below).
     activities,
     identity: deps.identity,
     maxCachedWorkflows: MAX_CACHED_WORKFLOWS,

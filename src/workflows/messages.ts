@@ -246,7 +246,7 @@ export const pdbGrantSignal = defineSignal<[PdbGrant]>('pdbGrant');
  * Payload of {@link nodeControlSignal}. `generation`: the plan's metadata.generation whose spec
  * change asked for it — set by the operator's direct stops (src/operator/node-stops.ts) and by the
  * plan when it forwards a user's control that carried one; absent for the plan's window-driven
- * pauses and resumes and in plans recorded before. The node ignores a pause or resume older than
+ * pauses and resumes. The node ignores a pause or resume older than
  * the newest generation it has seen (`isStaleControl` in src/drain/node-drain.ts).
  */
 export interface NodeControl extends ControlArgs {

@@ -32,7 +32,6 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Since } from './patches.js';
 import type { HookWorkflowActivities } from '../activities/hook-workflow.js';
 import type { JobActivities } from '../activities/jobs.js';
 import type { DrainActivities, PlanRef } from '../activities/types.js';
@@ -89,8 +88,6 @@ export interface RollContext {
   /** Whether the run should continue as new now, and doing it (never returns). */
   continueAsNewDue: () => boolean;
   continueAsNewNow: () => Promise<never>;
-  /** Whether a patched change applies to this run (src/workflows/patches.ts). */
-  since: Since;
 }
 
 function errorMessage(err: unknown): string {
@@ -133,9 +130,9 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
       const hook = (step.name === 'beforeDrain' ? ctx.spec.beforeDrain : ctx.spec.afterDrain)!;
       if (s.aborted)
         return { phase: 'Aborted', reason: 'Aborted', message: `aborted before the ${step.name} hook` };
-      // patched: a hook due while the node is paused (the user's pause or outside the maintenance
-      // windows) starts only once it is resumed; runs recorded before started it at once.
-      if (step.kind === 'runHook' && s.paused && ctx.since('hooks-held')) {
+      // A hook due while the node is paused (the user's pause or outside the maintenance windows)
+      // starts only once it is resumed.
+      if (step.kind === 'runHook' && s.paused) {
         const held = await holdHook(ctx, step.name);
         if (held) return held;
       }
@@ -246,9 +243,8 @@ async function runHook(
         message: `aborted during the ${name} hook`,
       };
   }
-  // patched: a failed hook says why in its own words and sends a Warning Event; runs recorded
-  // before kept Temporal's message and sent none.
-  if (!settled.ok && ctx.since('hook-failure-report')) {
+  // A failed hook says why in its own words and sends a Warning Event.
+  if (!settled.ok) {
     if (hook.workflow && settled.timedOut)
       settled.message = hookTimeoutMessage(
         hook.workflow,
@@ -342,9 +338,6 @@ async function awaitRelease(
   let deleted = false;
   /** The last observation saw the node schedulable (an admin uncordoned it while it waited). */
   let schedulable = false;
-  // patched: a node uncordoned while it waits for its release is Blocked/NodeUncordonedExternally
-  // (a Warning Event from the plan) until it is cordoned again; runs recorded before said nothing.
-  const noticeUncordon = ctx.since('release-wait-uncordoned');
   // An unchanged answer means the activity waited its bound: never look again sooner (as the drain loop).
   let nextObserveAtMs = 0;
   for (;;) {
@@ -406,7 +399,9 @@ async function awaitRelease(
       scope.cancel();
       await obs;
     }
-    if (noticeUncordon && !r.released && !deleted) {
+    // A node uncordoned while it waits for its release is Blocked/NodeUncordonedExternally (a
+    // Warning Event from the plan) until it is cordoned again.
+    if (!r.released && !deleted) {
       if (schedulable && s.reason !== NodeReason.NodeUncordonedExternally) {
         s.phase = NodePhase.Blocked;
         s.reason = NodeReason.NodeUncordonedExternally;
@@ -417,9 +412,9 @@ async function awaitRelease(
         s.message = step.message;
       }
     }
-    // patched: a node deleted while it waits for its release ends Deleted and frees its slot (as
-    // in the drain loop); runs recorded before went on waiting.
-    if (deleted && !r.released && ctx.since('release-wait-node-deleted')) {
+    // A node deleted while it waits for its release ends Deleted and frees its slot (as in the
+    // drain loop).
+    if (deleted && !r.released) {
       s.claimed = false;
       rollDone(r);
       return {

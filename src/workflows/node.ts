@@ -27,9 +27,6 @@
  * {@link CONTINUE_AS_NEW_EVENTS}, Temporal suggests it, or the run is older than
  * {@link CONTINUE_AS_NEW_AGE_MS}.
  *
- * Runs begun before this loop existed replay the one-pass drain of `legacy/node-v1.ts`
- * (`patched('level-triggered-node')`).
- *
  * Deterministic: only pure modules, activity types and `@temporalio/workflow` are imported.
  */
 import {
@@ -47,7 +44,6 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import { NODE_EPOCH_1, patchesSince, type Since } from './patches.js';
 import type { DrainActivities, EvictResult, NodeObservation } from '../activities/types.js';
 import { DeadlineReason, NodePhase, NodeReason, PodPolicyReason } from '../api/reasons.js';
 import { backoffSeconds } from '../drain/backoff.js';
@@ -78,13 +74,11 @@ import {
   nodeBlockers,
   nodeCounts,
   pausedBeforeClaim,
-  terminatingEvicted,
   type EvictionCallFailure,
   type NodeDrainState,
   type NodeOutcome,
 } from '../drain/node-drain.js';
 import { drained, initialRollState, lastHook, hookStatus } from '../drain/hooks.js';
-import { drainNodeV1 } from './legacy/node-v1.js';
 import { runRoll } from './node-roll.js';
 import {
   evictionTaskQueue,
@@ -131,89 +125,41 @@ function errorMessage(err: unknown): string {
 
 /** Drains one node. @returns the node's final progress (phase Drained, Blocked, Aborted, Failed or Deleted). */
 export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProgress> {
-  // One marker for every change of the epoch (src/workflows/patches.ts); asked first in every run.
-  const since = patchesSince(NODE_EPOCH_1.id, NODE_EPOCH_1.covered);
-  if (!since('level-triggered-node')) return drainNodeV1(input);
-  return drainNodeLoop(input, since);
-}
-
-async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeProgress> {
   const { node, plan } = input;
   const spec: NodeDrainSpec = input.drain ?? nodeDrainSpec(input.spec!);
   const backoff = spec.retryBackoff;
-  // patched: node runs recorded before spec.onDeadline existed replay with the Stop policy, no notice.
-  const deadlinePolicy = since('on-deadline');
   const settings: NodeDrainSettings = {
     maxConcurrentPerNode: spec.maxConcurrentPerNode,
     retryBackoff: backoff,
-    ...(deadlinePolicy && spec.onDeadline ? { onDeadline: spec.onDeadline } : {}),
-    ...(deadlinePolicy && spec.planDeadlineMs !== undefined ? { planDeadlineMs: spec.planDeadlineMs } : {}),
-    ...(deadlinePolicy && spec.deadlineWarningSeconds !== undefined
+    ...(spec.onDeadline ? { onDeadline: spec.onDeadline } : {}),
+    ...(spec.planDeadlineMs !== undefined ? { planDeadlineMs: spec.planDeadlineMs } : {}),
+    ...(spec.deadlineWarningSeconds !== undefined
       ? { deadlineWarningSeconds: spec.deadlineWarningSeconds }
       : {}),
   };
-  // patched: node runs recorded before spec.podOrder, the opt-out labels and
-  // eviction.skipWaitForDeleteTimeoutSeconds existed evict every pod at once and wait for every
-  // terminating pod.
-  const podPolicy = since('pod-policy');
-  const deleteTimeout = podPolicy ? spec.skipWaitForDeleteTimeoutSeconds : undefined;
-  if (podPolicy) settings.orderGroups = true;
-  // patched: node runs recorded before the Draining message counted terminating pods report the
-  // message they reported then (the message is part of the progress report).
-  if (since('terminating-words')) settings.terminatingWords = true;
-  // patched: node runs recorded before said all pods of a node deleted mid-drain were evicted.
-  if (since('deleted-node-counts')) settings.deletedNodeCounts = true;
-  // patched: node runs recorded before counted a pod as evicted when an observation showed it
-  // terminating during a call the API server then refused.
-  if (since('refused-not-evicted')) settings.refusedNotEvicted = true;
-  // patched: node runs recorded before kept a PDB's refusal past an observation of a newer version
-  // with the same allowance.
-  if (since('refusal-ends-at-new-version')) settings.refusalEndsAtNewVersion = true;
-  // patched: node runs recorded before listed a pod waiting for a grant as blocked only when the
-  // node's own (possibly stale) view of its PDB allowed nothing.
-  if (since('grant-blockers')) settings.grantBlockers = true;
+  const deleteTimeout = spec.skipWaitForDeleteTimeoutSeconds;
   const s: NodeDrainState = input.carried ?? initialNodeState(node, input.deadlineMs, input.paused);
-  // The generation of the user's controls the plan had seen when it started this node (absent in
-  // runs recorded before, and then never read: the stale check is asked only for a stale control).
+  // The generation of the user's controls the plan had seen when it started this node.
   if (!input.carried && input.controlGeneration !== undefined) s.controlGeneration = input.controlGeneration;
   const runStartMs = Date.now();
-  // patched: spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts). Only specs that set
-  // them reach the markers, and no history recorded before them can have such a spec.
+  // spec.hooks and uncordon AfterEachNode (src/workflows/node-roll.ts).
   const roll = spec.roll;
-  const rolling =
-    roll !== undefined &&
-    (!roll.uncordonAfterEachNode || since('per-node-release')) &&
-    (!(roll.beforeDrain || roll.afterDrain) || since('hooks'));
+  const rolling = roll !== undefined;
   if (rolling) s.roll ??= initialRollState(input.released === true);
-  // patched: node runs recorded before the plan handed out PDB budgets replay without them.
-  if (spec.coordinatePdbs && !s.budget && since('pdb-budget')) s.budget = { grantSeq: 0, grants: {} };
-  // patched: node runs recorded before the plan named one reporter per PDB ignore the reporting
-  // sets of grants, so they send what they sent then (every PDB change they see while wanting).
-  const pdbReporters = since('pdb-reporters');
+  if (spec.coordinatePdbs && !s.budget) s.budget = { grantSeq: 0, grants: {} };
   // A plan that names reporters tells each node its set with its first answer; until then the
   // node reports none (the plan names a reporter for each PDB as soon as it knows who tracks it).
-  if (pdbReporters && spec.pdbReporters && s.budget && s.budget.reports === undefined) s.budget.reports = [];
-  // patched: node runs recorded before counted every new version of every PDB they watch as a
-  // change. Now a node with a reporting set wakes for new versions of the PDBs it reports only;
-  // the others wake it when their disruptionsAllowed changes (every status write of a PDB shared by
-  // five nodes used to wake all five, while only its reporter tells the plan).
-  const reportedVersionsOnly = s.budget?.reports !== undefined && since('reported-pdb-versions');
-  // patched: node runs recorded before were woken by every allowance change of every PDB they
-  // watch and spent a grant only when their own view allowed it too. Now a node with a reporting
-  // set is woken only by the PDBs it reports and spends the plan's grants as they come
-  // (settings.grantsOnly): in `scale` (20 running nodes, each with one pod behind each of 20 PDBs)
-  // every eviction woke all 20 nodes twice, about 48 observations per node instead of about 11.
-  // Such a node looks again at once when an eviction is answered and when the plan changes its
-  // reporting set while an observation waits.
-  const grantsOnly = reportedVersionsOnly && since('grants-only');
-  if (grantsOnly) settings.grantsOnly = true;
+  if (spec.pdbReporters && s.budget && s.budget.reports === undefined) s.budget.reports = [];
+  // A node with a reporting set is woken only by new versions of the PDBs it reports (and by
+  // those with evictions it has not seen counted yet) and spends the plan's grants as they come
+  // (src/drain/node-drain.ts, grants-only spending): in `scale` (20 running nodes, each with one
+  // pod behind each of 20 PDBs) waking every node for every version of every PDB it watches cost
+  // about 48 observations per node instead of about 11. Such a node looks again at once when an
+  // eviction is answered and when the plan changes its reporting set while an observation waits.
+  const grantsOnly = s.budget?.reports !== undefined;
 
-  // patched: runs recorded before evictions had their own (rate-limited) queue keep the workflow's.
-  const evictionQueue = since('eviction-task-queue')
-    ? evictionTaskQueue(workflowInfo().taskQueue)
-    : undefined;
   const evictor = proxyActivities<DrainActivities>({
-    ...(evictionQueue ? { taskQueue: evictionQueue } : {}),
+    taskQueue: evictionTaskQueue(workflowInfo().taskQueue),
     startToCloseTimeout: `${spec.callTimeoutSeconds}s`,
     // Heartbeats carry the cancellation to the worker, which aborts the HTTP request.
     heartbeatTimeout: `${Math.max(2, Math.ceil(spec.callTimeoutSeconds / 2))}s`,
@@ -232,14 +178,12 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
   // server; the real server takes it), which froze a node that ended while its observation was
   // scheduled. An abandoned observation holds nothing but a worker slot: it only reads the
   // worker's watch cache, and its next heartbeat (at most 16 s) finds a closed run and stops it, or
-  // it answers within its bound (ignored). Runs recorded before cancelled it
-  // (`patched('abandon-observations')`; grants-only runs always abandoned).
-  const abandonObservations = since('abandon-observations') || grantsOnly;
+  // it answers within its bound (ignored).
   const observer = proxyActivities<DrainActivities>({
     startToCloseTimeout: `${observeWaitSeconds + 60}s`,
     heartbeatTimeout: '20s',
     retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
-    ...(abandonObservations ? { cancellationType: ActivityCancellationType.ABANDON } : {}),
+    cancellationType: ActivityCancellationType.ABANDON,
   });
 
   // The wait for a held node's hand-back (waitClaimReleased): at most until the next try, after
@@ -257,15 +201,14 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
   setHandler(nodeControlSignal, ({ action, generation }) => {
     // A pause or resume older than the newest generation seen is stale (a standby operator's late
     // direct stop crossing the leader's newer resume, forwarded by the plan): the newer spec wins.
-    // Asked only for a stale one: runs recorded before never got a generation.
-    if (isStaleControl(s, action, generation) && since('stale-node-controls')) return;
+    if (isStaleControl(s, action, generation)) return;
     applyControl(s, action, generation);
     woken = true;
   });
   let belief: BudgetBelief | undefined;
   setHandler(pdbGrantSignal, (g) => {
     if (belief && s.budget && g.seq > s.budget.grantSeq) beliefAfterGrant(belief, g);
-    applyGrant(s, pdbReporters ? g : { seq: g.seq, grants: g.grants });
+    applyGrant(s, g);
     woken = true;
   });
 
@@ -283,9 +226,9 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
       phase: s.phase,
       ...(s.reason ? { reason: s.reason } : {}),
       ...(s.message ? { message: s.message } : {}),
-      ...nodeCounts(s, settings),
-      blockedBy: nodeBlockers(s, now, settings),
-      ...(podPolicy ? podPolicyProgress(s) : {}),
+      ...nodeCounts(s),
+      blockedBy: nodeBlockers(s, now),
+      ...podPolicyProgress(s),
       attempts: s.attempts,
       tooManyRequests: s.tooManyRequests,
       ...(next !== undefined ? { nextActionAtMs: next } : {}),
@@ -333,7 +276,7 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     // The progress rides along when it changed (no separate nodeProgress signal for it), unless a
     // nodeProgress signal is in flight (two reports of one node must not cross).
     let msg: PdbBudgetMessage = out;
-    if (spec.pdbReporters && pdbReporters && !sending) {
+    if (spec.pdbReporters && !sending) {
       const p = progress(false);
       const key = JSON.stringify(p);
       if (key !== lastSent) {
@@ -380,11 +323,6 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     s.phase = outcome.phase;
     s.reason = outcome.reason;
     s.message = outcome.message;
-    // patched: node runs recorded before left the pods they evicted that were still terminating
-    // out of an aborted node's final counts (the counts are part of the report). Asked only when
-    // a node ends Aborted with such pods, so other runs record no marker.
-    if (outcome.phase === NodePhase.Aborted && terminatingEvicted(s) > 0 && since('aborted-evicted-counts'))
-      settings.abortedEvictedCounts = true;
     await budgetSending;
     await sending;
     const p = progress(true);
@@ -395,19 +333,12 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
   };
 
   // ---- 1. claim and cordon; a node held by another plan is tried again with a growing backoff ----
-  // ---- and, past `claim-watch`, as soon as the other plan hands it back; past `paused-no-claim`, ----
-  // ---- never while paused ----
-  /** Whether `patched('claim-watch')` holds: asked when the node first finds itself held. */
-  let claimWatch: boolean | undefined;
-  /** Whether `patched('paused-no-claim')` holds: asked when a paused node would first try to claim. */
-  let pausedNoClaim: boolean | undefined;
+  // ---- and as soon as the other plan hands it back; never while paused ----
   /**
    * Whether the node, unclaimed, must not try to claim now: it is paused (a cordon takes the node's
-   * capacity away, and a pause stops new work). patched: node runs recorded before tried to claim
-   * (and cordoned) while paused. Asked only when paused, so runs never paused before their claim
-   * record no marker. NODE_CHANGES_SINCE_EPOCH_1 (src/workflows/patches.ts).
+   * capacity away, and a pause stops new work).
    */
-  const noClaimWhilePaused = (): boolean => s.paused && (pausedNoClaim ??= since('paused-no-claim'));
+  const noClaimWhilePaused = (): boolean => s.paused;
   /**
    * Waits while the node is paused before its claim, with no claim attempt and no wait for a
    * hand-back (`waitClaimReleased`): until it is resumed, aborted (or its plan workflow is gone) or
@@ -487,16 +418,14 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     s.message = `node ${node} is held by plan ${res.heldBy}`;
     s.heldBy = res.heldBy;
     const retryAt = Date.now() + backoffSeconds(s.claimRounds, backoff) * 1000;
-    // patched: node runs recorded before waited for the backoff only. Now the round also waits for
-    // the hand-back (waitClaimReleased) and tries again as soon as it comes. Asked when the node
-    // first finds itself held, so runs that never wait record no marker.
-    claimWatch ??= since('claim-watch'); // NODE_CHANGES_SINCE_EPOCH_1 (src/workflows/patches.ts)
+    // The round waits for the backoff and for the hand-back (waitClaimReleased), and tries again
+    // as soon as it comes.
     const watchUntil = Math.min(retryAt, s.deadlineMs);
     const watchSeconds = Math.ceil((watchUntil - Date.now()) / 1000);
     // A hand-back the cache showed that the claim attempt then did not see (a lagging cache) makes
     // the next round wait for its timer only: no tight loop of claim attempts.
     const holder = res.heldBy;
-    const watchRound = claimWatch && watchSeconds >= 1 && wokeFor !== holder;
+    const watchRound = watchSeconds >= 1 && wokeFor !== holder;
     wokeFor = undefined;
     let handedBack = false;
     let watch: CancellationScope | undefined;
@@ -525,7 +454,7 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
       const until = Math.min(retryAt, s.deadlineMs, again ?? Infinity);
       woken = false;
       await condition(() => woken || s.aborted || handedBack, Math.max(1, until - Date.now()));
-      // Paused (past `paused-no-claim`): the round ends, the paused wait follows without the watch.
+      // Paused: the round ends, the paused wait follows without the watch.
       if (
         s.aborted ||
         handedBack ||
@@ -561,8 +490,6 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
   const watchedReports = (): string | undefined =>
     grantsOnly ? JSON.stringify(s.budget?.reports ?? []) : undefined;
   let nextObserveAtMs = 0;
-  /** Whether `patched('deadline-fresh-view')` was asked (once, when the node first reaches its deadline). */
-  let askedFreshView = false;
   let outcome: NodeOutcome | undefined;
   let confirmUntilMs: number | undefined;
   const timer = new WakeTimer();
@@ -588,15 +515,11 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
             ...(s.budget
               ? {
                   pdbs: unconfirmedPdbs(s),
-                  pdbVersions: grantsOnly
-                    ? watchedPdbs()
-                    : reportedVersionsOnly && s.budget.reports
-                      ? [...s.budget.reports]
-                      : true,
+                  pdbVersions: grantsOnly ? watchedPdbs() : true,
                   ...(grantsOnly ? { listedPdbsOnly: true } : {}),
                 }
               : {}),
-            ...(podPolicy && spec.podOrder ? { podOrder: spec.podOrder } : {}),
+            ...(spec.podOrder ? { podOrder: spec.podOrder } : {}),
           },
         ]),
       )
@@ -687,12 +610,10 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
         (err: unknown) => {
           // As for evictions: a non-retryable failure ends the node Failed naming it (a deletion
           // the API server refused is a result, `Failed`, and a blocker retried after the backoff).
-          // Runs recorded before patched('delete-fatal') keep retrying it as a blocker.
           if (
             err instanceof ActivityFailure &&
             err.cause instanceof ApplicationFailure &&
-            err.cause.nonRetryable &&
-            since('delete-fatal')
+            err.cause.nonRetryable
           )
             inbox.push({ kind: 'fatal', message: `delete ${p.key}: ${errorMessage(err)}` });
           inbox.push({
@@ -741,7 +662,6 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     report,
     continueAsNewDue,
     continueAsNewNow,
-    since,
   });
   if (rolling) {
     const early = await runRoll(rollContext());
@@ -769,7 +689,7 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
       } else if (item.kind === 'deleted') {
         applyDeleteAnswer(s, item.uid, item.answer, now, backoff);
       } else {
-        applyEvictionAnswer(s, item.uid, item.answer, now, backoff, settings);
+        applyEvictionAnswer(s, item.uid, item.answer, now, backoff);
         // The answer changes what an observation shows (the pod terminating or gone): a node
         // that no other PDB wakes must not sit out an unchanged observation's bound first.
         if (grantsOnly) nextObserveAtMs = 0;
@@ -790,13 +710,6 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
           PodPolicyReason.DeleteTimeoutPassed,
           `node ${node}: pod ${p.key} ${s.timedOut?.[p.uid]?.message ?? 'counted as gone'}`,
         );
-    // patched: node runs recorded before decided at the deadline from the view they had, which may
-    // be older than a worker's downtime. Asked when the node first reaches its deadline, so runs
-    // that end before record no marker.
-    if (!askedFreshView && now >= s.deadlineMs) {
-      askedFreshView = true;
-      if (since('deadline-fresh-view')) settings.freshDeadlineView = true;
-    }
     const quiesce = continueAsNewDue();
     const decision = decideNode(s, now, settings, quiesce || outcome !== undefined);
     // At the deadline, a view observed after it: an observation started before is dropped (it may
@@ -807,7 +720,7 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     }
     for (const uid of decision.evict) startEvict(uid);
     for (const d of decision.delete ?? []) startDelete(d.uid, d.gracePeriodSeconds);
-    const warning = deadlinePolicy ? deletionWarning(s, now, settings) : undefined;
+    const warning = deletionWarning(s, now, settings);
     if (warning) {
       s.warned = true;
       recordEvent(DeadlineReason.PodsWillBeDeleted, warning.message);
@@ -818,7 +731,6 @@ async function drainNodeLoop(input: DrainNodeInput, since: Since): Promise<NodeP
     // the plan would hand out a disruption its ledger cannot see spent yet.
     const confirming =
       outcome !== undefined &&
-      pdbReporters &&
       spec.pdbReporters === true &&
       hasUnconfirmedEvictions(s) &&
       (confirmUntilMs ??= now + CONFIRM_HOLD_MS) > now;

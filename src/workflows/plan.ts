@@ -27,19 +27,17 @@
  * - Status writes are local activities (the status is not stored in the history; only the small
  *   result is), at an interval that grows with the plan's size ({@link statusWriteIntervalMs}).
  *   In plans that hand out PDB budgets the interval counts from the end of the previous write and
- *   no write starts in the workflow task that sends grants (`patched('grants-before-status')`: a
- *   local activity holds back every command of its task).
+ *   no write starts in the workflow task that sends grants (a local activity holds back every
+ *   command of its task).
  * - Continue-as-new at a quiet point (no child start, Event or signal in flight; handlers finished)
  *   when the history passes {@link CONTINUE_AS_NEW_EVENTS}, Temporal suggests it, or the run is
  *   older than {@link CONTINUE_AS_NEW_AGE_MS}. `status.workflow` keeps the first run.
  *
- * - Maintenance windows (spec.windows, `patched('windows')`): while no window is open no node is
+ * - Maintenance windows (spec.windows): while no window is open no node is
  *   cordoned or started and the running nodes are paused (a pause of its own, apart from the
  *   user's: `s.outsideWindow` next to `s.paused`); one durable timer wakes the loop at the next
  *   window boundary (src/drain/windows.ts computes it, deterministically, from the workflow clock).
  *   With deadlineCountsOutsideWindows false the deadlines count time inside windows only.
- *
- * Runs begun before this loop existed replay `legacy/plan-v1.ts` (`patched('plan-loop')`).
  *
  * Deterministic: only pure modules, activity types and `@temporalio/workflow` are imported.
  */
@@ -56,7 +54,6 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { PLAN_EPOCH_1, patchesSince, type Since } from './patches.js';
 import type { DrainActivities, PlanRef, PreflightActivities } from '../activities/types.js';
 import type { GrantDelivery, GrantDeliveryActivities } from '../activities/grant-delivery.js';
 import { MAX_PLAN_NODES } from '../api/bounds.js';
@@ -89,13 +86,7 @@ import {
   type PlanEvent,
   type PlanRunState,
 } from '../drain/plan-drain.js';
-import {
-  hasPausedBlockers,
-  planConditions,
-  projectStatus,
-  shownOutcome,
-  type ProjectionOptions,
-} from '../drain/projection.js';
+import { planConditions, projectStatus, shownOutcome } from '../drain/projection.js';
 import { windowState, windowedDeadline, windowsError, type WindowState } from '../drain/windows.js';
 import {
   failedPreflightNode,
@@ -104,7 +95,6 @@ import {
   summarizePreflight,
   type NodePreflight,
 } from '../drain/preflight.js';
-import { drainPlanV1, searchableNodes } from './legacy/plan-v1.js';
 import {
   SA_NODES,
   SA_PHASE,
@@ -116,7 +106,6 @@ import {
   nodeProgressSignal,
   nodeWorkflowId,
   pdbBudgetSignal,
-  pdbGrantSignal,
   pauseSignal,
   progressQuery,
   releaseNodeUpdate,
@@ -132,8 +121,6 @@ import {
 import { drainNodeWorkflow } from './node.js';
 import { WakeTimer } from './wake-timer.js';
 
-export { searchableNodes };
-
 /** `cordonNode` activities in flight at once while spec.cordon is AllAtStart, and `releaseNode` at hand-back. */
 const NODE_CALL_CONCURRENCY = 10;
 /** History length (events) after which the plan continues as new at its next quiet point. */
@@ -145,7 +132,7 @@ const LOST_NODE_GRACE_MS = 10 * 60 * 1000;
 
 /**
  * How many times in a row a plan that hands out PDB budgets puts off a due status write because
- * its workflow task sent grants (`patched('grants-before-status')`; see `publish` in the loop).
+ * its workflow task sent grants (see `publish` in the loop).
  */
 export const GRANT_DEFERRALS_MAX = 3;
 
@@ -177,6 +164,25 @@ const grantDelivery = proxyLocalActivities<GrantDeliveryActivities>({
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
 });
 
+/**
+ * Temporal limits one search attribute value to 2 KiB by default
+ * (`limit.searchAttributeValueSize`; a larger value fails every workflow task with
+ * BadSearchAttributes). The node list is cut to fit; status.nodes always has all of them.
+ */
+const SEARCH_ATTRIBUTE_VALUE_BYTES = 1900;
+
+/** The longest prefix of `nodes` whose JSON encoding fits {@link SEARCH_ATTRIBUTE_VALUE_BYTES}. */
+export function searchableNodes(nodes: readonly string[]): string[] {
+  const out: string[] = [];
+  let size = 2; // []
+  for (const n of nodes) {
+    size += n.length + 3; // quotes and comma
+    if (size > SEARCH_ATTRIBUTE_VALUE_BYTES) break;
+    out.push(n);
+  }
+  return out;
+}
+
 function errorMessage(err: unknown): string {
   const cause = (err as { cause?: unknown })?.cause;
   if (cause instanceof Error) return cause.message;
@@ -185,29 +191,11 @@ function errorMessage(err: unknown): string {
 
 /** Drains the nodes of one MaintenancePlan. See the module comment. */
 export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPlanResult> {
-  // One marker for every change of the epoch (src/workflows/patches.ts); asked first in every run.
-  const since = patchesSince(PLAN_EPOCH_1.id, PLAN_EPOCH_1.covered);
-  if (!since('plan-loop')) return drainPlanV1(input);
-  return drainPlanLoop(input, since);
-}
-
-async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<DrainPlanResult> {
   const { spec } = input;
   const plan: PlanRef = { name: input.plan.name, uid: input.plan.uid };
-  // patched: plans recorded before spec.onDeadline existed start their nodes with the plan's deadline
-  // and the Stop policy, and publish no status.deadlineAction.
-  const deadlinePolicy = since('on-deadline');
-  // patched: plans recorded before spec.windows existed have none (the schema refused the field).
-  const windows = spec.windows?.length && since('windows') ? spec.windows : undefined;
+  const windows = spec.windows?.length ? spec.windows : undefined;
   const windowedDeadlines = windows !== undefined && spec.deadlineCountsOutsideWindows === false;
-  // patched: plans recorded before per-node releases existed have no releaseNode Update (and no AfterEachNode).
-  const afterEachNode = spec.uncordon === 'AfterEachNode' && since('per-node-release');
-  // patched: plans recorded before say `<plan>` in the failed-hook hint, count every node in
-  // `draining N node(s)`, and send the HandedBackWithHookFailures Event as Normal.
-  const planWords = since('plan-words');
-  // patched: plans recorded before one reporter per PDB send grants from each budget handler and
-  // name no reporters.
-  const pdbReporters = since('pdb-reporters');
+  const afterEachNode = spec.uncordon === 'AfterEachNode';
   const info = workflowInfo();
   const runStartMs = Date.now();
   const s: PlanRunState = input.carried ?? {
@@ -297,16 +285,15 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
         s.lastEventPhase = phase;
         // A drain that ended with pods deleted at the deadline reads DrainedWithDeletions in status
         // (shownOutcome), one with a node deleted during it DrainedWithNodesDeleted; its Event says
-        // the same. patched: runs recorded before it keep the
-        // AllNodesDrained Event (only this branch asks, so older histories replay unchanged).
+        // the same.
         const shown = shownOutcome({ phase, reason, message, nodes: st.nodes });
-        const said = shown.reason !== reason && since('deletions-event') ? shown : { reason, message };
+        const said = shown.reason !== reason ? shown : { reason, message };
         events.push({
           type:
             phase === PlanPhase.Blocked ||
             phase === PlanPhase.Failed ||
             (phase === PlanPhase.Previewed && reason !== PreflightReason.NoBlockers) ||
-            (planWords && reason === PlanReason.HandedBackWithHookFailures)
+            reason === PlanReason.HandedBackWithHookFailures
               ? 'Warning'
               : 'Normal',
           reason: said.reason,
@@ -324,13 +311,11 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
   };
   const control = (action: ControlAction, args?: ControlArgs) => {
     // A pause or resume relayed for an older generation than one already seen is stale (a standby
-    // operator's start-up relay crossing the leader's newer one): the newer spec wins. Runs
-    // recorded before applied it (`patched('stale-controls')`, asked only for a stale one).
+    // operator's start-up relay crossing the leader's newer one): the newer spec wins.
     if (
       (action === 'pause' || action === 'resume') &&
       args?.generation !== undefined &&
-      args.generation < s.plan.observedGeneration &&
-      since('stale-controls')
+      args.generation < s.plan.observedGeneration
     )
       return;
     if (args?.generation !== undefined && args.generation > s.plan.observedGeneration)
@@ -382,16 +367,8 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
       s.releasedNodes.push(node);
     wake();
   };
-  /**
-   * Whether a paused node's status lists no blockers (src/drain/projection.ts, `hidePausedBlockers`).
-   * patched('paused-hides-blockers'), asked at the first status write of a run that has a paused node
-   * with blockers: what the status shows decides whether a write (a local activity) happens, so runs
-   * recorded before wrote, and replay, the old status. Undefined until asked (queries never ask).
-   */
-  let pausedHidesBlockers: boolean | undefined;
-  const projectionOptions = (): ProjectionOptions => ({ hidePausedBlockers: pausedHidesBlockers === true });
   const project = (): MaintenancePlanStatus =>
-    projectStatus({ ...s.plan, conditions: planConditions(s.plan, Date.now()) }, projectionOptions());
+    projectStatus({ ...s.plan, conditions: planConditions(s.plan, Date.now()) });
   setHandler(pauseSignal, (a) => control('pause', a));
   setHandler(resumeSignal, (a) => control('resume', a));
   setHandler(abortSignal, (a) => control('abort', a));
@@ -439,20 +416,14 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
   // handler, or — with reporters — once per workflow task from the grant pump below, after every
   // request of that task was applied (one allocation, at most one grant per node).
   let grantsDue = false;
-  // A refusal ends with the unrefused report of the node it refused, even when that node's view
-  // of the PDB is older than the plan's (`patched('refusing-node-ends-refusal')`, asked only then):
-  // runs recorded before kept such a refusal until the PDB changed again, which stalled a PDB
-  // whose status no longer changed.
-  const budgetOptions = { refusingNodeEnds: () => since('refusing-node-ends-refusal') };
   setHandler(pdbBudgetSignal, (req) => {
-    applyNodeBudgetRequest(s, req, budgetOptions);
+    applyNodeBudgetRequest(s, req);
     // Nodes of plans that name reporters send their changed progress along (never a final one).
     if (req.progress) {
       events.push(...mergeNodeProgress(s, req.progress));
       wake();
     }
-    if (pdbReporters) grantsDue = true;
-    else sendGrants();
+    grantsDue = true;
   });
 
   // ---- act: Events, control forwarding, status writes ----
@@ -465,26 +436,21 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
     for (const f of forwards.splice(0)) {
       // A user's control goes on with the generation that caused it, so the node learns a
       // resume's generation and ignores an older pause the operator sent it directly
-      // (src/operator/node-stops.ts). Asked only for such a control: window-driven ones carry none,
-      // and runs recorded before forwarded the action alone.
-      const generation =
-        f.generation !== undefined && since('forward-generations') ? f.generation : undefined;
+      // (src/operator/node-stops.ts). Window-driven ones carry none.
       track(
         getExternalWorkflowHandle(nodeWorkflowId(info.workflowId, f.node)).signal(nodeControlSignal, {
           action: f.action,
-          ...(generation !== undefined ? { generation } : {}),
+          ...(f.generation !== undefined ? { generation: f.generation } : {}),
         }),
       );
     }
     sendGrants();
   };
   // Grants go to the nodes through the `deliverGrants` local activity, as client signals sent in
-  // parallel (`since('grant-delivery-activity')`): a workflow's own signal command is a transfer
-  // task of the plan, carried one after the other, plus two events and a task in the plan's history
-  // per grant (in `scale`, 3.2 s median from the plan's send to the node's history). One delivery
-  // runs at a time, so each node gets its grants in `seq` order (a node ignores an older one).
-  // Asked at the first grant. Runs recorded before signal each grant from the workflow.
-  let grantsByActivity: boolean | undefined;
+  // parallel: a workflow's own signal command is a transfer task of the plan, carried one after the
+  // other, plus two events and a task in the plan's history per grant (in `scale`, 3.2 s median
+  // from the plan's send to the node's history). One delivery runs at a time, so each node gets its
+  // grants in `seq` order (a node ignores an older one).
   const undelivered: GrantDelivery[] = [];
   let delivering = false;
   function deliverGrants(): void {
@@ -502,11 +468,8 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
   function sendGrants(): void {
     grantsDue = false;
     if (!s.budget || s.aborted) return;
-    for (const { node, grant } of allocateBudget(s.budget, { reporters: pdbReporters })) {
-      const workflowId = nodeWorkflowId(info.workflowId, node);
-      grantsByActivity ??= since('grant-delivery-activity');
-      if (grantsByActivity) undelivered.push({ workflowId, grant });
-      else track(getExternalWorkflowHandle(workflowId).signal(pdbGrantSignal, grant));
+    for (const { node, grant } of allocateBudget(s.budget)) {
+      undelivered.push({ workflowId: nodeWorkflowId(info.workflowId, node), grant });
       grantsSentAtMs = Date.now();
     }
     deliverGrants();
@@ -519,15 +482,12 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
   // GRANT_DEFERRALS_MAX times in a row, so grants in every task do not stop the writes), and the
   // interval between writes counts from the end of the previous write, so a slow API server does
   // not keep a write running in nearly every task.
-  // patched: plans recorded before this start the write with the grants and count the interval
-  // from the start of the previous write.
-  let grantsFirst: boolean | undefined;
   let grantsSentAtMs: number | undefined;
   let deferredWrites = 0;
   /** Writes the status when it changed and the interval allows (or an Update waits); @returns when to try again. */
   const publish = async (force: boolean): Promise<number | undefined> => {
     if (planGone || publishedSeq >= changeSeq) return undefined;
-    if (s.budget && grantsFirst === undefined) grantsFirst = since('grants-before-status');
+    const grantsFirst = s.budget !== undefined;
     const interval = statusWriteIntervalMs(s.plan.nodes.length);
     const due = lastPublishMs + interval;
     if (!force && !urgent && Date.now() < due) return due;
@@ -545,9 +505,7 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
     urgent = false;
     const seq = changeSeq;
     s.plan.conditions = planConditions(s.plan, Date.now());
-    if (pausedHidesBlockers === undefined && hasPausedBlockers(s.plan))
-      pausedHidesBlockers = since('paused-hides-blockers');
-    const status = projectStatus(s.plan, projectionOptions());
+    const status = projectStatus(s.plan);
     lastPublishMs = Date.now();
     if (!published || !statusEquals(status, published)) {
       try {
@@ -568,14 +526,12 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
    * for its Events, e.g. `drainflow abort` right after the operator relayed spec.abort) waits for
    * another write, so one is made for it: without it that handler and this wait waited for each
    * other for ever (the Update accepted, never completed; the workflow open).
-   * patched('late-update-publish'): runs recorded before hung in that case, so they never took
-   * this branch (a run that did is stuck and keeps its old shape).
    */
   const handlersFinished = async (): Promise<void> => {
     for (;;) {
       await condition(() => allHandlersFinished() || planGone || publishedSeq < changeSeq);
       if (allHandlersFinished()) return;
-      if (planGone || !since('late-update-publish')) return condition(allHandlersFinished);
+      if (planGone) return condition(allHandlersFinished);
       flushEvents();
       await publish(true);
       await condition(() => background.size === 0);
@@ -617,9 +573,7 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
             planDeadlineMs,
             windowedDeadline(windows!, Date.now(), spec.nodeDrainTimeoutSeconds * 1000),
           )
-        : deadlinePolicy
-          ? nodeDeadlineMs(planDeadlineMs, Date.now(), spec.nodeDrainTimeoutSeconds)
-          : planDeadlineMs;
+        : nodeDeadlineMs(planDeadlineMs, Date.now(), spec.nodeDrainTimeoutSeconds);
     const entry = s.plan.nodes.find((n) => n.name === node);
     if (entry && deadlineMs < planDeadlineMs) entry.deadlineMs = deadlineMs;
     startChild(drainNodeWorkflow, {
@@ -630,26 +584,18 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
           node,
           drain: {
             ...nodeDrainSpec(spec),
-            // patched: plans recorded before PDB budgets existed start their nodes without them.
-            ...(s.plan.nodes.length > 1 && since('pdb-budget')
-              ? { coordinatePdbs: true, ...(pdbReporters ? { pdbReporters: true } : {}) }
-              : {}),
-            ...(deadlinePolicy
-              ? {
-                  onDeadline: spec.onDeadline ?? 'Stop',
-                  deadlineWarningSeconds: spec.deadlineWarningSeconds ?? 300,
-                  planDeadlineMs,
-                }
-              : {}),
+            ...(s.plan.nodes.length > 1 ? { coordinatePdbs: true, pdbReporters: true } : {}),
+            onDeadline: spec.onDeadline ?? 'Stop',
+            deadlineWarningSeconds: spec.deadlineWarningSeconds ?? 300,
+            planDeadlineMs,
           },
           deadlineMs,
           parentWorkflowId: info.workflowId,
           paused: startedPaused,
           ...(afterEachNode && (s.released || s.releasedNodes?.includes(node)) ? { released: true } : {}),
-          // patched: plans recorded before started their nodes without the generation of the user's
-          // controls they had seen. Asked only when the plan has seen one (a node started after a
-          // resume then ignores an older pause sent to it directly).
-          ...(s.plan.observedGeneration > input.plan.generation && since('node-start-generation')
+          // The generation of the user's controls the plan has seen, when it has seen one (a node
+          // started after a resume then ignores an older pause sent to it directly).
+          ...(s.plan.observedGeneration > input.plan.generation
             ? { controlGeneration: s.plan.observedGeneration }
             : {}),
         },
@@ -849,9 +795,7 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
     upsertSearchAttributes([{ key: SA_NODES, value: searchableNodes(resolved.nodes) }]);
     s.plan.nodes = resolved.nodes.map(pendingNode);
     s.plan.startedAtMs = Date.now();
-    // patched: a new branch, taken only by plans created with spec.mode Preflight (older runs never
-    // reach this call, so their histories replay unchanged).
-    if (spec.mode === 'Preflight' && since('preflight')) return previewPlan();
+    if (spec.mode === 'Preflight') return previewPlan();
     s.plan.deadlineMs = windowedDeadlines
       ? windowedDeadline(windows!, s.plan.startedAtMs, spec.drainTimeoutSeconds * 1000)
       : s.plan.startedAtMs + spec.drainTimeoutSeconds * 1000;
@@ -868,19 +812,16 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
     else setPhase(PlanPhase.Running, PlanReason.Draining, `draining ${resolved.nodes.length} node(s)`);
   }
   const deadlineMs = s.plan.deadlineMs!;
-  if (deadlinePolicy) {
-    s.plan.onDeadline = spec.onDeadline ?? 'Stop';
-    s.plan.deadlineWarningSeconds = spec.deadlineWarningSeconds ?? 300;
-    s.maxUnavailableNodes = spec.maxUnavailableNodes;
-  }
+  s.plan.onDeadline = spec.onDeadline ?? 'Stop';
+  s.plan.deadlineWarningSeconds = spec.deadlineWarningSeconds ?? 300;
+  s.maxUnavailableNodes = spec.maxUnavailableNodes;
   const timer = new WakeTimer();
-  if (pdbReporters)
-    void (async () => {
-      for (;;) {
-        await condition(() => grantsDue);
-        sendGrants();
-      }
-    })();
+  void (async () => {
+    for (;;) {
+      await condition(() => grantsDue);
+      sendGrants();
+    }
+  })();
 
   // ---- 2. the loop: act → publish → continue-as-new at a quiet point → wait ----
   for (;;) {
@@ -935,7 +876,7 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
           nodeWorkflowFailed(s, node, 'the node drain did not report its end after the deadline');
       if (pendingStarts === 0 && drainSettled(s, now)) {
         s.stage = 'Settled';
-        if (deadlinePolicy) s.settledAtMs = Date.now();
+        s.settledAtMs = Date.now();
         if (!s.aborted) {
           const o = planOutcome(s);
           setPhase(o.phase, o.reason, o.message);
@@ -945,7 +886,7 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
       if (s.paused && s.plan.phase === PlanPhase.Running)
         setPhase(PlanPhase.Paused, PlanReason.PausedByUser, 'no new evictions until resumed');
       else if (s.plan.phase === PlanPhase.Running && s.plan.reason !== PlanReason.Cordoning) {
-        const r = runningSummary(s, planWords ? { planName: plan.name } : undefined);
+        const r = runningSummary(s, plan.name);
         if (r.reason !== s.plan.reason || r.message !== s.plan.message)
           setPhase(PlanPhase.Running, r.reason, r.message);
       }
@@ -1026,8 +967,7 @@ async function drainPlanLoop(input: DrainPlanInput, since: Since): Promise<Drain
     if (s.stage === 'Cordon' && !held() && !s.aborted) continue;
 
     // A quiet plan continues as new by age too, so something must wake it then.
-    // patched: histories recorded before this timer existed replay without it.
-    if (since('plan-age-timer')) timer.ensure(runStartMs + CONTINUE_AS_NEW_AGE_MS);
+    timer.ensure(runStartMs + CONTINUE_AS_NEW_AGE_MS);
     if (Date.now() < deadlineMs) timer.ensure(deadlineMs);
     else if (s.stage === 'Drain') timer.ensure(deadlineMs + LOST_NODE_GRACE_MS);
     if (publishAt !== undefined) timer.ensure(publishAt);

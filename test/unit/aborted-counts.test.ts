@@ -1,8 +1,8 @@
 /**
- * Tables of an aborted node's final counts (src/drain/node-drain.ts, `abortedEvictedCounts`,
+ * Tables of an aborted node's final counts (src/drain/node-drain.ts, `nodeCounts`,
  * `terminatingEvicted`): a node that ends Aborted counts as evicted the pods this drain evicted
  * (201, or a call without an answer while the pod was seen terminating) that are still terminating;
- * not pods someone else terminated, not a running node's counts, not runs without the setting.
+ * not pods someone else terminated, not a running node's counts.
  * Node n1 holds web-0 (free) and db-0, db-1, db-2 behind PDB app/db, which allows no disruption.
  */
 import { describe, it } from 'node:test';
@@ -28,7 +28,6 @@ const S = 1000;
 const SETTINGS: NodeDrainSettings = {
   maxConcurrentPerNode: 4,
   retryBackoff: BACKOFF,
-  refusedNotEvicted: true,
 };
 
 /** web-0, evictable; `terminating`: shown terminating (action Wait). */
@@ -72,15 +71,13 @@ interface Row {
   before: (s: NodeDrainState) => void;
   /** The node decides after the abort (and ends Aborted); false: it is still running. */
   abort?: boolean;
-  /** `abortedEvictedCounts` (runs past `patched('aborted-evicted-counts')`). */
-  flag: boolean;
   terminating: number;
   podsEvicted: number;
   gone?: number;
 }
 
 const answered = (s: NodeDrainState, a: EvictResult | EvictionCallFailure) =>
-  applyEvictionAnswer(s, 'uid-web-0', a, NOW + S, BACKOFF, SETTINGS);
+  applyEvictionAnswer(s, 'uid-web-0', a, NOW + S, BACKOFF);
 /** An observation (seq 2) showing web-0 terminating while its call is in flight. */
 const seenTerminating = (s: NodeDrainState) => {
   s.observeSeq = 2;
@@ -91,16 +88,8 @@ const rows: Row[] = [
   {
     name: '201, still terminating at the abort: evicted',
     before: (s) => answered(s, { outcome: 'Evicted' }),
-    flag: true,
     terminating: 1,
     podsEvicted: 1,
-  },
-  {
-    name: '201, still terminating, a run recorded before the patch: not counted (as recorded)',
-    before: (s) => answered(s, { outcome: 'Evicted' }),
-    flag: false,
-    terminating: 1,
-    podsEvicted: 0,
   },
   {
     name: '201, then seen gone before the abort: evicted once, not twice',
@@ -109,7 +98,6 @@ const rows: Row[] = [
       s.observeSeq = 2;
       applyObservation(s, observed(dbs, PDB), 2, NOW + 2 * S);
     },
-    flag: true,
     terminating: 0,
     podsEvicted: 1,
   },
@@ -120,7 +108,6 @@ const rows: Row[] = [
       applyControl(s, 'abort');
       answered(s, cancelled);
     },
-    flag: true,
     terminating: 1,
     podsEvicted: 1,
   },
@@ -130,7 +117,6 @@ const rows: Row[] = [
       seenTerminating(s);
       answered(s, refused);
     },
-    flag: true,
     terminating: 0,
     podsEvicted: 0,
   },
@@ -138,7 +124,6 @@ const rows: Row[] = [
     name: '201, still terminating, the node still running (no abort): running counts unchanged',
     before: (s) => answered(s, { outcome: 'Evicted' }),
     abort: false,
-    flag: true,
     terminating: 1,
     podsEvicted: 0,
   },
@@ -155,7 +140,7 @@ describe('an aborted node counts its evicted pods still terminating as evicted',
         const d = decideNode(s, NOW + 3 * S, SETTINGS);
         assert.equal(d.outcome?.phase, NodePhase.Aborted, 'the node ends Aborted');
       }
-      const counts = nodeCounts(s, { ...SETTINGS, ...(row.flag ? { abortedEvictedCounts: true } : {}) });
+      const counts = nodeCounts(s);
       assert.equal(counts.podsEvicted, row.podsEvicted, 'podsEvicted');
       assert.equal(counts.podsTotal, 4, 'podsTotal: the pods that left and those still on the node');
       assert.equal(counts.podsFailed, 0, 'podsFailed');
@@ -169,7 +154,7 @@ describe('an aborted node counts its evicted pods still terminating as evicted',
     assert.equal(terminatingEvicted(s), 0);
     applyControl(s, 'abort');
     assert.equal(decideNode(s, NOW, SETTINGS).outcome?.phase, NodePhase.Aborted);
-    assert.equal(nodeCounts(s, { abortedEvictedCounts: true }).podsEvicted, 0);
+    assert.equal(nodeCounts(s).podsEvicted, 0);
   });
 
   it('a pod deleted at the deadline and still terminating counts in podsDeleted, not as evicted', () => {

@@ -1,8 +1,8 @@
 /**
- * Tables of the deadline's fresh-view rule (src/drain/node-drain.ts, `freshDeadlineView`): at its
- * deadline a node decides only from a view observed after the deadline, waiting at most
- * FRESH_VIEW_WAIT_MS from its first decision past the deadline for one; before the deadline and in
- * runs without the setting nothing changes.
+ * Tables of the deadline's fresh-view rule (src/drain/node-drain.ts, `decideNode`,
+ * `awaitsFreshView`): at its deadline a node decides only from a view observed after the deadline,
+ * waiting at most FRESH_VIEW_WAIT_MS from its first decision past the deadline for one; before the
+ * deadline nothing is recorded.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,8 +24,7 @@ import {
 import { BACKOFF, DEADLINE, NOW, S, deadlineSettings } from '../helpers/deadline-fixtures.js';
 import { pdbPod } from '../helpers/pdb-fixtures.js';
 
-const settings = (onDeadline?: OnDeadline, fresh = true): NodeDrainSettings =>
-  deadlineSettings(onDeadline, fresh ? { freshDeadlineView: true } : {});
+const settings = (onDeadline?: OnDeadline): NodeDrainSettings => deadlineSettings(onDeadline);
 
 /** An evictable pod `app/<name>`, behind the PDB `pdb` if given. */
 const pod = (name: string, pdb?: string): ObservedPod => ({
@@ -73,15 +72,12 @@ function freshView(s: NodeDrainState, nowMs: number): NodeDrainState {
 
 const policies: (OnDeadline | undefined)[] = [undefined, 'SkipNode', 'DeletePods'];
 
-describe('decideNode at the deadline with freshDeadlineView', () => {
-  it('before the deadline: the same decision as without the setting, nothing recorded', () => {
+describe('decideNode at the deadline: a view observed after it', () => {
+  it('before the deadline: nothing recorded', () => {
     for (const policy of policies) {
       const a = beforeCrash();
-      const b = beforeCrash();
-      const t = DEADLINE - 1;
-      assert.deepEqual(decideNode(a, t, settings(policy)), decideNode(b, t, settings(policy, false)));
+      decideNode(a, DEADLINE - 1, settings(policy));
       assert.equal(a.deadlineView, undefined);
-      assert.deepEqual(a, b);
     }
   });
 
@@ -197,14 +193,6 @@ describe('decideNode at the deadline with freshDeadlineView', () => {
     const d = decideNode(carried, DEADLINE + 5 * S, settings());
     assert.equal(d.freshView, true);
     assert.equal(d.wakeAtMs, DEADLINE + FRESH_VIEW_WAIT_MS);
-  });
-
-  it('without the setting (runs recorded before): the outcome at once from the view held', () => {
-    const s = beforeCrash();
-    const d = decideNode(s, DEADLINE, settings(undefined, false));
-    assert.equal(d.freshView, undefined);
-    assert.equal(d.outcome?.reason, 'DeadlineExceeded');
-    assert.equal(s.deadlineView, undefined);
   });
 
   it('no view yet (nothing observed): waits for the first observation, which is fresh', () => {

@@ -397,7 +397,7 @@ describe('plan reducers with handed-back nodes', () => {
       s,
       progress('n2', 'Drained', { claimed: true, cordonedByPlan: true, reason: 'AwaitingRelease' }),
     );
-    assert.equal(runningSummary(s).reason, 'AwaitingRelease');
+    assert.equal(runningSummary(s, 'p').reason, 'AwaitingRelease');
     mergeNodeProgress(
       s,
       progress('n1', 'Released', {

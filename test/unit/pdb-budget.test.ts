@@ -100,33 +100,24 @@ describe('the plan ledger', () => {
       applyBudgetRequest(l, req('n2', { pdbs: [rep('app/a', 0, '25', true)] }));
       return l;
     };
-    const cases: [string, { from: string; report: PdbReport; ends: boolean }, number][] = [
+    const cases: [string, { from: string; report: PdbReport }, number][] = [
       [
         "the refused node's probe report, at its old version",
-        { from: 'n2', report: rep('app/a', 1, '25'), ends: true },
+        { from: 'n2', report: rep('app/a', 1, '25') },
         1,
       ],
       [
-        'the same report in a run recorded before the rule (no option)',
-        { from: 'n2', report: rep('app/a', 1, '25'), ends: false },
-        0,
-      ],
-      [
         "the refused node reporting a version between its own and the plan's",
-        { from: 'n2', report: rep('app/a', 2, '28'), ends: true },
+        { from: 'n2', report: rep('app/a', 2, '28') },
         2,
       ],
-      [
-        'another node reporting the old version unrefused',
-        { from: 'n3', report: rep('app/a', 1, '25'), ends: true },
-        0,
-      ],
+      ['another node reporting the old version unrefused', { from: 'n3', report: rep('app/a', 1, '25') }, 0],
       [
         'the refused node still refused (its probe bound has not passed)',
-        { from: 'n2', report: rep('app/a', 0, '25', true), ends: true },
+        { from: 'n2', report: rep('app/a', 0, '25', true) },
         0,
       ],
-      ['anyone reporting a newer version', { from: 'n3', report: rep('app/a', 3, '31'), ends: false }, 3],
+      ['anyone reporting a newer version', { from: 'n3', report: rep('app/a', 3, '31') }, 3],
     ];
     for (const [name, c, allowed] of cases)
       it(`${name}: the PDB allows ${allowed}`, () => {
@@ -137,16 +128,11 @@ describe('the plan ledger', () => {
           refused: true,
           refusedBy: 'n2',
         });
-        let asked = 0;
-        const opts = c.ends ? { refusingNodeEnds: () => (++asked, true) } : {};
-        applyBudgetRequest(l, req(c.from, { pdbs: [c.report] }), opts);
+        applyBudgetRequest(l, req(c.from, { pdbs: [c.report] }));
         assert.equal(l.pdbs['app/a']!.allowed, allowed);
         assert.equal(l.pdbs['app/a']!.refused, allowed === 0 ? true : undefined);
         // The plan's version never goes back: a lagging report does not replace it.
         assert.equal(l.pdbs['app/a']!.resourceVersion, c.report.resourceVersion === '31' ? '31' : '30');
-        // The option (a patched() call in the plan workflow) is asked only when it decides.
-        const decides = c.from === 'n2' && !c.report.refused;
-        assert.equal(asked, c.ends && decides ? 1 : 0);
       });
   });
 
@@ -224,16 +210,11 @@ describe('the node side of the budget', () => {
     assert.deepEqual(r.holding, { 'app/a': 1 }, 'answered 201, not yet observed');
   });
 
-  it('grantsOnly: a node with a reporting set spends a grant its own (stale) view does not show; without a set, before the patch or after a 429 its view still bounds it', () => {
-    const table: [string, { reports?: string[]; refused?: boolean; grantsOnly: boolean }, string[]][] = [
-      ['reporting set, grantsOnly: the grant is spent', { reports: ['app/a'], grantsOnly: true }, ['uid-b1']],
-      ['no reporting set yet: its own view (0) bounds it', { grantsOnly: true }, []],
-      ['runs recorded before grants-only: its own view bounds it', { reports: [], grantsOnly: false }, []],
-      [
-        'refused by the PDB (429): its refusal rule bounds it',
-        { reports: [], refused: true, grantsOnly: true },
-        [],
-      ],
+  it('a node with a reporting set spends a grant its own (stale) view does not show; without a set or after a 429 its view still bounds it', () => {
+    const table: [string, { reports?: string[]; refused?: boolean }, string[]][] = [
+      ['reporting set: the grant is spent', { reports: ['app/a'] }, ['uid-b1']],
+      ['no reporting set yet: its own view (0) bounds it', {}, []],
+      ['refused by the PDB (429): its refusal rule bounds it', { reports: [], refused: true }, []],
     ];
     for (const [what, c, want] of table) {
       // app/b allows 0 in the node's own view; the plan, with a fresher report, granted one.
@@ -243,7 +224,7 @@ describe('the node side of the budget', () => {
         s.pdbs['app/b']!.refusedUntilMs = NOW + 60_000;
       }
       applyGrant(s, { seq: 1, grants: { 'app/b': 1 } });
-      assert.deepEqual(decideNode(s, NOW, { ...SETTINGS, grantsOnly: c.grantsOnly }).evict, want, what);
+      assert.deepEqual(decideNode(s, NOW, SETTINGS).evict, want, what);
       if (want.length) assert.equal(s.budget?.grants['app/b'], 0, `${what}: the grant is used up`);
     }
   });
@@ -274,7 +255,6 @@ describe('the node side of the budget', () => {
       { outcome: 'TooManyRequests', cause: 'DisruptionBudget', pdb: 'app/a', message: 'no' },
       NOW,
       BACKOFF,
-      settings,
     );
     return s;
   }
@@ -298,13 +278,12 @@ describe('the node side of the budget', () => {
   describe('a refusal and a newer version of the PDB with the same allowance', () => {
     // The node saw app/a at version 7 allowing 3 and was refused; its next observation shows
     // version 9, still allowing 3 (a status write: observedGeneration, or a lagging view caught up).
-    const cases: [string, boolean, { allowed: number; refused?: boolean }][] = [
-      ['refusalEndsAtNewVersion: the refusal ends, the report is what the node sees', true, { allowed: 3 }],
-      ['runs recorded before: the refusal holds until its probe bound', false, { allowed: 0, refused: true }],
+    const cases: [string, { allowed: number; refused?: boolean }][] = [
+      ['the refusal ends, the report is what the node sees', { allowed: 3 }],
     ];
-    for (const [name, on, want] of cases)
+    for (const [name, want] of cases)
       it(name, () => {
-        const settings: NodeDrainSettings = on ? { ...SETTINGS, refusalEndsAtNewVersion: true } : SETTINGS;
+        const settings: NodeDrainSettings = SETTINGS;
         const s = refusedNode(settings);
         s.observeSeq = 2;
         applyObservation(
@@ -329,24 +308,15 @@ describe('the node side of the budget', () => {
   });
 
   describe('blockers of a node waiting for grants (its own view of app/a allows 3)', () => {
-    const cases: [string, { grantBlockers: boolean; grant: number }, string[]][] = [
-      [
-        'grantBlockers, no grant: a1 and a2 wait for app/a',
-        { grantBlockers: true, grant: 0 },
-        ['app/a-a1', 'app/a-a2'],
-      ],
-      ['grantBlockers, one grant: the pod it is for is not blocked', { grantBlockers: true, grant: 1 }, []],
-      [
-        'runs recorded before: the own view allows, so nothing listed',
-        { grantBlockers: false, grant: 0 },
-        [],
-      ],
+    const cases: [string, { grant: number }, string[]][] = [
+      ['no grant: a1 and a2 wait for app/a', { grant: 0 }, ['app/a-a1', 'app/a-a2']],
+      ['one grant: the pod it is for is not blocked', { grant: 1 }, []],
     ];
     for (const [name, c, want] of cases)
       it(name, () => {
         const s = coordinatedNode();
         if (c.grant) applyGrant(s, { seq: 1, grants: { 'app/a': c.grant } });
-        const got = nodeBlockers(s, NOW, { grantBlockers: c.grantBlockers }).filter((b) => b.pdb === 'app/a');
+        const got = nodeBlockers(s, NOW).filter((b) => b.pdb === 'app/a');
         assert.deepEqual(
           got.map((b) => `${b.pdb}-${b.pod.split('/')[1]}`),
           want,

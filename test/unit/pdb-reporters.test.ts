@@ -51,7 +51,7 @@ describe('assignReporters', () => {
   });
 });
 
-describe('allocateBudget with reporters', () => {
+describe('allocateBudget: reporting sets', () => {
   it('tells a node its set with its grant, and at once (no disruptions) when it gained a PDB', () => {
     const l = emptyLedger();
     applyBudgetRequest(
@@ -62,31 +62,22 @@ describe('allocateBudget with reporters', () => {
       l,
       req('n2', { tracked: ['app/b'], wants: { 'app/b': 1 }, pdbs: [rep('app/b', 0, '6')] }),
     );
-    assert.deepEqual(allocateBudget(l, { reporters: true }), [
+    assert.deepEqual(allocateBudget(l), [
       { node: 'n1', grant: { seq: 1, grants: { 'app/a': 1 }, reports: ['app/a'] } },
       { node: 'n2', grant: { seq: 1, grants: {}, reports: ['app/b'] } },
     ]);
-    assert.deepEqual(allocateBudget(l, { reporters: true }), [], 'nothing new: no grant');
+    assert.deepEqual(allocateBudget(l), [], 'nothing new: no grant');
     assert.equal(budgetAvailable(l, 'app/b'), 0, 'a grant of no disruptions holds nothing');
   });
 
   it('a node that only lost PDBs to report hears of it with its next grant, not in a grant of its own', () => {
     const l = emptyLedger();
     applyBudgetRequest(l, req('n1', { tracked: ['app/a'], pdbs: [rep('app/a', 0, '5')] }));
-    allocateBudget(l, { reporters: true }); // n1 reports app/a
+    allocateBudget(l); // n1 reports app/a
     applyBudgetRequest(l, req('n2', { tracked: ['app/a'], pdbs: [] }));
     applyBudgetRequest(l, req('n1', { tracked: [] }));
-    const out = allocateBudget(l, { reporters: true });
+    const out = allocateBudget(l);
     assert.deepEqual(out, [{ node: 'n2', grant: { seq: 1, grants: {}, reports: ['app/a'] } }]);
-  });
-
-  it('without the option no grant carries a reporting set (plans recorded before it)', () => {
-    const l = emptyLedger();
-    applyBudgetRequest(
-      l,
-      req('n1', { tracked: ['app/a'], wants: { 'app/a': 1 }, room: 4, pdbs: [rep('app/a', 1, '5')] }),
-    );
-    assert.deepEqual(allocateBudget(l), [{ node: 'n1', grant: { seq: 1, grants: { 'app/a': 1 } } }]);
   });
 
   it('a request with only the changed reports leaves the others as they were', () => {

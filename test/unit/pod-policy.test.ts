@@ -36,7 +36,7 @@ import {
 const NOW = 1_700_000_000_000;
 const S = 1000;
 const BACKOFF = { initialSeconds: 5, maxSeconds: 120 };
-const ORDERED: NodeDrainSettings = { maxConcurrentPerNode: 10, retryBackoff: BACKOFF, orderGroups: true };
+const ORDERED: NodeDrainSettings = { maxConcurrentPerNode: 10, retryBackoff: BACKOFF };
 const DEFAULTS: PodSelection = { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false };
 
 describe('drainOptOut', () => {
@@ -470,11 +470,6 @@ describe('decideNode with order groups', () => {
     assert.deepEqual(decideNode(s, NOW + S, ORDERED).evict, ['uid-rook/osd-0']);
   });
 
-  it('without orderGroups (runs before the patch) every group is evicted at once', () => {
-    const s = observed(three());
-    assert.equal(decideNode(s, NOW, { ...ORDERED, orderGroups: undefined }).evict.length, 4);
-  });
-
   it('the PDB budget request wants only pods of the current group', () => {
     const s = observed(
       [item('app/client-a', { pdbs: ['app/c'] }), item('rook/osd-0', { order: 10, pdbs: ['rook/osd'] })],
@@ -485,10 +480,6 @@ describe('decideNode with order groups', () => {
     );
     s.budget = { grantSeq: 0, grants: {} };
     assert.deepEqual(nodeBudgetRequest(s, NOW, ORDERED)!.wants, { 'app/c': 1 });
-    assert.deepEqual(nodeBudgetRequest(s, NOW, { ...ORDERED, orderGroups: undefined })!.wants, {
-      'app/c': 1,
-      'rook/osd': 1,
-    });
   });
 
   it('skip-labelled pods are listed as skipped, not tracked', () => {

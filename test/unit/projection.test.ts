@@ -6,10 +6,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  hasPausedBlockers,
   planConditions,
   projectStatus,
-  type ProjectionOptions,
   shownOutcome,
   type NodeState,
   type PlanState,
@@ -53,8 +51,8 @@ function plan(nodes: NodeState[], over: Partial<PlanState> = {}): PlanState {
 }
 
 /** The status as the workflow writes it: conditions first, then the projection. */
-function status(state: PlanState, options?: ProjectionOptions) {
-  return projectStatus({ ...state, conditions: planConditions(state, NOW) }, options);
+function status(state: PlanState) {
+  return projectStatus({ ...state, conditions: planConditions(state, NOW) });
 }
 
 describe('shownOutcome', () => {
@@ -262,56 +260,19 @@ describe('a Preflight plan', () => {
 });
 
 describe('what a paused node shows', () => {
-  const rows: {
-    what: string;
-    phase: NodeState['phase'];
-    hide: boolean | undefined;
-    shown: string[] | undefined;
-  }[] = [
-    {
-      what: 'paused, past the patch: no blockers (the pause holds it)',
-      phase: 'Paused',
-      hide: true,
-      shown: undefined,
-    },
-    {
-      what: 'paused, a run from before the patch: its blockers',
-      phase: 'Paused',
-      hide: undefined,
-      shown: ['app/db-0'],
-    },
-    { what: 'blocked, past the patch: its blockers', phase: 'Blocked', hide: true, shown: ['app/db-0'] },
-    { what: 'draining, past the patch: its blockers', phase: 'Draining', hide: true, shown: ['app/db-0'] },
+  const rows: { what: string; phase: NodeState['phase']; shown: string[] | undefined }[] = [
+    { what: 'paused: no blockers (the pause holds it)', phase: 'Paused', shown: undefined },
+    { what: 'blocked: its blockers', phase: 'Blocked', shown: ['app/db-0'] },
+    { what: 'draining: its blockers', phase: 'Draining', shown: ['app/db-0'] },
   ];
   for (const r of rows)
     it(r.what, () => {
       const n = node('n1', { phase: r.phase, podsEvicted: 2, blockedBy: [blocker] });
-      const st = status(plan([n], { phase: 'Paused', reason: 'PausedByUser', message: 'paused' }), {
-        ...(r.hide !== undefined ? { hidePausedBlockers: r.hide } : {}),
-      });
+      const st = status(plan([n], { phase: 'Paused', reason: 'PausedByUser', message: 'paused' }));
       assert.deepEqual(
         st.nodes![0]!.blockedBy?.map((b) => b.pod),
         r.shown,
       );
       assert.equal(st.evictionProgress!.pending, 1, 'its pod is still pending either way');
-    });
-
-  const asks: { what: string; nodes: NodeState[]; asks: boolean }[] = [
-    {
-      what: 'a paused node with blockers',
-      nodes: [node('n1', { phase: 'Paused', blockedBy: [blocker] })],
-      asks: true,
-    },
-    { what: 'a paused node without blockers', nodes: [node('n1', { phase: 'Paused' })], asks: false },
-    { what: 'a blocked node', nodes: [node('n1', { phase: 'Blocked', blockedBy: [blocker] })], asks: false },
-    {
-      what: 'one paused node with blockers among others',
-      nodes: [node('n1'), node('n2', { phase: 'Paused', blockedBy: [blocker] })],
-      asks: true,
-    },
-  ];
-  for (const r of asks)
-    it(`hasPausedBlockers: ${r.what} → ${r.asks}`, () => {
-      assert.equal(hasPausedBlockers(plan(r.nodes)), r.asks);
     });
 });
