@@ -1,25 +1,34 @@
 /**
  * Shared harness of the time-skipping workflow tests (test/workflow/*.test.ts): the environment,
  * one workflow bundle, a worker per test serving a {@link SimCluster}, and the helpers to drive a
- * plan workflow, wait while the server skips time, read histories and save replay fixtures.
+ * plan workflow, wait while the server skips time and read histories.
+ *
+ * Determinism guard (until the first release, the only one besides the lint rules; see
+ * docs/upgrading.md): after every test, each plan and node workflow the test started (through
+ * this harness's client, and the node children those plans started) is replayed from the history
+ * the test server recorded, every run of it, against the current workflow bundle
+ * ({@link WorkflowHarness.replayWorkflows}). A nondeterministic change fails the test that ran it.
  *
  * Usage: `const wf = new WorkflowHarness(); before(() => wf.setup()); after(() => wf.teardown());`
+ * (constructed at the top level of a test file or of a `describe`: it registers the replay as an
+ * `afterEach` hook there).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { afterEach } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowClient, WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Worker, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  Worker,
+  type ReplayHistoriesIterable,
+  type WorkerOptions,
+  type WorkflowBundle,
+} from '@temporalio/worker';
 import { createGrantDeliveryActivities } from '../../src/activities/grant-delivery.js';
 import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import type { abortSignal, releaseSignal } from '../../src/workflows/messages.js';
-import {
-  evictionTaskQueue,
-  nodeWorkflowId,
-  planWorkflowId,
-  type DrainPlanInput,
-} from '../../src/workflows/messages.js';
+import { evictionTaskQueue, planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
 import { drainPlanWorkflow } from '../../src/workflows/plan.js';
 import type { SimCluster } from './sim-cluster.js';
 import { installTestRuntime, releaseUnusedTestRuntime } from './sdk-logs.js';
@@ -33,27 +42,11 @@ export function input(name: string, spec: MaintenancePlanSpecInput): DrainPlanIn
   return { plan: { name, uid: `uid-${name}`, generation: 1 }, spec: parseSpec(spec) };
 }
 
-/** Directory of the replay fixtures (test/fixtures/histories/). */
-export const HISTORIES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
-
-/** Whether `UPDATE_HISTORIES` asks for any fixture (recorders of old shapes are registered only then). */
-export function recordingHistories(): boolean {
-  return (process.env.UPDATE_HISTORIES ?? '') !== '';
-}
-
-/** Whether `UPDATE_HISTORIES` (comma-separated) lists `key`. */
-export function updateRequested(key: string): boolean {
-  return (process.env.UPDATE_HISTORIES ?? '').split(',').includes(key);
-}
-
-/** Writes one history as a replay fixture named `<file>.bin` (the file name is the workflow ID the replay uses). */
-export function writeHistory(file: string, history: History): void {
-  mkdirSync(HISTORIES_DIR, { recursive: true });
-  writeFileSync(
-    `${HISTORIES_DIR}/${file}.bin`,
-    proto.temporal.api.history.v1.History.encode(history).finish(),
-  );
-}
+/** The workflow types of src/workflows whose histories the harness replays (hook workflows are the user's). */
+export const REPLAYED_WORKFLOW_TYPES: ReadonlySet<string> = new Set([
+  'drainPlanWorkflow',
+  'drainNodeWorkflow',
+]);
 
 /** Encoded size of a history, bytes (the sum of its encoded events, as the server counts it). */
 export function historyBytes(history: History): number {
@@ -64,13 +57,43 @@ export class WorkflowHarness {
   env!: TestWorkflowEnvironment;
   bundle!: WorkflowBundle;
   private seq = 0;
+  /** IDs of the workflows started through `env.client` since the last replay (see {@link track}). */
+  private started = new Set<string>();
+
+  constructor() {
+    // Every test replays what it recorded (see the module comment).
+    afterEach(async () => {
+      const ids = [...this.started];
+      this.started.clear();
+      if (this.env && this.bundle) await this.replayWorkflows(ids);
+    });
+  }
+
+  /**
+   * Records the ID of every workflow started through `env.client` (start, execute,
+   * signalWithStart), so that the test's end replays it.
+   */
+  private track(env: TestWorkflowEnvironment): TestWorkflowEnvironment {
+    const wc: WorkflowClient = env.client.workflow;
+    const note = (options: { workflowId: string }) => this.started.add(options.workflowId);
+    const start = wc.start.bind(wc);
+    const execute = wc.execute.bind(wc);
+    const signalWithStart = wc.signalWithStart.bind(wc);
+    wc.start = ((fn, options) => (note(options), start(fn, options))) as typeof wc.start;
+    wc.execute = ((fn, options) => (note(options), execute(fn, options))) as typeof wc.execute;
+    wc.signalWithStart = ((fn, options) => (
+      note(options),
+      signalWithStart(fn, options)
+    )) as typeof wc.signalWithStart;
+    return env;
+  }
 
   /** Starts the time-skipping server and bundles src/workflows. */
   setup = async (): Promise<void> => {
     // The SDK's lines through drainflow's logger, warnings and errors only (test/helpers/sdk-logs.ts).
     installTestRuntime();
     try {
-      this.env = await timeSkippingEnv();
+      this.env = this.track(await timeSkippingEnv());
     } catch (err) {
       await releaseUnusedTestRuntime();
       throw err;
@@ -92,7 +115,8 @@ export class WorkflowHarness {
    */
   freshServer = async (): Promise<void> => {
     await this.env?.teardown();
-    this.env = await timeSkippingEnv();
+    this.started.clear();
+    this.env = this.track(await timeSkippingEnv());
   };
 
   /**
@@ -228,15 +252,46 @@ export class WorkflowHarness {
   };
 
   /**
-   * Saves the histories of plan workflow `id` and its children on `nodes` as replay fixtures
-   * (test/fixtures/histories/<workflow ID>.bin) when `UPDATE_HISTORIES` lists `key`
-   * (comma-separated, e.g. `UPDATE_HISTORIES=two-pdbs-v2,cordon-all-abort-v2`). See
-   * test/workflow/replay.test.ts.
+   * Replays every run of the workflows `ids` and of the node children they started (found in
+   * their histories' StartChildWorkflowExecutionInitiated events, recursively), as the test server
+   * recorded them, against `bundle` (default: the current workflow code). Only
+   * {@link REPLAYED_WORKFLOW_TYPES} are replayed; a workflow the server does not know is skipped.
+   * A run still open replays up to its last completed workflow task.
+   * @throws naming every run whose replay failed (nondeterminism: a `DeterminismViolationError`).
    */
-  saveHistories = async (key: string, id: string, nodes: string[]): Promise<void> => {
-    if (!updateRequested(key)) return;
-    for (const wid of [id, ...nodes.map((n) => nodeWorkflowId(id, n))]) {
-      writeHistory(wid, await this.env.client.workflow.getHandle(wid).fetchHistory());
+  replayWorkflows = async (ids: readonly string[], bundle: WorkflowBundle = this.bundle): Promise<void> => {
+    const histories: { workflowId: string; history: History }[] = [];
+    const seen = new Set<string>();
+    const queue = [...ids];
+    while (queue.length > 0) {
+      const id = queue.shift()!;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      let runs: { runId: string; history: History }[];
+      try {
+        runs = await this.runs(id);
+      } catch {
+        continue; // never started (e.g. a start the test expected to be refused)
+      }
+      for (const { history } of runs) {
+        const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+        for (const e of history.events ?? []) {
+          const child = e.startChildWorkflowExecutionInitiatedEventAttributes;
+          if (child?.workflowId && REPLAYED_WORKFLOW_TYPES.has(child.workflowType?.name ?? ''))
+            queue.push(child.workflowId);
+        }
+        if (REPLAYED_WORKFLOW_TYPES.has(started?.workflowType?.name ?? ''))
+          histories.push({ workflowId: id, history });
+      }
     }
+    if (histories.length === 0) return;
+    const failed: string[] = [];
+    const iterable: ReplayHistoriesIterable = histories;
+    for await (const r of Worker.runReplayHistories({ workflowBundle: bundle }, iterable))
+      if (r.error) failed.push(`${r.workflowId} (run ${r.runId}): ${r.error.name}: ${r.error.message}`);
+    if (failed.length > 0)
+      throw new Error(
+        `replay of ${failed.length} of ${histories.length} recorded run(s) failed:\n${failed.join('\n')}`,
+      );
   };
 }

@@ -1,16 +1,11 @@
 /**
  * An aborted plan counts the pods it evicted that were still terminating at the abort
- * (src/drain/node-drain.ts, `abortedEvictedCounts`), in the time-skipping environment against the
+ * (src/drain/node-drain.ts, `nodeCounts`), in the time-skipping environment against the
  * sim cluster: node n1 holds db-0..db-3 behind PDB app/db, which allows one disruption; every pod
  * stays terminating for an hour of real time once evicted. As soon as the first evicted pod is
  * terminating the plan is aborted: the node ends Aborted before any observation shows that pod
  * gone. Its final counts, and the plan's status, must count it as evicted (it was answered 201 and
  * will go), the total unchanged.
- *
- * Replay fixtures: `UPDATE_HISTORIES=abort-terminating-v1` (this code, past
- * `patched('aborted-evicted-counts')`) and `UPDATE_HISTORIES=abort-terminating-v0` (this file run
- * against the code from before that patch, commit 5df2a49, whose counts said 0 evicted of 4; its
- * assertions fail there: that is the bug).
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +16,7 @@ import {
   type NodeProgress,
 } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
-import { WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
 before(wf.setup);
@@ -30,8 +25,7 @@ after(wf.teardown);
 
 describe('abort while an evicted pod is terminating', () => {
   it('the node and the plan count that pod as evicted', async () => {
-    // Recorded against 5df2a49 under `abort-terminating-v0` (its assertions fail there: the bug).
-    const key = updateRequested('abort-terminating-v0') ? 'abort-terminating-v0' : 'abort-terminating-v1';
+    const key = 'abort-terminating-v1';
     const sim = new SimCluster().addNode('n1');
     sim.pdbs.set('app/db', 1);
     for (const i of [0, 1, 2, 3])
@@ -45,7 +39,6 @@ describe('abort while an evicted pod is terminating', () => {
       () => /1 of them terminating/.test(n1()?.message ?? ''),
       abortSignal,
     );
-    await wf.saveHistories(key, planId, ['n1']);
 
     assert.equal(res.phase, 'Aborted');
     const evicted = sim

@@ -6,9 +6,7 @@
  * while none runs, web-0 finishes terminating (it is gone) and someone deletes db-1; time passes the
  * deadline; a new worker on the same task queue replays the workflows and goes on. Each policy
  * (Stop, SkipNode, DeletePods) must act on the cluster as it is after the deadline, not on the view
- * from before the crash. Replay fixtures of the Stop case: `UPDATE_HISTORIES=deadline-fresh-v1` (this
- * code) and `UPDATE_HISTORIES=deadline-stale-v0` (this file run against the code from before
- * `patched('deadline-fresh-view')`, commit 50a2a90, whose node decides from the stale view).
+ * from before the crash.
  *
  * The test server skips time only while no task waits for a worker, so the worker is stopped at a
  * quiet point (the node's next timer is its deadline: `eviction.retryBackoff.maxSeconds` beyond it)
@@ -30,7 +28,7 @@ import {
 } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { workflowIds } from '../helpers/drain-checks.js';
-import { EventType, WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
+import { EventType, WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
 before(wf.setup);
@@ -169,7 +167,6 @@ async function crashPastDeadline(
     const node = await wf.resultOf(wf.env.client.workflow.getHandle(nodeWorkflowId(planId, 'n1')));
     await wf.waitUntil(() => n1()?.phase === node.phase, `n1 ${node.phase} in the plan's status`);
     const status = sim.lastStatus()!;
-    await wf.saveHistories(key, planId, ['n1']);
     await h.signal(signal);
     await wf.resultOf(h);
     return { node: node as NodeProgress, status, deletes, sim, deadlineMs, ids: workflowIds(inp, ['n1']) };
@@ -180,9 +177,7 @@ async function crashPastDeadline(
 
 describe('a deadline passed while no worker ran (time-skipping)', () => {
   it('Stop: the node ends Blocked/DeadlineExceeded from a view observed after the deadline', async () => {
-    // The same run against the code from before patched('deadline-fresh-view') is the fixture
-    // `deadline-stale-v0` (its assertions fail there: that is the bug).
-    const key = updateRequested('deadline-stale-v0') ? 'deadline-stale-v0' : 'deadline-fresh-v1';
+    const key = 'deadline-fresh';
     const { node, status, sim, ids, deadlineMs } = await crashPastDeadline(key, {}, abortSignal);
     assert.equal(node.phase, 'Blocked', JSON.stringify(node));
     assert.equal(node.reason, 'DeadlineExceeded');

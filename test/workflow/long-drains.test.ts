@@ -22,10 +22,10 @@ import type { drainNodeWorkflow } from '../../src/workflows/node.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { quietBundlerLogger } from '../helpers/temporal.js';
 import { assertNoWorkflowTaskFailed, evictedTwice, gapsOf, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input, recordingHistories, updateRequested } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
-const { withWorker, driveTo, waitUntil, saveHistories, startPlan } = wf;
+const { withWorker, driveTo, waitUntil, startPlan } = wf;
 
 before(wf.setup);
 beforeEach(wf.freshServer);
@@ -33,7 +33,7 @@ after(wf.teardown);
 
 /**
  * A driveTo condition: deletes node n1 once it has been observed, and is met when the plan is
- * Drained (the case of a node deleted mid-drain and its old-shape recorder).
+ * Drained (the case of a node deleted mid-drain).
  */
 const deleteN1OnceObserved = (sim: SimCluster) => () => {
   if (sim.calls.some((c) => c.name === 'observeNode') && sim.nodes.has('n1')) sim.deleteNode('n1');
@@ -162,7 +162,7 @@ describe("the node reducer's rules end to end (time-skipping)", () => {
     const res = await driveTo(sim, inp, deleteN1OnceObserved(sim), releaseSignal, async () => {
       const st = sim.lastStatus()!;
       assert.equal(st.nodes?.[0]?.phase, 'Deleted');
-      // The pod never evicted stays counted (patched 'deleted-node-counts'), and the plan does not
+      // The pod never evicted stays counted, and the plan does not
       // read AllNodesDrained.
       assert.equal(st.nodes?.[0]?.podsTotal, 1);
       assert.equal(st.nodes?.[0]?.podsEvicted, 0);
@@ -286,7 +286,7 @@ describe("the node reducer's rules end to end (time-skipping)", () => {
 });
 
 describe('determinism guard', () => {
-  it('an unpatched change to the node loop fails replay of a saved node history', async () => {
+  it('a changed command order of the node loop fails the replay of the histories just recorded', async () => {
     const sim = new SimCluster().addNode('n1');
     for (let i = 0; i < 3; i++) sim.addPod({ namespace: 'app', name: `p-${i}`, node: 'n1' });
     const inp = input('parallel-evictions-v2', { nodeNames: ['n1'], uncordon: 'OnRelease' });
@@ -297,11 +297,10 @@ describe('determinism guard', () => {
       (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'evictPod',
     );
     assert.equal(scheduled.length, 3, 'three evictions');
-    if (updateRequested('parallel-evictions-v2'))
-      await saveHistories('parallel-evictions-v2', planWorkflowId(inp.plan), ['n1']);
-    // The code as it is replays the history...
-    await Worker.runReplayHistory({ workflowBundle: wf.bundle }, history, nodeId);
-    // ...the same code with the node loop evicting one pod at a time (no patched()) does not.
+    // The harness's replay (run after every test) passes with the code as it is...
+    await wf.replayWorkflows([planWorkflowId(inp.plan)]);
+    // ...and fails with the same code whose node loop evicts one pod at a time (three evictions
+    // scheduled in one workflow task become one).
     const changed = fileURLToPath(
       new URL('../fixtures/workflows/node-drain-one-at-a-time.ts', import.meta.url),
     );
@@ -321,6 +320,11 @@ describe('determinism guard', () => {
         return config;
       },
     });
+    await assert.rejects(wf.replayWorkflows([planWorkflowId(inp.plan)], bundle), (err: Error) => {
+      assert.match(err.message, /replay of 1 of 2 recorded run\(s\) failed/);
+      assert.match(err.message, new RegExp(`${nodeId} \\(run [^)]+\\): DeterminismViolationError`));
+      return true;
+    });
     await assert.rejects(
       Worker.runReplayHistory({ workflowBundle: bundle }, history, nodeId),
       DeterminismViolationError,
@@ -328,7 +332,7 @@ describe('determinism guard', () => {
   });
 });
 
-describe('replay fixtures of the loop (time-skipping)', () => {
+describe('the loop end to end (time-skipping)', () => {
   it('cooldown: no eviction before a Retry-After of 120 s', async () => {
     const sim = new SimCluster().addNode('n1');
     sim.addPod({ namespace: 'app', name: 'api-0', node: 'n1' });
@@ -339,7 +343,6 @@ describe('replay fixtures of the loop (time-skipping)', () => {
     const gaps = gapsOf(sim, 'api-0');
     assert.equal(gaps.length, 1);
     assert.ok(gaps[0]! >= 120_000, `${gaps[0]} ms`);
-    await saveHistories('cooldown-v2', planWorkflowId(inp.plan), ['n1']);
   });
 
   it('paused plan: nothing evicted until resumed', async () => {
@@ -363,7 +366,6 @@ describe('replay fixtures of the loop (time-skipping)', () => {
     });
     assert.equal(res.phase, 'Completed');
     assert.equal(sim.evictions().length, 2);
-    await saveHistories('paused-v2', planWorkflowId(inp.plan), ['n1']);
   });
 
   it('a paused node lists no blockers: the pause holds it, not its PodDisruptionBudget', async () => {
@@ -391,7 +393,6 @@ describe('replay fixtures of the loop (time-skipping)', () => {
     });
     assert.equal(res.phase, 'Completed');
     assert.equal(sim.evictions().length, 2);
-    await saveHistories('paused-v3', planWorkflowId(inp.plan), ['n1']);
   });
 
   it('past the deadline: Blocked/DeadlineExceeded, then aborted', async () => {
@@ -408,45 +409,5 @@ describe('replay fixtures of the loop (time-skipping)', () => {
     );
     assert.equal(res.phase, 'Aborted');
     assert.equal(sim.evictions().length, 0);
-    await saveHistories('deadline-v2', planWorkflowId(inp.plan), ['n1']);
   });
 });
-
-/**
- * Recorders of replay fixtures of old shapes: run with `UPDATE_HISTORIES=<key>` against the code
- * from before the patch named. `deleted-counts-v0` (before `patched('deleted-node-counts')`) saves
- * a plan whose node is deleted with two pods never evicted (the old counts said 0 of 0);
- * `observe-cancel-v0` (before `patched('abandon-observations')`) a node aborted while its observation
- * waits, which it cancels (a RequestCancelActivityTask command). The replay
- * test proves the patched code replays them. Recorders, not tests: registered only while recording.
- */
-if (recordingHistories())
-  describe('long drains: recorders of old shapes', () => {
-    it(
-      'deleted-counts-v0: a node deleted with pods never evicted',
-      { skip: !updateRequested('deleted-counts-v0') },
-      async () => {
-        const sim = new SimCluster().addNode('n1');
-        sim.pdbs.set('app/db', 0);
-        sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
-        sim.addPod({ namespace: 'app', name: 'db-1', node: 'n1', pdbs: ['app/db'] });
-        const inp = input('deleted-counts-v0', { nodeNames: ['n1'], uncordon: 'OnRelease' });
-        await driveTo(sim, inp, deleteN1OnceObserved(sim), releaseSignal);
-        await saveHistories('deleted-counts-v0', planWorkflowId(inp.plan), ['n1']);
-      },
-    );
-    it(
-      'observe-cancel-v0: a node aborted while its observation waits',
-      { skip: !updateRequested('observe-cancel-v0') },
-      async () => {
-        // Observations wait up to 5 s of real time for a change, so the abort finds one waiting.
-        const sim = new SimCluster({ observePollMs: 5000 }).addNode('n1');
-        sim.pdbs.set('app/db', 0);
-        sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
-        const inp = input('observe-cancel-v0', { nodeNames: ['n1'] });
-        const blocked = () => sim.lastStatus()?.nodes?.[0]?.blockedBy !== undefined;
-        await driveTo(sim, inp, blocked, abortSignal);
-        await saveHistories('observe-cancel-v0', planWorkflowId(inp.plan), ['n1']);
-      },
-    );
-  });

@@ -2,8 +2,7 @@
  * spec.onDeadline in the time-skipping environment, against the sim cluster: a plan of three nodes
  * where the middle one holds a pod whose PodDisruptionBudget never allows a disruption. Each policy
  * (Stop, SkipNode, DeletePods), the per-node deadline (spec.nodeDrainTimeoutSeconds), the advance
- * notice (status.deadlineAction, the PodsWillBeDeleted Event) and a replay fixture of the new shape
- * (`UPDATE_HISTORIES=on-deadline-v1,deadline-skip`).
+ * notice (status.deadlineAction, the PodsWillBeDeleted Event).
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,10 +10,10 @@ import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import { abortSignal, releaseSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input, recordingHistories, updateRequested } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
-const { withWorker, startPlan, waitUntil, saveHistories } = wf;
+const { withWorker, startPlan, waitUntil } = wf;
 
 before(wf.setup);
 beforeEach(wf.freshServer);
@@ -113,7 +112,6 @@ describe('onDeadline (time-skipping)', () => {
       assert.equal(sim.nodes.get('n3')!.unschedulable, false, 'n3 waits for the slot');
       await waitUntil(() => sim.lastStatus()?.reason === 'NodesSkipped', 'NodesSkipped', 60_000, '30s');
       const end = sim.lastStatus()!;
-      await saveHistories('deadline-skip', h.workflowId, NODES);
       await h.signal(releaseSignal);
       await h.result();
       return end;
@@ -182,7 +180,6 @@ describe('onDeadline (time-skipping)', () => {
       assert.equal(Date.parse(st.deadlineAction!.warningAt!), deadlineMs - 300_000);
       await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained', 60_000, '20s');
       const end = sim.lastStatus()!;
-      await saveHistories('on-deadline-v1', h.workflowId, NODES);
       await h.signal(releaseSignal);
       await h.result();
       return end;
@@ -225,7 +222,7 @@ describe('onDeadline (time-skipping)', () => {
     assert.equal(final.evictionProgress?.pending, 0);
     assert.equal(final.phase, 'Drained');
     assert.equal(final.reason, 'DrainedWithDeletions', 'a forced drain does not read AllNodesDrained');
-    // The plan's phase Event says the same as its status (patched 'deletions-event').
+    // The plan's phase Event says the same as its status.
     const ended = sim.events.filter(
       (e) => e.reason === 'AllNodesDrained' || e.reason === 'DrainedWithDeletions',
     );
@@ -270,34 +267,3 @@ describe('onDeadline (time-skipping)', () => {
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, NODES));
   });
 });
-
-/**
- * Recorder of a replay fixture of the shape before `patched('delete-fatal')`: run with
- * `UPDATE_HISTORIES=delete-fatal-v0` against the code from before that patch, where a deletePod
- * call failing non-retryably was a `DeleteFailed` blocker retried after the backoff. It saves what
- * such an old run looks like (the first deletion fails, the retry deletes the pod), so the replay
- * test proves the patched code replays it. A recorder, not a test: registered only while recording.
- */
-if (recordingHistories())
-  describe('onDeadline: recorder of the old shape', () => {
-    it(
-      'delete-fatal-v0: a deletion failing non-retryably once',
-      { skip: !updateRequested('delete-fatal-v0') },
-      async () => {
-        const sim = threeNodes();
-        sim.fail('deletePod', 'nonRetryable');
-        const inp = input(
-          'delete-fatal-v0',
-          spec({ maxUnavailableNodes: 3, drainTimeoutSeconds: 1800, onDeadline: 'DeletePods' }),
-        );
-        await withWorker(sim, async (tq) => {
-          const h = await startPlan(tq, inp);
-          await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained', 60_000, '20s');
-          await saveHistories('delete-fatal-v0', h.workflowId, NODES);
-          await h.signal(releaseSignal);
-          await h.result();
-        });
-        assert.equal(sim.calls.filter((c) => c.name === 'deletePod').length, 2, 'failed once, then deleted');
-      },
-    );
-  });

@@ -1,10 +1,7 @@
 /**
  * A plan without maintenance windows that is paused and resumed, before its first cordon (spec.cordon
- * AllAtStart, created paused) and in the middle of a node's drain: the paths `patched('windows')`
- * touched (the plan's own pause, forwarded to its nodes) behave as before. Its replay fixture
- * (`UPDATE_HISTORIES=pause-all-at-start-v2`) was recorded with the plan workflow as it was before
- * spec.windows existed (commit 9fe2546), so test/workflow/replay.test.ts replays an old-shape
- * history of these paths against the current code.
+ * AllAtStart, created paused) and in the middle of a node's drain: the plan's own pause, forwarded
+ * to its nodes, behaves as it does with windows.
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,10 +14,10 @@ import {
 } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
-const { withWorker, startPlan, waitUntil, saveHistories } = wf;
+const { withWorker, startPlan, waitUntil } = wf;
 
 before(wf.setup);
 beforeEach(wf.freshServer);
@@ -67,16 +64,8 @@ describe('pause and resume without windows (time-skipping)', () => {
     assert.equal(res.phase, 'Completed');
     assert.ok(sim.pods.get('app/db-0')?.gone && sim.pods.get('app/n2-web')?.gone);
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
-    await saveHistories('pause-all-at-start-v2', planWorkflowId(inp.plan), ['n1', 'n2']);
   });
 });
-
-/**
- * `UPDATE_HISTORIES=stale-controls-v0` run against the plan workflow from before
- * `patched('stale-controls')` records the old shape (the stale pause applied); the test then does
- * not assert what the old code got wrong.
- */
-const RECORDING_V0 = updateRequested('stale-controls-v0');
 
 /** Plan `name` on node n1, whose pod app/db-0 is held by a PDB allowing nothing; released at once when drained. */
 function heldNodePlan(name: string) {
@@ -91,7 +80,7 @@ describe('pause and resume relayed for an older generation (time-skipping)', () 
   it('a pause for an older generation than the newest seen is ignored: the newer resume holds', async () => {
     // A standby operator's start-up relay (generation 2) arriving after the leader relayed the
     // user's resume (generation 3).
-    const { sim, inp } = heldNodePlan(RECORDING_V0 ? 'stale-controls-v0' : 'stale-controls-v1');
+    const { sim, inp } = heldNodePlan('stale-controls');
     const res = await withWorker(sim, async (tq) => {
       const h = await startPlan(tq, inp);
       await waitUntil(
@@ -104,10 +93,8 @@ describe('pause and resume relayed for an older generation (time-skipping)', () 
       await waitUntil(() => sim.lastStatus()?.phase === 'Running', 'Running (generation 3)');
       await h.signal(pauseSignal, { generation: 2 }); // stale
       await wf.skip('1m');
-      if (!RECORDING_V0) {
-        assert.equal(sim.lastStatus()?.phase, 'Running', 'the stale pause changed nothing');
-        assert.equal(sim.lastStatus()?.observedGeneration, 3);
-      }
+      assert.equal(sim.lastStatus()?.phase, 'Running', 'the stale pause changed nothing');
+      assert.equal(sim.lastStatus()?.observedGeneration, 3);
       // A pause without a generation (drainflow pause, an Update) or of the newest one still holds.
       await h.signal(pauseSignal, { generation: 3 });
       await waitUntil(() => sim.lastStatus()?.phase === 'Paused', 'Paused (generation 3)');
@@ -118,27 +105,15 @@ describe('pause and resume relayed for an older generation (time-skipping)', () 
     assert.equal(res.phase, 'Completed');
     assert.ok(sim.pods.get('app/db-0')?.gone);
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
-    await saveHistories(inp.plan.name, planWorkflowId(inp.plan), ['n1']);
   });
 });
-
-/**
- * `UPDATE_HISTORIES=node-stale-controls-v0` run against the workflows from before
- * `patched('forward-generations')` and `patched('stale-node-controls')` (commit 50a2a90) records the
- * old shape: the plan forwards its controls without a generation and the node applies the stale
- * pause (a direct resume of generation 3 then resumes it), and a stale resume. `node-stale-controls-v1`
- * is the new shape.
- */
-const RECORDING_NODE_V0 = updateRequested('node-stale-controls-v0');
 
 describe('a pause sent to a node directly for an older generation (time-skipping)', () => {
   it('pause 2 (plan and node), resume 3 (forwarded), a late direct pause 2: the node keeps draining and finishes', async () => {
     // The operator sends stops to the node workflows directly too (src/operator/node-stops.ts); a
     // standby's start-up relay of generation 2 reaching the node after the plan forwarded the
     // leader's resume of generation 3 must not pause it again.
-    const { sim, inp } = heldNodePlan(
-      RECORDING_NODE_V0 ? 'node-stale-controls-v0' : 'node-stale-controls-v1',
-    );
+    const { sim, inp } = heldNodePlan('node-stale-controls');
     const node = () => wf.env.client.workflow.getHandle(nodeWorkflowId(planWorkflowId(inp.plan), 'n1'));
     const nodePhase = () => sim.lastStatus()?.nodes?.[0]?.phase;
     const res = await withWorker(sim, async (tq) => {
@@ -157,10 +132,8 @@ describe('a pause sent to a node directly for an older generation (time-skipping
       );
       await node().signal(nodeControlSignal, { action: 'pause', generation: 2 }); // stale
       await wf.skip('1m');
-      if (!RECORDING_NODE_V0) assert.notEqual(nodePhase(), 'Paused', 'the stale pause changed nothing');
-      // The old shape also needs a control the node drops now (a generation it saw directly
-      // before): a direct resume of generation 3 (resumes the old node from the stale pause; a no-op
-      // now), then a stale resume of generation 2 (applied then, dropped now: either way no change).
+      assert.notEqual(nodePhase(), 'Paused', 'the stale pause changed nothing');
+      // A direct resume of generation 3 (a no-op), then a stale resume of generation 2 (dropped).
       await node().signal(nodeControlSignal, { action: 'resume', generation: 3 });
       await node().signal(nodeControlSignal, { action: 'resume', generation: 2 });
       await wf.skip('1m');
@@ -171,17 +144,8 @@ describe('a pause sent to a node directly for an older generation (time-skipping
     assert.equal(res.phase, 'Completed');
     assert.equal(sim.lastStatus()?.nodes?.[0]?.phase, 'Released');
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
-    await saveHistories(inp.plan.name, planWorkflowId(inp.plan), ['n1']);
   });
 });
-
-/**
- * `UPDATE_HISTORIES=node-start-generation-v0` run against the workflows from before
- * `patched('node-start-generation')` (commit f257246) records the old shape: n2, started after the
- * resume of generation 3, takes a late direct pause of generation 2 as new (a direct resume of
- * generation 3 then resumes it). `node-start-generation-v1` is the new shape.
- */
-const RECORDING_START_V0 = updateRequested('node-start-generation-v0');
 
 describe('a node started after a resume knows its generation (time-skipping)', () => {
   it('pause 2, resume 3, then n2 starts: a late direct pause 2 to n2 changes nothing', async () => {
@@ -195,7 +159,7 @@ describe('a node started after a resume knows its generation (time-skipping)', (
     sim.pdbs.set('app/web', 0);
     sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
     sim.addPod({ namespace: 'app', name: 'web-0', node: 'n2', pdbs: ['app/web'] });
-    const inp = input(RECORDING_START_V0 ? 'node-start-generation-v0' : 'node-start-generation-v1', {
+    const inp = input('node-start-generation', {
       nodeNames: ['n1', 'n2'],
       maxUnavailableNodes: 1,
       uncordon: 'OnRelease',
@@ -218,8 +182,8 @@ describe('a node started after a resume knows its generation (time-skipping)', (
       );
       await n2().signal(nodeControlSignal, { action: 'pause', generation: 2 }); // stale
       await wf.skip('1m');
-      if (!RECORDING_START_V0) assert.notEqual(phaseOf('n2'), 'Paused', 'the stale pause changed nothing');
-      // The old shape needs n2 resumed (a no-op now).
+      assert.notEqual(phaseOf('n2'), 'Paused', 'the stale pause changed nothing');
+      // A direct resume of generation 3: a no-op.
       await n2().signal(nodeControlSignal, { action: 'resume', generation: 3 });
       sim.pdbs.set('app/web', 1);
       await waitUntil(() => sim.pods.get('app/web-0')?.gone === true, 'web-0 evicted');
@@ -227,6 +191,5 @@ describe('a node started after a resume knows its generation (time-skipping)', (
     });
     assert.equal(res.phase, 'Completed');
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
-    await saveHistories(inp.plan.name, planWorkflowId(inp.plan), ['n1', 'n2']);
   });
 });

@@ -1,16 +1,11 @@
 /**
- * A paused plan does not claim (cordon) a node it waits for (`patched('paused-no-claim')`), in the
+ * A paused plan does not claim (cordon) a node it waits for in the
  * time-skipping environment against the sim cluster: node n1 is held by another plan ("plan A",
  * `heldBy` in the sim); this plan ("plan B") waits for it (Waiting, NodeHeldByOtherPlan) and is
  * paused; then plan A hands n1 back. While paused, B must not cordon n1 (a cordon takes the node's
  * capacity away, and a pause stops new work); once resumed it claims n1 at once and drains it. An
  * abort while paused and waiting ends the node Aborted, and the deadline ends the wait as it does
  * for a held node (Blocked under Stop, Skipped under SkipNode), with n1 never cordoned by B.
- *
- * Replay fixtures: `UPDATE_HISTORIES=paused-claim-v1` (this code) and
- * `UPDATE_HISTORIES=paused-claim-v0` (this file run against the code from before the patch, commit
- * dd8fb0c: the paused node claims and cordons n1 as soon as it is handed back; its assertions fail
- * there: the bug).
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,7 +21,7 @@ import {
 import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import { SimCluster, type CallRecord } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
 before(wf.setup);
@@ -71,15 +66,13 @@ async function pauseWhileHeld(
 
 describe('a paused plan and a node held by another plan (time-skipping)', () => {
   it('does not claim the node when it is handed back while paused; claims and drains it once resumed', async () => {
-    // Recorded against dd8fb0c under `paused-claim-v0` (its assertions fail there: the bug).
-    const key = updateRequested('paused-claim-v0') ? 'paused-claim-v0' : 'paused-claim-v1';
+    const key = 'paused-claim-v1';
     const sim = heldNode();
     const inp = input(key, {
       nodeNames: ['n1'],
       uncordon: 'OnRelease',
       eviction: { retryBackoff: BACKOFF },
     });
-    const planId = planWorkflowId(inp.plan);
     let paused: { cordons: (string | undefined)[]; heldBy?: string; unschedulable?: boolean } = {
       cordons: [],
     };
@@ -101,7 +94,6 @@ describe('a paused plan and a node held by another plan (time-skipping)', () => 
       await h.signal(releaseSignal);
       return wf.resultOf(h);
     });
-    await wf.saveHistories(key, planId, ['n1']);
 
     assert.equal(res.phase, 'Completed');
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));

@@ -6,18 +6,12 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { abortSignal, planWorkflowId, releaseSignal } from '../../src/workflows/messages.js';
+import { planWorkflowId, releaseSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, evictedTwice, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
-/**
- * `UPDATE_HISTORIES=refusing-node-v0` run against the code from before
- * `patched('refusing-node-ends-refusal')` records the old shape (the refusal outlived the refused
- * node's probe; the recorder aborts the stalled plan).
- */
-const RECORDING_V0 = updateRequested('refusing-node-v0');
 before(wf.setup);
 beforeEach(wf.freshServer);
 after(wf.teardown);
@@ -138,8 +132,6 @@ describe('one PDB budget per plan (time-skipping)', () => {
     // A grant that reaches a node drain as it completes fails that workflow task with
     // UnhandledCommand; the SDK runs it again with the signal (benign, as in many-nodes.test.ts).
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
-    // UPDATE_HISTORIES=shared-pdbs-v4 saves these histories as replay fixtures (test/workflow/replay.test.ts).
-    await wf.saveHistories('shared-pdbs-v4', planWorkflowId(inp.plan), names.slice(0, 2));
   });
 
   it('a 429 despite the budget gives the disruption back: every pod still leaves, the plan drains', async () => {
@@ -159,8 +151,6 @@ describe('one PDB budget per plan (time-skipping)', () => {
     assert.equal(refusals(sim).length, 1, 'only the injected 429');
     assert.equal(sim.evictions().length, 19, 'one call per pod plus the refused one');
     assert.deepEqual(sim.overBudget, []);
-    // UPDATE_HISTORIES=grants-before-status saves these histories (past patched('grants-before-status')).
-    await wf.saveHistories('grants-before-status', planWorkflowId(inp.plan), names.slice(0, 2));
     // A grant that reaches a node drain as it completes fails that workflow task with
     // UnhandledCommand; the SDK runs it again with the signal (benign, as in many-nodes.test.ts).
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
@@ -192,26 +182,17 @@ describe('one PDB budget per plan (time-skipping)', () => {
       });
     }
     sim.refuse('PdbProcessing', { pod: 'app/b-n2-0', times: 1 });
-    const inp = input(RECORDING_V0 ? 'refusing-node-v0' : 'refusing-node-v1', {
+    const inp = input('refusing-node', {
       nodeNames: names,
       maxUnavailableNodes: 3,
       uncordon: 'OnRelease',
     });
     const res = await wf.withWorker(sim, async (taskQueue) => {
       const h = await wf.startPlan(taskQueue, inp);
-      if (RECORDING_V0) {
-        // The old code never drains: let the probe bound pass, then end the run.
-        await wf.waitUntil(() => refusals(sim).length === 1, 'the 429', 30_000);
-        for (let i = 0; i < 60; i++) await wf.skip('1s');
-        await h.signal(abortSignal);
-      } else {
-        await wf.waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status', 60_000);
-        await h.signal(releaseSignal);
-      }
+      await wf.waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status', 60_000);
+      await h.signal(releaseSignal);
       return wf.resultOf(h);
     });
-    await wf.saveHistories(inp.plan.name, planWorkflowId(inp.plan), names);
-    if (RECORDING_V0) return;
     assert.equal(res.phase, 'Completed');
     assert.equal(refusals(sim).length, 1, 'only the injected 429');
     assert.deepEqual(

@@ -20,7 +20,7 @@ import { SimCluster } from '../helpers/sim-cluster.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
-const { withWorker, driveTo, waitUntil, saveHistories } = wf;
+const { withWorker, driveTo, waitUntil } = wf;
 
 before(wf.setup);
 beforeEach(wf.freshServer);
@@ -268,7 +268,6 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       [...sim.nodes.values()].every((n) => n.heldBy === undefined),
       'every claim removed',
     );
-    await saveHistories('cordon-all-abort-v2', planWorkflowId(inp.plan), ['n1']);
   });
 
   it('fills every free slot of maxUnavailableNodes in one workflow task', async () => {
@@ -309,7 +308,6 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       [false, false, false, false],
       'aborted children handed their nodes back',
     );
-    await saveHistories('parallel-starts-v2', planWorkflowId(inp.plan), ['n1']);
   });
 
   it('waits for a node held by another plan and says so in a Warning Event and the Blocked condition', async () => {
@@ -392,7 +390,6 @@ describe('drainPlanWorkflow (time-skipping)', () => {
       'a Warning event names the blocker',
     );
     assert.ok(sim.events.some((e) => e.reason === 'MultiplePodDisruptionBudgets'));
-    await saveHistories('two-pdbs-v2', planWorkflowId(inp.plan), ['n1']);
   });
 });
 

@@ -1,19 +1,16 @@
 /**
  * Pod order groups, per-pod opt-outs and eviction.skipWaitForDeleteTimeoutSeconds in the
- * time-skipping environment, against the sim cluster, plus replay fixtures: `pod-policy-v0` is a run
- * of the node loop recorded before `patched('pod-policy')` existed (two pods of different order
- * evicted together), `pod-order-v1` a run past it (`UPDATE_HISTORIES=pod-policy-v0` was written by
- * the code before the patch, `UPDATE_HISTORIES=pod-order-v1` by this one).
+ * time-skipping environment, against the sim cluster.
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { releaseSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
-const { withWorker, startPlan, waitUntil, saveHistories } = wf;
+const { withWorker, startPlan, waitUntil } = wf;
 
 before(wf.setup);
 beforeEach(wf.freshServer);
@@ -38,7 +35,6 @@ describe('pod policy (time-skipping)', () => {
     await withWorker(sim, async (tq) => {
       const h = await startPlan(tq, inp);
       await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained', 60_000);
-      await saveHistories('pod-order-v1', h.workflowId, ['n1']);
       await h.signal(releaseSignal);
       await h.result();
     });
@@ -109,23 +105,4 @@ describe('pod policy (time-skipping)', () => {
     assert.match(ev.message, /app\/stuck-0 still terminating 120 s after its deletionTimestamp/);
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
   });
-
-  // A recorder, not a test: registered only while UPDATE_HISTORIES asks for its fixture.
-  if (updateRequested('pod-policy-v0'))
-    it('records the old shape (pod-policy-v0): two pods on one node drain', async () => {
-      const sim = new SimCluster();
-      sim.addNode('n1');
-      sim.addPod({ namespace: 'app', name: 'client-0', node: 'n1' });
-      sim.addPod({ namespace: 'kube-system', name: 'critical-0', node: 'n1' });
-      const inp = input('pod-policy-v0', { nodeNames: ['n1'], uncordon: 'OnRelease' });
-      await withWorker(sim, async (tq) => {
-        const h = await startPlan(tq, inp);
-        await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained');
-        await saveHistories('pod-policy-v0', h.workflowId, ['n1']);
-        await h.signal(releaseSignal);
-        await h.result();
-      });
-      assert.equal(sim.lastStatus()?.phase, 'Completed');
-      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
-    });
 });

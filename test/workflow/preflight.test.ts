@@ -14,7 +14,7 @@ import type { PreflightActivities } from '../../src/activities/types.js';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { buildPreflightNode } from '../../src/drain/preflight.js';
 import type { PodInfo } from '../../src/drain/pods.js';
-import { abortSignal, planWorkflowId, progressQuery } from '../../src/workflows/messages.js';
+import { abortSignal, progressQuery } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
@@ -103,8 +103,6 @@ describe('spec.mode Preflight (time-skipping)', () => {
       sim,
       async (tq) => {
         const r = await resultOf(await startPlan(tq, inp));
-        // UPDATE_HISTORIES=preflight-v1 saves the replay fixture (test/workflow/replay.test.ts).
-        await wf.saveHistories('preflight-v1', planWorkflowId(inp.plan), []);
         return r;
       },
       { activities: { ...sim.activities(), ...pre } },

@@ -7,17 +7,12 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_PLAN_NODES } from '../../src/api/bounds.js';
-import { planWorkflowId, releaseSignal } from '../../src/workflows/messages.js';
+import { releaseSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, evictedTwice, gapsOf, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input, updateRequested } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
-/**
- * `UPDATE_HISTORIES=refused-terminating-v0` run against the code from before
- * `patched('refused-not-evicted')` records the old shape (a refused call's pod counted as evicted).
- */
-const RECORDING_V0 = updateRequested('refused-terminating-v0');
 const { withWorker, driveTo, startPlan, resultOf } = wf;
 
 before(wf.setup);
@@ -64,7 +59,7 @@ describe('self-healing refusals in the node loop (time-skipping)', () => {
     const sim = new SimCluster({ answerDelayMs: 300 }).addNode('n1');
     sim.addPod({ namespace: 'gone', name: 'terminating', node: 'n1', graceMs: 1500 });
     sim.refuse('NamespaceTerminating', { pod: 'gone/terminating', times: 1 });
-    const inp = input(RECORDING_V0 ? 'refused-terminating-v0' : 'refused-terminating-v1', {
+    const inp = input('refused-terminating', {
       nodeNames: ['n1'],
       uncordon: 'OnRelease',
     });
@@ -73,17 +68,14 @@ describe('self-healing refusals in the node loop (time-skipping)', () => {
       // Small steps of workflow time: the call takes real time, and its 10 s timeout is workflow time.
       await wf.waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained status', 30_000, '100ms');
       const st = sim.lastStatus()!;
-      if (!RECORDING_V0) {
-        assert.equal(st.nodes?.[0]?.podsEvicted, 0, 'the refused call evicted nothing');
-        assert.equal(st.nodes?.[0]?.podsGoneWithoutEviction, 1);
-      }
+      assert.equal(st.nodes?.[0]?.podsEvicted, 0, 'the refused call evicted nothing');
+      assert.equal(st.nodes?.[0]?.podsGoneWithoutEviction, 1);
       await h.signal(releaseSignal);
       assert.equal((await resultOf(h)).phase, 'Completed');
     });
     assert.equal(sim.evictions().length, 1, 'one call: the drain waited for the pod to go');
     assert.equal(sim.pods.get('gone/terminating')!.evictedTimes ?? 0, 0);
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
-    await wf.saveHistories(inp.plan.name, planWorkflowId(inp.plan), ['n1']);
   });
 });
 

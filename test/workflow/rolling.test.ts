@@ -3,7 +3,7 @@
  * AfterEachNode with maxUnavailableNodes 1, an afterDrain hook that is a Temporal workflow of the
  * user's (test/fixtures/workflows/hooks.ts, served by a worker of its own task queue), per-node
  * releases (the releaseNode Update, the node annotation) and a worker restart in the middle of a
- * hook. Replay fixtures of the new shape: `UPDATE_HISTORIES=rolling-hooks,rolling-release`.
+ * hook.
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +17,6 @@ import { createGrantDeliveryActivities } from '../../src/activities/grant-delive
 import { createHookWorkflowActivities } from '../../src/activities/hook-workflow.js';
 import { WEEKDAYS } from '../../src/api/calendar.js';
 import {
-  abortSignal,
   evictionTaskQueue,
   nodeWorkflowId,
   pauseSignal,
@@ -29,16 +28,10 @@ import {
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { quietBundlerLogger } from '../helpers/temporal.js';
-import {
-  EventType,
-  WorkflowHarness,
-  input,
-  recordingHistories,
-  updateRequested,
-} from '../helpers/workflow-harness.js';
+import { EventType, WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
-const { waitUntil, startPlan, resultOf, saveHistories } = wf;
+const { waitUntil, startPlan, resultOf } = wf;
 let hookBundle: WorkflowBundle;
 
 before(async () => {
@@ -240,7 +233,6 @@ describe('rolling maintenance (time-skipping)', () => {
         assert.ok(n.hook?.started);
       }
       await assertNoWorkflowTaskFailed(wf, workflowIds(inp, NODES));
-      await saveHistories('rolling-hooks', planWorkflowId(inp.plan), NODES);
     } finally {
       await w.stop();
     }
@@ -444,7 +436,6 @@ describe('rolling maintenance (time-skipping)', () => {
       assert.equal(maxCordoned(sim), 1);
       assert.equal(w.hookRuns.length, 0);
       await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
-      await saveHistories('rolling-release', planWorkflowId(inp.plan), ['n1', 'n2']);
     } finally {
       await w.stop();
     }
@@ -642,119 +633,8 @@ describe('rolling maintenance (time-skipping)', () => {
       assert.match(n1()!.message ?? '', /already schedulable: uncordoned by someone else/);
       assert.doesNotMatch(n1()!.message ?? '', /before the plan/);
       await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
-      await saveHistories('release-uncordoned-v1', planWorkflowId(inp.plan), ['n1']);
     } finally {
       await w.stop();
     }
   });
 });
-
-/**
- * Recorders of replay fixtures of the shape before `patched('hooks-held')`,
- * `patched('hook-failure-report')` and `patched('release-wait-node-deleted')`: run with
- * `UPDATE_HISTORIES=<key>` against the workflow code from before those patches (the node drain of
- * src/workflows/node-roll.ts as it was), they save what old runs look like, so that the replay test
- * proves the patched code replays them. They are recorders, not tests (they assert nothing of the
- * new behaviour), so they are registered only while recording.
- */
-if (recordingHistories())
-  describe('rolling maintenance: recorders of the old shape', () => {
-    it('hooks-held-v0: a hook due while paused', { skip: !updateRequested('hooks-held-v0') }, async () => {
-      const sim = new SimCluster().addNode('n1');
-      const w = await workers(sim, { holdSeconds: 60 });
-      try {
-        const hook = { workflow: { type: 'testHook', taskQueue: w.hookTq, timeoutSeconds: 3600 } };
-        const inp = input(
-          'hooks-held-v0',
-          rollingSpec(w.hookTq, { nodeNames: ['n1'], hooks: { beforeDrain: hook, afterDrain: hook } }),
-        );
-        const h = await startPlan(w.tq, inp);
-        await waitUntil(() => w.hookRuns.length === 1, 'the beforeDrain hook started');
-        await h.signal(pauseSignal);
-        await wf.skip('10m');
-        // The code before the patch ran the afterDrain hook while paused: the plan may be over by now.
-        await h.signal(resumeSignal).catch(() => undefined);
-        await resultOf(h);
-        await saveHistories('hooks-held-v0', planWorkflowId(inp.plan), ['n1']);
-      } finally {
-        await w.stop();
-      }
-    });
-
-    it(
-      'hook-failure-v0: a failed hook, released by hand',
-      { skip: !updateRequested('hook-failure-v0') },
-      async () => {
-        const sim = new SimCluster().addNode('n1');
-        const w = await workers(sim, { holdSeconds: 10, fail: { n1: 'health check failed' } });
-        try {
-          const inp = input('hook-failure-v0', rollingSpec(w.hookTq, { nodeNames: ['n1'] }));
-          const h = await startPlan(w.tq, inp);
-          await waitUntil(
-            () => sim.lastStatus()?.nodes?.[0]?.reason === 'HookFailed',
-            'n1 blocked by its hook',
-          );
-          await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n1' }] });
-          await resultOf(h);
-          await saveHistories('hook-failure-v0', planWorkflowId(inp.plan), ['n1']);
-        } finally {
-          await w.stop();
-        }
-      },
-    );
-
-    it(
-      'release-deleted-v0: a node deleted while it awaits its release',
-      { skip: !updateRequested('release-deleted-v0') },
-      async () => {
-        const sim = new SimCluster().addNode('n1');
-        const w = await workers(sim, { holdSeconds: 0 });
-        try {
-          const inp = input('release-deleted-v0', {
-            nodeNames: ['n1'],
-            maxUnavailableNodes: 1,
-            uncordon: 'AfterEachNode',
-            drainTimeoutSeconds: 7200,
-          });
-          const h = await startPlan(w.tq, inp);
-          const n1 = () => sim.lastStatus()?.nodes?.[0];
-          await waitUntil(() => n1()?.reason === 'AwaitingRelease', 'n1 drained, awaiting release');
-          sim.deleteNode('n1');
-          await wf.skip('20m');
-          await h.signal(abortSignal);
-          await resultOf(h);
-          await saveHistories('release-deleted-v0', planWorkflowId(inp.plan), ['n1']);
-        } finally {
-          await w.stop();
-        }
-      },
-    );
-
-    it(
-      'release-uncordoned-v0: a node uncordoned while it awaits its release',
-      { skip: !updateRequested('release-uncordoned-v0') },
-      async () => {
-        const sim = new SimCluster().addNode('n1');
-        const w = await workers(sim, { holdSeconds: 0 });
-        try {
-          const inp = input('release-uncordoned-v0', {
-            nodeNames: ['n1'],
-            uncordon: 'AfterEachNode',
-            drainTimeoutSeconds: 7200,
-          });
-          const h = await startPlan(w.tq, inp);
-          await waitUntil(
-            () => sim.lastStatus()?.nodes?.[0]?.reason === 'AwaitingRelease',
-            'awaiting release',
-          );
-          sim.uncordonExternally('n1');
-          await wf.skip('20m');
-          await h.executeUpdate(releaseNodeUpdate, { args: [{ node: 'n1' }] });
-          await resultOf(h);
-          await saveHistories('release-uncordoned-v0', planWorkflowId(inp.plan), ['n1']);
-        } finally {
-          await w.stop();
-        }
-      },
-    );
-  });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { abortSignal, controlUpdate, nodeWorkflowId, planWorkflowId } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
-import { WorkflowHarness, input, recordingHistories, updateRequested } from '../helpers/workflow-harness.js';
+import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
 before(wf.setup);
@@ -67,20 +67,5 @@ describe('abort of a plan whose node workflow was terminated (time-skipping)', (
     assert.equal((await h.describe()).status.name, 'COMPLETED');
     assert.equal(sim.nodes.get('n1')?.unschedulable, false, 'n1 handed back (uncordon OnRelease)');
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, []));
-    await wf.saveHistories('late-update-v1', planWorkflowId(inp.plan), []);
   });
 });
-
-if (recordingHistories())
-  describe('stranded: recorders of the old shape', () => {
-    it(
-      'late-update-v0: the abort Update that never completed',
-      { skip: !updateRequested('late-update-v0') },
-      async () => {
-        const { inp, h, answer } = await abortWhileClosing('late-update-v0', 5000);
-        assert.equal(answer, undefined, 'run against the code from before patched(late-update-publish)');
-        await wf.saveHistories('late-update-v0', planWorkflowId(inp.plan), []);
-        await h.terminate('recorded');
-      },
-    );
-  });

@@ -6,7 +6,7 @@
  * opens; a user's pause and a window's pause are told apart; an unknown time zone fails the plan
  * with a message naming the field; a deadline that falls outside the windows fires while the plan
  * is paused by them (onDeadline Stop ends it Blocked/DeadlineExceeded) unless
- * deadlineCountsOutsideWindows is false (then the deadline clock stops outside). Replay fixture of the new shape: `UPDATE_HISTORIES=windows-v1`.
+ * deadlineCountsOutsideWindows is false (then the deadline clock stops outside).
  *
  * The windows are daily, in UTC, placed relative to the test server's clock (every day is named,
  * so a window that crosses midnight needs no care).
@@ -17,13 +17,13 @@ import { parseSpec } from '../../src/api/plan.js';
 import { WEEKDAYS } from '../../src/api/calendar.js';
 import type { MaintenanceWindow } from '../../src/api/windows.js';
 import { windowedDeadline } from '../../src/drain/windows.js';
-import { pauseSignal, planWorkflowId, releaseSignal, resumeSignal } from '../../src/workflows/messages.js';
+import { pauseSignal, releaseSignal, resumeSignal } from '../../src/workflows/messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
-const { withWorker, startPlan, waitUntil, saveHistories } = wf;
+const { withWorker, startPlan, waitUntil } = wf;
 
 before(wf.setup);
 beforeEach(wf.freshServer);
@@ -136,7 +136,6 @@ describe('maintenance windows (time-skipping)', () => {
     const n2 = sim.calls.find((c) => c.name === 'cordonNode' && (c.arg as { node: string }).node === 'n2');
     assert.ok(n2 && n2.atMs >= secondStart, 'n2 started in the second window');
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
-    await saveHistories('windows-v1', planWorkflowId(inp.plan), ['n1', 'n2']);
   });
 
   it('a plan created outside its windows cordons nothing until one opens; a user pause and a window pause are both visible', async () => {
