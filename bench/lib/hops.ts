@@ -37,8 +37,8 @@ export interface HopFigures {
   budgetToGrant?: HopFigure;
   /**
    * pdbGrant sent by the plan → received by the node (matched by the grant's seq). "Sent" is the
-   * completion of the plan's workflow task that sent it: its signal command, or (since
-   * `patched('grant-delivery-activity')`) its `deliverGrants` local activity, which signals during
+   * completion of the plan's workflow task that sent it: its signal command (runs of older
+   * builds), or its `deliverGrants` local activity, which signals during
    * the task, so that hop can be negative; negative samples are left out (with the activity nearly
    * all are, so compare `budgetRoundTrip` across the two).
    */

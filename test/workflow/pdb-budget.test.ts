@@ -78,8 +78,7 @@ async function dumpBudget(sim: SimCluster, inp: ReturnType<typeof input>): Promi
 
 /**
  * How the plan's grants went out: the workflow tasks that ran a `deliverGrants` local activity,
- * and the `pdbGrant` signal commands (the delivery of runs recorded before
- * `patched('grant-delivery-activity')`).
+ * and the `pdbGrant` signal commands (none expected: grants go out through the activity).
  */
 async function grantDeliveries(planId: string): Promise<{ activityTasks: number; signalCommands: number }> {
   const h = await wf.env.client.workflow.getHandle(planId).fetchHistory();
@@ -125,7 +124,7 @@ describe('one PDB budget per plan (time-skipping)', () => {
     const st = sim.lastStatus()!;
     assert.equal(st.evictionProgress?.evicted, 30);
     // Grants go out through the deliverGrants local activity (client signals), not as the plan's
-    // own signal commands (patched('grant-delivery-activity')).
+    // own signal commands.
     const g = await grantDeliveries(planWorkflowId(inp.plan));
     assert.ok(g.activityTasks > 0, 'the plan delivered grants');
     assert.equal(g.signalCommands, 0, 'no pdbGrant signal command');
@@ -159,9 +158,9 @@ describe('one PDB budget per plan (time-skipping)', () => {
   it("a node refused at an older PDB version than the plan's ends its refusal with its probe: the PDB does not stay shut", async () => {
     // n3 starts first and spends app/b's only disruption; n1 starts last and so reports app/b once
     // n3 is done; n2 reports no PDB and its one pod never changes, so its view of app/b stays at
-    // the first version while the plan's moves on. Its call is then refused (429): before
-    // patched('refusing-node-ends-refusal') its probe report, at that old version, did not end
-    // the refusal, and app/b stayed shut for n1 and n2 until the deadline.
+    // the first version while the plan's moves on. Its call is then refused (429): its probe
+    // report, at that old version, must end the refusal, or app/b stays shut for n1 and n2 until
+    // the deadline.
     const sim = new SimCluster({
       evictDelayMs: 50,
       readyDelayMs: 100,
