@@ -163,7 +163,7 @@ export interface NodeDrainState {
   cordonedByPlan: boolean;
   /** Claim attempts refused because another plan holds the node (drives the retry backoff). */
   claimRounds: number;
-  /** The plan that held the node at the last refused claim attempt; absent once claimed (and in older runs). */
+  /** The plan that held the node at the last refused claim attempt; absent once claimed. */
   heldBy?: string;
   paused: boolean;
   aborted: boolean;

@@ -82,7 +82,7 @@ export interface PlanState {
   nodes: NodeState[];
   /** Conditions as last projected (kept so lastTransitionTime survives unchanged statuses). */
   conditions: Condition[];
-  /** spec.onDeadline (absent in states of runs begun before it existed: no status.deadlineAction). */
+  /** spec.onDeadline (absent until the plan resolved its nodes, and in a Preflight plan: no status.deadlineAction). */
   onDeadline?: OnDeadline;
   /** spec.deadlineWarningSeconds. */
   deadlineWarningSeconds?: number;
@@ -95,7 +95,7 @@ export interface PlanState {
 /**
  * status.deadlineAction: what spec.onDeadline will do, to which nodes, and when. The nodes are those
  * not yet done (running or not started); `at` is the earliest deadline among them (a node's own, or
- * the plan's). Absent when the policy is unknown (older runs), the plan is in a final phase, or no
+ * the plan's). Absent when the policy is not set (see {@link PlanState.onDeadline}), the plan is in a final phase, or no
  * node is left to it.
  */
 export function deadlineAction(state: PlanState): DeadlineAction | undefined {

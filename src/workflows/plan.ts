@@ -334,7 +334,7 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
           // A pause without a generation came as a raw signal (Temporal UI or CLI), not from the
           // spec: spec.paused stays false, so `kubectl patch … paused: false` changes nothing.
           // Only the message differs, and the phase changes with it, so the status write this
-          // pause makes happens either way: running plans replay unchanged (the paused fixtures).
+          // pause makes happens either way.
           args?.generation === undefined
             ? `paused by a pause signal, not by spec.paused: no new evictions until resumed with the resume signal or drainflow resume ${plan.name}`
             : 'no new evictions until resumed',
