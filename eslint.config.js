@@ -4,13 +4,14 @@ import tseslint from 'typescript-eslint';
 
 /**
  * Everything a workflow bundle contains (src/worker/bundle.ts hashes the same folders): the
- * workflows, the pure drain core and the API types they import, the activity contract (types
- * only), and the tests' fixture workflows. Temporal runs this code in a deterministic sandbox and
+ * workflows, the pure drain core, the shared contract (src/contract) and the API types they
+ * import, the activity contract (types only), and the tests' fixture workflows. Temporal runs this code in a deterministic sandbox and
  * replays it from history.
  */
 const WORKFLOW_CODE = [
   'src/workflows/**/*.ts',
   'src/drain/**/*.ts',
+  'src/contract/**/*.ts',
   'src/api/**/*.ts',
   'src/activities/types.ts',
   'test/fixtures/workflows/**/*.ts',

@@ -1,7 +1,7 @@
 /**
  * The CLI's plan commands: `status`, `pause`, `resume`, `abort`, `release`, `watch`. They read
  * the MaintenancePlan from Kubernetes and talk to its workflow in Temporal with the shared message
- * definitions (src/workflows/messages.ts). Errors name what went wrong: an unknown plan, an
+ * definitions (src/contract/plan-messages.ts). Errors name what went wrong: an unknown plan, an
  * unreachable cluster or Temporal, a finished workflow.
  */
 import { ApiException, KubeConfig } from '../k8s/client.js';
@@ -18,11 +18,11 @@ import { PlanApi } from '../k8s/plans.js';
 import { flagHasEffect, phaseWords, type SpecFlagName } from '../api/ended-plan.js';
 import {
   controlUpdate,
-  planWorkflowId,
   progressQuery,
   releaseNodeUpdate,
   type ControlAction,
-} from '../workflows/messages.js';
+} from '../contract/plan-messages.js';
+import { planWorkflowId } from '../contract/names.js';
 import { temporalConnection, type CliConfig } from '../shared/config.js';
 import { renderPlan } from './render.js';
 import {

@@ -16,7 +16,7 @@ import { DrainflowMetrics, serveHttp } from '../shared/http.js';
 import { createLogger, installTemporalRuntime } from '../shared/logger.js';
 import { createWorker } from '../worker/worker.js';
 import { startOperator } from '../operator/index.js';
-import { evictionTaskQueue } from '../workflows/messages.js';
+import { evictionTaskQueue } from '../contract/names.js';
 
 /** Options of `drainflow run`. */
 export interface RunOptions extends RunFlags {

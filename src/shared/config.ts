@@ -21,7 +21,7 @@ import { reuseConnections } from '../k8s/connection-pool.js';
 import type { NativeConnection } from '@temporalio/worker';
 import { Connection, type TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
-import { DEFAULT_TASK_QUEUE } from '../workflows/messages.js';
+import { DEFAULT_TASK_QUEUE } from '../contract/names.js';
 
 /** Where a setting comes from: its command-line flag and/or its environment variable. */
 export interface SettingSource {

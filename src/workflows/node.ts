@@ -48,7 +48,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { NODE_EPOCH_1, patchesSince, type Since } from './patches.js';
-import type { DrainActivities, EvictResult, NodeObservation } from '../activities/types.js';
+import type { DrainActivities } from '../activities/types.js';
+import type { EvictResult } from '../contract/eviction.js';
+import type { NodeObservation } from '../contract/observation.js';
 import { DeadlineReason, NodePhase, NodeReason, PodPolicyReason } from '../api/reasons.js';
 import { backoffSeconds } from '../drain/backoff.js';
 import {
@@ -86,18 +88,16 @@ import {
 import { drained, initialRollState, lastHook, hookStatus } from '../drain/hooks.js';
 import { drainNodeV1 } from './legacy/node-v1.js';
 import { runRoll } from './node-roll.js';
+import { nodeDrainSpec, type DrainNodeInput, type NodeDrainSpec } from './messages.js';
+import { evictionTaskQueue } from '../contract/names.js';
 import {
-  evictionTaskQueue,
   nodeControlSignal,
-  nodeDrainSpec,
   nodeProgressSignal,
   pdbBudgetSignal,
   pdbGrantSignal,
-  type DrainNodeInput,
-  type NodeDrainSpec,
-  type NodeProgress,
   type PdbBudgetMessage,
-} from './messages.js';
+} from '../contract/node-messages.js';
+import type { NodeProgress } from '../contract/progress.js';
 import { WakeTimer } from './wake-timer.js';
 
 /** Longest wait of an observation while an answered eviction is not yet confirmed by one, seconds. */

@@ -57,7 +57,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { PLAN_EPOCH_1, patchesSince, type Since } from './patches.js';
-import type { DrainActivities, PlanRef, PreflightActivities } from '../activities/types.js';
+import type { DrainActivities, PreflightActivities } from '../activities/types.js';
 import type { GrantDelivery, GrantDeliveryActivities } from '../activities/grant-delivery.js';
 import { MAX_PLAN_NODES } from '../api/bounds.js';
 import type { MaintenancePlanStatus } from '../api/plan.js';
@@ -105,30 +105,33 @@ import {
   type NodePreflight,
 } from '../drain/preflight.js';
 import { drainPlanV1, searchableNodes } from './legacy/plan-v1.js';
+import { nodeDrainSpec, type DrainPlanInput, type DrainPlanResult } from './messages.js';
 import {
   SA_NODES,
   SA_PHASE,
   SA_PLAN,
+  nodeWorkflowId,
+  temporalUiUrl,
+  type PlanRef,
+} from '../contract/names.js';
+import {
   abortSignal,
   controlUpdate,
-  nodeControlSignal,
-  nodeDrainSpec,
-  nodeProgressSignal,
-  nodeWorkflowId,
-  pdbBudgetSignal,
-  pdbGrantSignal,
   pauseSignal,
   progressQuery,
   releaseNodeUpdate,
   releaseSignal,
   resumeSignal,
-  temporalUiUrl,
   type ControlAction,
   type ControlArgs,
-  type DrainPlanInput,
-  type DrainPlanResult,
-  type NodeProgress,
-} from './messages.js';
+} from '../contract/plan-messages.js';
+import {
+  nodeControlSignal,
+  nodeProgressSignal,
+  pdbBudgetSignal,
+  pdbGrantSignal,
+} from '../contract/node-messages.js';
+import type { NodeProgress } from '../contract/progress.js';
 import { drainNodeWorkflow } from './node.js';
 import { WakeTimer } from './wake-timer.js';
 

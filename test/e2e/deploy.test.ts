@@ -62,12 +62,9 @@ import { LEASE_NAME, leaseName } from '../../src/operator/index.js';
 import { LeaderElector } from '../../src/k8s/lease.js';
 import { PLANS_PATH, PlanApi } from '../../src/k8s/plans.js';
 import { loadConfig } from '../../src/shared/config.js';
-import {
-  abortSignal,
-  planWorkflowId,
-  type DrainPlanInput,
-  type DrainPlanResult,
-} from '../../src/workflows/messages.js';
+import type { DrainPlanInput, DrainPlanResult } from '../../src/workflows/messages.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
+import { planWorkflowId } from '../../src/contract/names.js';
 import { auditLogFile, auditMark, auditedCalls, type AuditMark, type AuditedCall } from '../helpers/audit.js';
 import { kubectlPath } from '../helpers/binaries.js';
 import {

@@ -11,9 +11,9 @@ import {
   projectStatus,
   type ProjectionOptions,
   shownOutcome,
-  type NodeState,
   type PlanState,
 } from '../../src/drain/projection.js';
+import type { NodeState } from '../../src/contract/progress.js';
 import type { PreflightReport } from '../../src/api/preflight.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');

@@ -7,7 +7,8 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { nodeWorkflowId, planWorkflowId, releaseSignal } from '../../src/workflows/messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import { releaseSignal } from '../../src/contract/plan-messages.js';
 import { NODE_EPOCH_1, PLAN_EPOCH_1 } from '../../src/workflows/patches.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';

@@ -18,14 +18,12 @@ import { createHookWorkflowActivities } from '../../src/activities/hook-workflow
 import { WEEKDAYS } from '../../src/api/calendar.js';
 import {
   abortSignal,
-  evictionTaskQueue,
-  nodeWorkflowId,
   pauseSignal,
-  planWorkflowId,
   releaseNodeUpdate,
   releaseSignal,
   resumeSignal,
-} from '../../src/workflows/messages.js';
+} from '../../src/contract/plan-messages.js';
+import { evictionTaskQueue, nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { quietBundlerLogger } from '../helpers/temporal.js';

@@ -25,18 +25,17 @@ import {
   sleep,
   TimeoutFailure,
 } from '@temporalio/workflow';
-import type { DrainActivities, ObservedPod as PodItem, EvictResult } from '../../activities/types.js';
+import type { DrainActivities } from '../../activities/types.js';
+import type { ObservedPod as PodItem } from '../../contract/observation.js';
+import type { EvictResult } from '../../contract/eviction.js';
 import type { Blocker } from '../../api/plan.js';
 import type { NodePhase } from '../../api/reasons.js';
 import { backoffSeconds } from '../../drain/backoff.js';
 import { planNextStep, nextActionAtMs, type PdbTrack, type PodTrack } from '../../drain/scheduler.js';
 import { sortAndCapBlockers } from '../../drain/conditions.js';
-import {
-  nodeControlSignal,
-  nodeProgressSignal,
-  type DrainNodeInput,
-  type NodeProgress,
-} from '../messages.js';
+import type { DrainNodeInput } from '../messages.js';
+import { nodeControlSignal, nodeProgressSignal } from '../../contract/node-messages.js';
+import type { NodeProgress } from '../../contract/progress.js';
 
 /** Longest single wait on a terminating pod before looking again, seconds. */
 const POD_GONE_WAIT_SECONDS = 300;

@@ -22,31 +22,32 @@ import {
   workflowInfo,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
-import type { DrainActivities, PlanRef } from '../../activities/types.js';
+import type { DrainActivities } from '../../activities/types.js';
 import type { MaintenancePlanStatus } from '../../api/plan.js';
 import { FINAL_PLAN_PHASES as FINAL_PHASES, type PlanPhase } from '../../api/reasons.js';
 import { statusEquals } from '../../drain/conditions.js';
-import { planConditions, projectStatus, type NodeState, type PlanState } from '../../drain/projection.js';
+import { planConditions, projectStatus, type PlanState } from '../../drain/projection.js';
+import type { DrainPlanInput, DrainPlanResult } from '../messages.js';
 import {
   SA_NODES,
   SA_PHASE,
   SA_PLAN,
+  nodeWorkflowId,
+  temporalUiUrl,
+  type PlanRef,
+} from '../../contract/names.js';
+import {
   abortSignal,
   controlUpdate,
-  nodeControlSignal,
-  nodeProgressSignal,
-  nodeWorkflowId,
   pauseSignal,
   progressQuery,
   releaseSignal,
   resumeSignal,
-  temporalUiUrl,
   type ControlAction,
   type ControlArgs,
-  type DrainPlanInput,
-  type DrainPlanResult,
-  type NodeProgress,
-} from '../messages.js';
+} from '../../contract/plan-messages.js';
+import { nodeControlSignal, nodeProgressSignal } from '../../contract/node-messages.js';
+import type { NodeProgress, NodeState } from '../../contract/progress.js';
 import { drainNodeWorkflow } from '../node.js';
 
 /** Minimum time between two status writes, ms: bursts of changes are coalesced into one write. */
