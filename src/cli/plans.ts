@@ -23,7 +23,8 @@ import {
   type ControlAction,
 } from '../contract/plan-messages.js';
 import { planWorkflowId } from '../contract/names.js';
-import { temporalConnection, type CliConfig } from '../shared/config.js';
+import { temporalConnection } from '../shared/temporal-connection.js';
+import type { CliConfig } from '../shared/settings.js';
 import { renderPlan } from './render.js';
 import {
   POLLER_FRESH_MS,
@@ -49,7 +50,7 @@ export {
 } from '../shared/workers.js';
 
 /**
- * Connection settings of the plan commands: the validated CLI settings of src/shared/config.ts
+ * Connection settings of the plan commands: the validated CLI settings of src/shared/settings.ts
  * (kubeconfig; Temporal address, namespace, TLS, API key — the same as `drainflow run`'s). The task
  * queue is only checked there: the commands use the one Temporal records for the plan's workflow.
  */

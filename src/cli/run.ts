@@ -6,12 +6,10 @@
 import { Client } from '@temporalio/client';
 import {
   checkTemporalFiles,
-  kubeConfigFor,
-  loadConfig,
   temporalConnection,
   temporalNativeConnection,
-  type RunFlags,
-} from '../shared/config.js';
+} from '../shared/temporal-connection.js';
+import { kubeConfigFor, loadConfig, type RunFlags } from '../shared/settings.js';
 import { DrainflowMetrics, serveHttp } from '../shared/http.js';
 import { createLogger, installTemporalRuntime } from '../shared/logger.js';
 import { createWorker } from '../worker/worker.js';

@@ -72,7 +72,7 @@ import { listClaimedNodes } from '../k8s/node-claim.js';
 import { PLANS_PATH, PlanApi, asPlan } from '../k8s/plans.js';
 import { CONFLICT, retryOnConflict } from '../k8s/patch.js';
 import { createKubernetesPort } from '../k8s/port.js';
-import type { RunConfig } from '../shared/config.js';
+import type { RunConfig } from '../shared/settings.js';
 import type { DrainflowMetrics } from '../shared/http.js';
 import type { DrainPlanInput, DrainPlanResult } from '../workflows/messages.js';
 import {
