@@ -1,22 +1,96 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 
 /**
  * Everything a workflow bundle contains (src/worker/bundle.ts hashes the same folders): the
- * workflows, the pure drain core and the API types they import, the activity contract (types
- * only), and the tests' fixture workflows. Temporal runs this code in a deterministic sandbox and
- * replays it from history.
+ * workflows, the pure drain core, the shared contract (src/contract) and the API types they
+ * import, the activity contract (types only), and the tests' fixture workflows. Temporal runs this
+ * code in a deterministic sandbox and replays it from history.
  */
 const WORKFLOW_CODE = [
   'src/workflows/**/*.ts',
   'src/drain/**/*.ts',
+  'src/contract/**/*.ts',
   'src/api/**/*.ts',
   'src/activities/types.ts',
   'test/fixtures/workflows/**/*.ts',
 ];
 
 const DETERMINISM = 'Workflow code must be deterministic: do I/O in activities.';
+
+/** The `no-restricted-imports` patterns of workflow code (see the block that applies them). */
+const DETERMINISM_PATTERNS = [
+  {
+    group: [
+      'node:*',
+      'fs',
+      'fs/*',
+      'path',
+      'os',
+      'url',
+      'util',
+      'http',
+      'https',
+      'http2',
+      'net',
+      'tls',
+      'dns',
+      'crypto',
+      'child_process',
+      'worker_threads',
+      'process',
+      'timers',
+      'timers/*',
+      'events',
+      'stream',
+      'zlib',
+    ],
+    message: DETERMINISM,
+  },
+  {
+    group: [
+      '@kubernetes/*',
+      'pino',
+      'prom-client',
+      'commander',
+      '@temporalio/client',
+      '@temporalio/worker',
+      '@temporalio/activity',
+      '@temporalio/testing',
+    ],
+    allowTypeImports: true,
+    message: DETERMINISM,
+  },
+  {
+    // The project's I/O modules.
+    group: ['**/k8s/*', '**/shared/*', '**/operator/*', '**/cli/*', '**/worker/*'],
+    allowTypeImports: true,
+    message: DETERMINISM,
+  },
+  {
+    group: ['**/activities', '**/activities/*'],
+    allowTypeImports: true,
+    message: 'Import only activity types into workflow code.',
+  },
+];
+
+/**
+ * The layers of src, lowest first: a layer imports only from the layers below it, never from one
+ * above (types included: a type-only import back up is how the circles of the past began).
+ * `src/api` is the API (zod schemas and words); `src/contract` the payloads and messages every
+ * layer shares; `src/drain` the pure decisions. Above them, apart from this list: `src/k8s` and
+ * `src/shared` (I/O), `src/activities`, `src/workflows`, then `src/worker`, `src/operator`,
+ * `src/cli`.
+ */
+const LAYERS = [
+  { dir: 'api', above: ['contract', 'drain'] },
+  { dir: 'contract', above: ['drain'] },
+  { dir: 'drain', above: [] },
+];
+/** What no layer of {@link LAYERS} may import, not even types. */
+const UPPER_FLOORS = ['k8s', 'shared', 'activities', 'workflows', 'worker', 'operator', 'cli'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'bin/**'] },
@@ -87,62 +161,41 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
+          patterns: DETERMINISM_PATTERNS,
+        },
+      ],
+    },
+  },
+  ...LAYERS.map(({ dir, above }) => ({
+    files: [`src/${dir}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
           patterns: [
+            ...DETERMINISM_PATTERNS,
             {
-              group: [
-                'node:*',
-                'fs',
-                'fs/*',
-                'path',
-                'os',
-                'url',
-                'util',
-                'http',
-                'https',
-                'http2',
-                'net',
-                'tls',
-                'dns',
-                'crypto',
-                'child_process',
-                'worker_threads',
-                'process',
-                'timers',
-                'timers/*',
-                'events',
-                'stream',
-                'zlib',
-              ],
-              message: DETERMINISM,
-            },
-            {
-              group: [
-                '@kubernetes/*',
-                'pino',
-                'prom-client',
-                'commander',
-                '@temporalio/client',
-                '@temporalio/worker',
-                '@temporalio/activity',
-                '@temporalio/testing',
-              ],
-              allowTypeImports: true,
-              message: DETERMINISM,
-            },
-            {
-              // The project's I/O modules.
-              group: ['**/k8s/*', '**/shared/*', '**/operator/*', '**/cli/*', '**/worker/*'],
-              allowTypeImports: true,
-              message: DETERMINISM,
-            },
-            {
-              group: ['**/activities', '**/activities/*'],
-              allowTypeImports: true,
-              message: 'Import only activity types into workflow code.',
+              group: [...above, ...UPPER_FLOORS].flatMap((d) => [`**/${d}`, `**/${d}/*`]),
+              message: `src/${dir} is below the folders it would import: move what both need down (src/contract for payloads shared by layers).`,
             },
           ],
         },
       ],
     },
+  })),
+  {
+    // No import circle in src. import-x/no-cycle follows value imports only (a type-only import
+    // never makes a cycle at run time, so the plugin skips it); the circles of type imports, and
+    // the layering, are kept out by test/unit/import-graph.test.ts.
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // Sources import `./x.js` and the file is `x.ts` (NodeNext resolution), which the plugin
+      // reads with the TypeScript parser (it follows only files of these extensions).
+      'import-x/resolver-next': [createNodeResolver({ extensionAlias: { '.js': ['.ts', '.js'] } })],
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
 );

@@ -20,13 +20,13 @@ import * as prettier from 'prettier';
 import { stringify } from 'yaml';
 import { z } from 'zod';
 import { JOB_TEMPLATE_MESSAGES } from '../src/api/hook-job.js';
+import { LABEL_KEY, STRING_FORMATS, type StringFormat } from '../src/api/formats.js';
 import { PREVIEW_MESSAGES } from '../src/api/preflight.js';
 import { COHERENCE_MESSAGES } from '../src/api/spec-coherence.js';
 import {
   GROUP,
   DEFAULT_DRAIN_TIMEOUT_SECONDS,
   KIND,
-  LABEL_KEY,
   MAX_SELECTOR_LABELS,
   POD_ORDER_SELECTOR_BOUNDS,
   MaintenancePlanSpecSchema,
@@ -37,9 +37,7 @@ import {
   ROLLING_MESSAGES,
   SHORT_NAMES,
   SINGULAR,
-  STRING_FORMATS,
   VERSION,
-  type StringFormat,
 } from '../src/api/plan.js';
 
 /** Where the generated CRD is committed. */
@@ -763,7 +761,7 @@ export function toStructural(js: JsonSchema, path: string, used: Set<string> = n
     if (js[key] === undefined) continue;
     if (key === 'pattern') {
       const f = STRING_FORMATS.find((sf) => sf.pattern.source === js.pattern);
-      if (!f) fail(path, `pattern ${String(js.pattern)} is not one of STRING_FORMATS (src/api/plan.ts)`);
+      if (!f) fail(path, `pattern ${String(js.pattern)} is not one of STRING_FORMATS (src/api/formats.ts)`);
       rules.push(formatRule(f));
       continue;
     }

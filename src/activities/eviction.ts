@@ -32,7 +32,8 @@ import { BlockerReason } from '../api/reasons.js';
 import type { KubernetesPort } from '../k8s/port.js';
 import { parseRetryAfter } from '../k8s/retry-after.js';
 import { activityContext, startHeartbeats } from './context.js';
-import type { DrainActivities, EvictInput, EvictResult } from './types.js';
+import type { DrainActivities } from './types.js';
+import type { EvictInput, EvictResult } from '../contract/eviction.js';
 
 /** StatusCause type (JSON `reason`) the eviction subresource attaches to PDB refusals (`policyv1.DisruptionBudgetCause`). */
 const DISRUPTION_BUDGET_CAUSE = 'DisruptionBudget';

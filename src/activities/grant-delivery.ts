@@ -16,8 +16,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { PdbGrant } from '../drain/pdb-budget.js';
-import { pdbGrantSignal } from '../workflows/messages.js';
+import type { PdbGrant } from '../contract/budget.js';
+import { pdbGrantSignal } from '../contract/node-messages.js';
 
 /** One grant for the node drain workflow `workflowId`. */
 export interface GrantDelivery {

@@ -18,7 +18,7 @@ import type { KubeConfig, V1Job, V1Pod, V1PodTemplateSpec } from '@kubernetes/cl
 import { API_VERSION, KIND, type JobHook } from '../api/plan.js';
 import type { HookName } from '../drain/hooks.js';
 import { createJobPort, type JobPort } from '../k8s/jobs.js';
-import type { PlanRef } from './types.js';
+import type { PlanRef } from '../contract/names.js';
 
 /** Label keys drainflow sets on a hook's Job and its pod. */
 export const HOOK_LABELS = {

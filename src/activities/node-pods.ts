@@ -12,7 +12,8 @@ import type { LabelSelector, PodOrderRule, PodSelection } from '../api/plan.js';
 import { podOrderOf } from '../drain/pod-policy.js';
 import { classifyPods, toPodInfo } from '../drain/pods.js';
 import { matchesLabelSelector } from '../drain/selector.js';
-import type { NodeObservation, NodePods, PdbObservation, ObservedPod } from './types.js';
+import type { NodePods } from './types.js';
+import type { NodeObservation, PdbObservation, ObservedPod } from '../contract/observation.js';
 
 /** The fields of a PodDisruptionBudget that {@link observedAllowed} reads. */
 export interface PdbStatusFields {

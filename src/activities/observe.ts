@@ -30,7 +30,8 @@ import {
   type ObservationContent,
 } from './node-pods.js';
 import { activityWaits } from './context.js';
-import type { DrainActivities, NodeObservation, ObserveNodeInput } from './types.js';
+import type { DrainActivities, ObserveNodeInput } from './types.js';
+import type { NodeObservation } from '../contract/observation.js';
 
 /** Default coalescing window, ms ({@link ObserveNodeInput.coalesceMs}). */
 export const DEFAULT_COALESCE_MS = 500;

@@ -1,23 +1,17 @@
 /**
  * The contract between the drain workflows and the activities: argument and result shapes of every
- * activity. Pure types only, so workflow code may import this module.
+ * activity. Pure types only, so workflow code may import this module. The payloads other layers
+ * share as well (observations, eviction answers, the plan reference) are in src/contract.
  *
  * Conventions: pods are named `namespace/name` ("pod keys"); PodDisruptionBudgets likewise
  * ("PDB keys"); all durations are in seconds unless the name ends in `Ms`; times are RFC 3339.
  */
 import type { MaintenancePlanStatus, PodSelection, LabelSelector, PodOrderRule } from '../api/plan.js';
-import type { BlockerReason, PodReason } from '../api/reasons.js';
 import type { NotUncordoned } from '../drain/hand-back.js';
 import type { NodePreflight } from '../drain/preflight.js';
-import type { PodAction } from '../drain/pods.js';
-
-/** Identifies the plan an activity works for (node claims and status writes are keyed by it). */
-export interface PlanRef {
-  /** metadata.name of the MaintenancePlan. */
-  name: string;
-  /** metadata.uid of the MaintenancePlan: a re-created plan of the same name is another plan. */
-  uid: string;
-}
+import type { EvictInput, EvictResult } from '../contract/eviction.js';
+import type { PlanRef } from '../contract/names.js';
+import type { NodeObservation, ObservedPod, PdbObservation } from '../contract/observation.js';
 
 /** Result of {@link DrainActivities.resolveNodes}. */
 export interface ResolvedNodes {
@@ -59,41 +53,6 @@ export interface WaitClaimInput {
  */
 export type ClaimWaitResult =
   { outcome: 'Released' } | { outcome: 'StillHeld' } | { outcome: 'NodeNotFound' };
-
-/**
- * One pod of a node as the observeNode activity reports it ({@link NodeObservation}`.pods`, recorded
- * in histories): its classification (a `PodDecision` of src/drain/pods.ts, made by
- * `buildNodePods` in src/activities/node-pods.ts) with the pod's identity, the PDBs selecting it
- * and what a deletion at the deadline needs. The node workflow turns it into its own per-pod state
- * (`PodRecord`, `applyObservation` in src/drain/node-drain.ts). docs/design-decisions.md, "A pod's
- * way through the code", shows the whole way.
- */
-export interface ObservedPod {
-  /** `namespace/name`. */
-  key: string;
-  namespace: string;
-  name: string;
-  uid: string;
-  /** Evict: to be evicted; Skip: left alone; Wait: terminating, waited for; Block: cannot be evicted. */
-  action: PodAction;
-  /** The rule that decided (`PodDecision.reason` of src/drain/pods.ts, e.g. DaemonSetPod, NoController, EmptyDirData, Terminating). */
-  reason: PodReason;
-  message: string;
-  /** metadata.deletionTimestamp as ms since epoch, when the pod is terminating. */
-  deletionTimestampMs?: number;
-  /**
-   * spec.terminationGracePeriodSeconds, when set: bounds the grace period of a deletion at the
-   * deadline (onDeadline DeletePods). Not part of the observation's fingerprint.
-   */
-  terminationGracePeriodSeconds?: number;
-  /** Keys of the PodDisruptionBudgets whose selector matches the pod (0, 1 or more). */
-  pdbs: string[];
-  /**
-   * The pod's order group (spec.podOrder, critical priority classes; src/drain/pod-policy.ts) when
-   * it is not 0. Part of the fingerprint when set.
-   */
-  order?: number;
-}
 
 /**
  * Input of {@link DrainActivities.observeNode}: what to observe and what the caller already knows.
@@ -146,37 +105,6 @@ export interface ObserveNodeInput {
   podOrder?: PodOrderRule[];
 }
 
-/**
- * What {@link DrainActivities.observeNode} saw. `changed: false` carries no payload (the caller's
- * view is still true), which keeps unchanged observations small in the workflow history.
- */
-export type NodeObservation =
-  | { changed: false; fingerprint: string }
-  | {
-      changed: true;
-      /** Hash of the material content below (pods with their decisions and PDBs, node existence and schedulability). */
-      fingerprint: string;
-      /**
-       * The node itself: whether it exists and whether `spec.unschedulable` is true; `released` when
-       * it carries the annotation drainflow.dev/release=true (a per-node release, uncordon AfterEachNode).
-       */
-      node: { exists: boolean; unschedulable: boolean; released?: boolean };
-      /** Every pod bound to the node (`spec.nodeName`), classified, sorted by key. Empty when the node does not exist. */
-      pods: ObservedPod[];
-      /** Every PDB matching at least one of `pods`, sorted by key. */
-      pdbs: PdbObservation[];
-    };
-
-/** A PodDisruptionBudget as observed by {@link DrainActivities.listNodePods}. */
-export interface PdbObservation {
-  /** `namespace/name`. */
-  key: string;
-  /** status.disruptionsAllowed, or 0 when status.observedGeneration < metadata.generation. */
-  disruptionsAllowed: number;
-  /** metadata.resourceVersion of the PDB as observed (not part of the fingerprint). */
-  resourceVersion?: string;
-}
-
 /** Result of {@link DrainActivities.listNodePods}. */
 export interface NodePods {
   /** Every pod bound to the node, sorted by key. */
@@ -185,63 +113,8 @@ export interface NodePods {
   pdbs: PdbObservation[];
 }
 
-/**
- * What one Eviction API call answered (docs/local-stack.md), classified by status code and
- * Status cause, never by message text.
- */
-export type EvictResult =
-  /** 201/200: the pod was evicted (it now terminates within its grace period). */
-  | { outcome: 'Evicted' }
-  /** 404, or the pod now has another UID: the pod is already gone, which counts as success. */
-  | { outcome: 'Gone' }
-  /**
-   * A refusal that heals by itself, to be retried after the backoff: 409 Conflict while the pod with
-   * this UID still exists (reason `Conflict`), 403 with cause `NamespaceTerminating` (reason
-   * `NamespaceTerminating`: the namespace is being deleted and takes the pod with it; the drain waits
-   * for the pod to go rather than evicting it again).
-   */
-  | {
-      outcome: 'Retry';
-      code: number;
-      reason: typeof BlockerReason.Conflict | typeof BlockerReason.NamespaceTerminating;
-      message: string;
-    }
-  /**
-   * 429. `cause` DisruptionBudget: a PDB allows no disruption now (no Retry-After) or is not yet
-   * processed (Retry-After 10). `cause` Throttled: API Priority and Fairness or max-in-flight.
-   */
-  | {
-      outcome: 'TooManyRequests';
-      cause: 'DisruptionBudget' | 'Throttled';
-      /** The server's Retry-After in seconds, when it sent one. */
-      retryAfterSeconds?: number;
-      /** The PDB named by the DisruptionBudget cause, as `namespace/name`, when known. */
-      pdb?: string;
-      message: string;
-    }
-  /**
-   * An answer that waiting never fixes: 500 for a pod covered by several PDBs
-   * (reason MultiplePodDisruptionBudgets), 403 (e.g. disruptionsAllowed negative), other 4xx.
-   */
-  | { outcome: 'Failed'; code: number; reason: string; message: string };
-
 /** Result of {@link DrainActivities.checkPod}. */
 export type PodState = 'Gone' | 'Terminating' | 'Present';
-
-/** Input of {@link DrainActivities.evictPod}. */
-export interface EvictInput {
-  namespace: string;
-  name: string;
-  /** Only this incarnation is evicted (DeleteOptions.preconditions.uid). */
-  uid: string;
-  /** DeleteOptions.gracePeriodSeconds; absent means the pod's own. */
-  gracePeriodSeconds?: number;
-  /**
-   * Preflight only: send the eviction with `dryRun: ["All"]` (query and DeleteOptions), so the API
-   * server runs admission and the PodDisruptionBudget check but deletes nothing and spends no budget.
-   */
-  dryRun?: boolean;
-}
 
 /** Input of {@link DrainActivities.deletePod} (onDeadline DeletePods). */
 export interface DeletePodInput {

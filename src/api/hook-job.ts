@@ -8,19 +8,6 @@
  * Pure: zod only. Workflow code imports only its types (a test keeps zod out of the workflow bundle).
  */
 import { z } from 'zod';
-import type { StringFormat } from './plan.js';
-
-/**
- * A namespace name: a DNS label (RFC 1123) of at most 63 characters, what the API server requires of
- * a Namespace's `metadata.name` (apimachinery `IsDNS1123Label`).
- */
-export const NAMESPACE_NAME: StringFormat = {
-  name: 'a namespace name',
-  allowed:
-    "a DNS label of lowercase letters, digits and '-' that starts and ends with a letter or digit, at most 63 characters",
-  pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
-  maxLength: 63,
-};
 
 /** Messages of {@link jobTemplateProblem} (the CRD's rules on `job.template` say the same). */
 export const JOB_TEMPLATE_MESSAGES = {

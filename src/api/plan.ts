@@ -9,12 +9,19 @@
  */
 import { z } from 'zod';
 import { MAX_DRAIN_TIMEOUT_SECONDS, MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES } from './bounds.js';
-import { TIME_ZONE } from './calendar.js';
-import { TIME_OF_DAY, WindowFields, WindowStatusSchema } from './windows.js';
+import {
+  LABEL_KEY,
+  LABEL_VALUE,
+  NAMESPACE_NAME,
+  NODE_NAME,
+  isLabelKey,
+  type StringFormat,
+} from './formats.js';
+import { WindowFields, WindowStatusSchema } from './windows.js';
 import { PlanModeSchema, PreflightReportSchema, previewSpecIssues } from './preflight.js';
 import { specCoherenceIssues } from './spec-coherence.js';
 import { HookPhase, NodePhase, PlanPhase } from './reasons.js';
-import { JobTemplateSchema, NAMESPACE_NAME } from './hook-job.js';
+import { JobTemplateSchema } from './hook-job.js';
 
 export const GROUP = 'maintenance.drainflow.dev';
 export const VERSION = 'v1alpha1';
@@ -34,73 +41,6 @@ export const NODE_CLAIM_ANNOTATION = `${GROUP}/held-by`;
 export const NODE_CLAIM_UID_ANNOTATION = `${GROUP}/held-by-uid`;
 /** Annotation on a Node recording whether it was unschedulable before the plan cordoned it. */
 export const NODE_WAS_UNSCHEDULABLE_ANNOTATION = `${GROUP}/was-unschedulable`;
-
-/**
- * A string format checked both by zod ({@link parseSpec}) and by the API server (the generator turns a
- * zod `.regex()` with one of these patterns into a CEL rule whose message says what is allowed, instead
- * of the raw pattern).
- */
-export interface StringFormat {
-  /** What the value is, for messages: `a node name`. */
-  name: string;
-  /** What is allowed, in words. */
-  allowed: string;
-  /** The pattern; RE2-compatible, since CEL's `matches` uses RE2. */
-  pattern: RegExp;
-  /** Upper bound of the length. */
-  maxLength: number;
-}
-
-/**
- * A Node name: a DNS subdomain (RFC 1123) of at most 253 characters, what the API server requires of
- * `metadata.name` for Nodes (apimachinery `IsDNS1123Subdomain`).
- */
-export const NODE_NAME: StringFormat = {
-  name: 'a node name',
-  allowed:
-    "a DNS subdomain of lowercase letters, digits, '-' and '.' that starts and ends with a letter or digit, at most 253 characters",
-  pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
-  maxLength: 253,
-};
-
-/**
- * A label key: an optional DNS-subdomain prefix and `/`, then a name of at most 63 characters
- * (apimachinery `IsQualifiedName`, which the API server applies to label keys and selector keys).
- * The prefix's own bound (253) is checked apart from the pattern.
- */
-export const LABEL_KEY: StringFormat = {
-  name: 'a label key',
-  allowed:
-    "an optional DNS subdomain prefix (at most 253 characters) and '/', then a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
-  pattern:
-    /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
-  maxLength: 253 + 1 + 63,
-};
-
-/** A label value: empty, or at most 63 letters, digits, `-`, `_` and `.` (apimachinery `IsValidLabelValue`). */
-export const LABEL_VALUE: StringFormat = {
-  name: 'a label value',
-  allowed:
-    "empty, or at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
-  pattern: /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/,
-  maxLength: 63,
-};
-
-/** Every {@link StringFormat} the schemas use (the CRD generator refuses any other pattern). */
-export const STRING_FORMATS: readonly StringFormat[] = [
-  NODE_NAME,
-  LABEL_KEY,
-  LABEL_VALUE,
-  TIME_OF_DAY,
-  TIME_ZONE,
-  NAMESPACE_NAME,
-];
-
-/** Whether a label key is valid ({@link LABEL_KEY}: the pattern and the prefix's 253 characters). */
-export function isLabelKey(key: string): boolean {
-  const slash = key.indexOf('/');
-  return key.length <= LABEL_KEY.maxLength && LABEL_KEY.pattern.test(key) && slash <= 253;
-}
 
 /** A zod string of a {@link StringFormat}, refused with a message naming what is allowed. */
 function formatted(f: StringFormat): z.ZodString {

@@ -13,19 +13,11 @@
  */
 import { z } from 'zod';
 import { ConditionType } from './reasons.js';
-import type { StringFormat } from './plan.js';
-import { TIME_ZONE, WEEKDAYS, isTimeZone } from './calendar.js';
+import { TIME_OF_DAY, TIME_ZONE, type StringFormat } from './formats.js';
+import { WEEKDAYS, isTimeZone } from './calendar.js';
 
 /** Most windows of one plan (a bound the API server needs to estimate the cost of the CEL rules). */
 export const MAX_WINDOWS = 32;
-
-/** A wall-clock time `HH:MM` on the 24-hour clock, 00:00 to 23:59, two digits each. */
-export const TIME_OF_DAY: StringFormat = {
-  name: 'a time of day',
-  allowed: 'HH:MM on the 24-hour clock, two digits each, from 00:00 to 23:59',
-  pattern: /^([01][0-9]|2[0-3]):[0-5][0-9]$/,
-  maxLength: 5,
-};
 
 /** A zod string of a {@link StringFormat}, refused with a message naming what is allowed. */
 function formatted(f: StringFormat): z.ZodString {

@@ -13,7 +13,7 @@
  * Job pod Succeeded as soon as it runs (scripts/stack/kwok-stages.yaml).
  *
  * The operator and worker listen on DRAINFLOW_OPERATOR_PORT and DRAINFLOW_WORKER_PORT (the
- * settings of src/shared/config.ts), 18080 and 18081 when unset.
+ * settings of src/shared/settings.ts), 18080 and 18081 when unset.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
@@ -37,7 +37,8 @@ import {
 } from '../api/plan.js';
 import { FINAL_PLAN_PHASES, type PlanPhase } from '../api/reasons.js';
 import { PlanApi } from '../k8s/plans.js';
-import { SETTINGS, loadConfig, temporalConnection } from '../shared/config.js';
+import { SETTINGS, loadConfig } from '../shared/settings.js';
+import { temporalConnection } from '../shared/temporal-connection.js';
 import { assertDemoPortsFree } from './demo-options.js';
 import { liveWorkers, taskQueueWorkers, watch } from './plans.js';
 

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Command, Option } from 'commander';
-import { loadCliConfig, type ConnectionFlags } from '../shared/config.js';
+import { loadCliConfig, type ConnectionFlags } from '../shared/settings.js';
 import { CliError, control, phaseAfter, releaseNode, status, watch, type CliContext } from './plans.js';
 import { renderPlan } from './render.js';
 import { handBackWords, releaseNodeWords } from './render-roll.js';
@@ -18,7 +18,7 @@ const asKubectlPlugin = basename(process.argv[1] ?? '').startsWith('kubectl-');
 
 /**
  * Flags that reach Temporal, the same for `drainflow run` and the plan commands (the variables are
- * read by src/shared/config.ts; TEMPORAL_API_KEY has no flag so the key stays out of `ps`).
+ * read by src/shared/settings.ts; TEMPORAL_API_KEY has no flag so the key stays out of `ps`).
  */
 function withTemporal(cmd: Command): Command {
   return cmd

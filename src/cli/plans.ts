@@ -1,7 +1,7 @@
 /**
  * The CLI's plan commands: `status`, `pause`, `resume`, `abort`, `release`, `watch`. They read
  * the MaintenancePlan from Kubernetes and talk to its workflow in Temporal with the shared message
- * definitions (src/workflows/messages.ts). Errors name what went wrong: an unknown plan, an
+ * definitions (src/contract/plan-messages.ts). Errors name what went wrong: an unknown plan, an
  * unreachable cluster or Temporal, a finished workflow.
  */
 import { ApiException, KubeConfig } from '../k8s/client.js';
@@ -18,12 +18,13 @@ import { PlanApi } from '../k8s/plans.js';
 import { flagHasEffect, phaseWords, type SpecFlagName } from '../api/ended-plan.js';
 import {
   controlUpdate,
-  planWorkflowId,
   progressQuery,
   releaseNodeUpdate,
   type ControlAction,
-} from '../workflows/messages.js';
-import { temporalConnection, type CliConfig } from '../shared/config.js';
+} from '../contract/plan-messages.js';
+import { planWorkflowId } from '../contract/names.js';
+import { temporalConnection } from '../shared/temporal-connection.js';
+import type { CliConfig } from '../shared/settings.js';
 import { renderPlan } from './render.js';
 import {
   POLLER_FRESH_MS,
@@ -49,7 +50,7 @@ export {
 } from '../shared/workers.js';
 
 /**
- * Connection settings of the plan commands: the validated CLI settings of src/shared/config.ts
+ * Connection settings of the plan commands: the validated CLI settings of src/shared/settings.ts
  * (kubeconfig; Temporal address, namespace, TLS, API key — the same as `drainflow run`'s). The task
  * queue is only checked there: the commands use the one Temporal records for the plan's workflow.
  */

@@ -6,17 +6,15 @@
 import { Client } from '@temporalio/client';
 import {
   checkTemporalFiles,
-  kubeConfigFor,
-  loadConfig,
   temporalConnection,
   temporalNativeConnection,
-  type RunFlags,
-} from '../shared/config.js';
+} from '../shared/temporal-connection.js';
+import { kubeConfigFor, loadConfig, type RunFlags } from '../shared/settings.js';
 import { DrainflowMetrics, serveHttp } from '../shared/http.js';
 import { createLogger, installTemporalRuntime } from '../shared/logger.js';
 import { createWorker } from '../worker/worker.js';
 import { startOperator } from '../operator/index.js';
-import { evictionTaskQueue } from '../workflows/messages.js';
+import { evictionTaskQueue } from '../contract/names.js';
 
 /** Options of `drainflow run`. */
 export interface RunOptions extends RunFlags {

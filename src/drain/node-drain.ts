@@ -41,14 +41,15 @@
  * - An externally uncordoned node (`spec.unschedulable` false) gets no eviction and is never
  *   `Drained` while schedulable; the plan does not cordon it again (it does not fight the admin).
  */
-import type { EvictResult, NodeObservation, ObservedPod } from '../activities/types.js';
+import type { EvictResult } from '../contract/eviction.js';
+import type { NodeObservation, ObservedPod } from '../contract/observation.js';
 import { WARNING_POD_CAP } from '../api/deadline.js';
 import type { Blocker, OnDeadline, RetryBackoff, SkippedPod } from '../api/plan.js';
 import { BlockerReason, DeadlineReason, NodePhase, NodeReason, PodPolicyReason } from '../api/reasons.js';
 import { SKIPPED_POD_CAP, currentOrderGroup, deleteTimeoutAt } from './pod-policy.js';
 import { backoffSeconds } from './backoff.js';
 import { sortAndCapBlockers } from './conditions.js';
-import type { PdbBudgetRequest, PdbGrant, PdbReport } from './pdb-budget.js';
+import type { PdbBudgetRequest, PdbGrant, PdbReport } from '../contract/budget.js';
 import type { RollState } from './hooks.js';
 
 /** Where one pod is in the drain. */
@@ -367,7 +368,7 @@ export function initialNodeState(node: string, deadlineMs: number, paused: boole
   };
 }
 
-/** An action of the `nodeControl` signal (src/workflows/messages.ts). */
+/** An action of the `nodeControl` signal (src/contract/node-messages.ts). */
 export type NodeControlAction = 'pause' | 'resume' | 'abort' | 'release';
 
 /**

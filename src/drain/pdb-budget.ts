@@ -7,7 +7,7 @@
  * the evictions it made itself, so two nodes that saw the same PDB allow 2 would send 4 calls and
  * get two 429s. The plan sees every node's requests, so it can keep the sum in bounds.
  *
- * Protocol (signals, see src/workflows/messages.ts):
+ * Protocol (signals, see src/contract/node-messages.ts; the messages are in src/contract/budget.ts):
  * - A node sends a {@link PdbBudgetRequest}: per PDB what it holds (grants not yet used, calls in
  *   flight, calls answered 201 that its own observations do not yet show), what more it could use
  *   now, and the PDBs as it last observed them. The request is absolute, so a lost or repeated
@@ -43,56 +43,7 @@
  *
  * Pure and JSON-plain: the ledger is part of the plan's state, carried across continue-as-new.
  */
-
-/** A PDB as a node last observed it. */
-export interface PdbReport {
-  /** `namespace/name`. */
-  key: string;
-  /**
-   * status.disruptionsAllowed as observed; 0 while the node counts a refusal, at most 1 once the
-   * refusal's probe bound passed without the PDB changing (one pod may try, whatever it shows).
-   */
-  allowed: number;
-  /** metadata.resourceVersion of that observation. */
-  resourceVersion?: string;
-  /** The node was refused (429) by this PDB, its probe bound has not passed, and the PDB did not change. */
-  refused?: boolean;
-}
-
-/** Node → plan (signal `pdbBudget`): what one node holds and wants now. */
-export interface PdbBudgetRequest {
-  node: string;
-  /** Sequence number of the last {@link PdbGrant} the node applied (0: none). */
-  grantSeq: number;
-  /** PDB key → disruptions the node holds: unused grants + calls in flight + 201s not yet observed. */
-  holding: Record<string, number>;
-  /** PDB key → disruptions the node could use now beyond what it holds (each PDB on its own). */
-  wants: Record<string, number>;
-  /** How many more evictions the node can start at once beyond its grants (absent: no bound). */
-  room?: number;
-  /**
-   * The PDBs covering the node's pods, as the node last observed them: all of them, or, with
-   * `tracked`, only those whose report changed since the node's previous request.
-   */
-  pdbs: PdbReport[];
-  /**
-   * Keys of every PDB the node watches, sorted. Sent by nodes that take part in reporter
-   * assignment (see the module comment); absent from older nodes' requests.
-   */
-  tracked?: string[];
-}
-
-/** Plan → node (signal `pdbGrant`): disruptions the node may spend, per PDB key. */
-export interface PdbGrant {
-  /** Increasing per node, from 1. */
-  seq: number;
-  grants: Record<string, number>;
-  /**
-   * Keys of the PDBs this node reports (absolute, sorted; replaces the node's previous set).
-   * Absent: unchanged; a node that never received one reports every change it sees.
-   */
-  reports?: string[];
-}
+import type { PdbBudgetRequest, PdbGrant } from '../contract/budget.js';
 
 /** What the plan knows of one node's budget. */
 export interface NodeBudgetLedger {

@@ -16,15 +16,10 @@ import {
   PlanReason,
   RollReason,
 } from '../api/reasons.js';
-import type { NodeProgress } from '../workflows/messages.js';
-import { aboutNode, type NodeState, type PlanState } from './projection.js';
-import {
-  applyBudgetRequest,
-  emptyLedger,
-  forgetBudgetNode,
-  type PdbBudgetLedger,
-  type PdbBudgetRequest,
-} from './pdb-budget.js';
+import { aboutNode, type PlanState } from './projection.js';
+import type { NodeProgress, NodeState } from '../contract/progress.js';
+import { applyBudgetRequest, emptyLedger, forgetBudgetNode, type PdbBudgetLedger } from './pdb-budget.js';
+import type { PdbBudgetRequest } from '../contract/budget.js';
 
 /** Where the plan workflow is. */
 export type PlanStage =

@@ -12,6 +12,7 @@ import type { PodSelection } from '../api/plan.js';
 import { matchesLabelSelector } from './selector.js';
 import { PodReason } from '../api/reasons.js';
 import { drainOptOut, hasDoNotDisrupt } from './pod-policy.js';
+import type { PodAction } from '../contract/observation.js';
 
 /** Annotation the kubelet puts on the mirror pod of a static pod (`corev1.MirrorPodAnnotationKey`). */
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -61,9 +62,6 @@ export interface PodInfo {
     conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
   };
 }
-
-/** What to do with a pod: evict it, leave it alone, wait for it to go, or report it as blocking the drain. */
-export type PodAction = 'Evict' | 'Skip' | 'Wait' | 'Block';
 
 /**
  * The classification of one pod ({@link classifyPod}, from a {@link PodInfo}): `pod` is

@@ -49,7 +49,7 @@ import {
   PREFLIGHT_PDB_CAP,
 } from '../api/bounds.js';
 import { PodReason, PreflightReason } from '../api/reasons.js';
-import type { EvictResult } from '../activities/types.js';
+import type { EvictResult } from '../contract/eviction.js';
 import { classifyPods, podKey, type PodInfo } from './pods.js';
 import { matchesLabelSelector } from './selector.js';
 

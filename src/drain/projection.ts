@@ -18,7 +18,6 @@ import {
   WindowReason,
 } from '../api/reasons.js';
 import type {
-  HookStatus,
   Blocker,
   Condition,
   DeadlineAction,
@@ -26,43 +25,10 @@ import type {
   MaintenancePlanStatus,
   NodeStatus,
   OnDeadline,
-  SkippedPod,
   WorkflowRef,
 } from '../api/plan.js';
 import { setCondition, sortAndCapBlockers } from './conditions.js';
-
-/** Per-node state the plan workflow keeps (what the node workflow last reported). */
-export interface NodeState {
-  name: string;
-  phase: NodeStatus['phase'];
-  /** CamelCase reason of the node phase (e.g. NodeHeldByOtherPlan, DeadlineExceeded). */
-  reason?: string;
-  message?: string;
-  podsTotal: number;
-  podsEvicted: number;
-  /** Pods that waiting will not evict (Block decisions, Failed evictions). */
-  podsFailed: number;
-  blockedBy: Blocker[];
-  /** Eviction API calls sent. */
-  attempts: number;
-  /** Eviction API calls answered 429. */
-  tooManyRequests: number;
-  /** ms since epoch of the next eviction attempt while cooling down. */
-  nextActionAtMs?: number;
-  lastError?: string;
-  /** Pods deleted without the Eviction API at the deadline (onDeadline DeletePods). */
-  podsDeleted?: number;
-  /** Pods that left without this drain's eviction (deleted by someone else, finished, already terminating). */
-  podsGoneWithoutEviction?: number;
-  /** Deadline of this node's drain, ms since epoch, when spec.nodeDrainTimeoutSeconds makes it earlier than the plan's. */
-  deadlineMs?: number;
-  /** The order group being drained now (spec.podOrder), when the node reports one. */
-  orderGroup?: number;
-  /** Pods left alone by choice (opt-out label, skip-wait-for-delete timeout), sorted, capped. */
-  skipped?: SkippedPod[];
-  /** The node's last hook run (spec.hooks). */
-  hook?: HookStatus;
-}
+import type { NodeState } from '../contract/progress.js';
 
 /** What the plan workflow knows, as input to {@link projectStatus}. */
 export interface PlanState {

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from './client.js';
 import type { Logger } from 'pino';
 import { API_VERSION, KIND } from '../api/plan.js';
-import type { PlanRef } from '../activities/types.js';
+import type { PlanRef } from '../contract/names.js';
 import { apiCode, classifyError } from './errors.js';
 import { MERGE_PATCH } from './patch.js';
 

@@ -21,7 +21,7 @@ import {
   NODE_CLAIM_UID_ANNOTATION,
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
 } from '../api/plan.js';
-import type { PlanRef } from '../activities/types.js';
+import type { PlanRef } from '../contract/names.js';
 
 // The three annotations are defined once, with the API's other names (src/api/plan.ts).
 export { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, NODE_WAS_UNSCHEDULABLE_ANNOTATION };

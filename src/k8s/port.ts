@@ -29,7 +29,7 @@ import {
 } from './client.js';
 import type { Logger } from 'pino';
 import { PLURAL, type MaintenancePlan, type MaintenancePlanStatus } from '../api/plan.js';
-import type { EvictInput } from '../activities/types.js';
+import type { EvictInput } from '../contract/eviction.js';
 import { apiCode, classifyError, isApiException, type RawAnswer } from './errors.js';
 import { EventRecorder, type PlanEvent } from './events.js';
 import { MERGE_PATCH } from './patch.js';

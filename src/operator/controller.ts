@@ -55,7 +55,6 @@ import {
 import type { Logger } from 'pino';
 import { ZodError } from 'zod';
 import { createNodeActivities, type NodeActivities } from '../activities/nodes.js';
-import type { PlanRef } from '../activities/types.js';
 import {
   FINALIZER,
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
@@ -73,18 +72,17 @@ import { listClaimedNodes } from '../k8s/node-claim.js';
 import { PLANS_PATH, PlanApi, asPlan } from '../k8s/plans.js';
 import { CONFLICT, retryOnConflict } from '../k8s/patch.js';
 import { createKubernetesPort } from '../k8s/port.js';
-import type { RunConfig } from '../shared/config.js';
+import type { RunConfig } from '../shared/settings.js';
 import type { DrainflowMetrics } from '../shared/http.js';
+import type { DrainPlanInput, DrainPlanResult } from '../workflows/messages.js';
 import {
   abortSignal,
   pauseSignal,
-  planWorkflowId,
   releaseSignal,
   resumeSignal,
   type ControlArgs,
-  type DrainPlanInput,
-  type DrainPlanResult,
-} from '../workflows/messages.js';
+} from '../contract/plan-messages.js';
+import { planWorkflowId, type PlanRef } from '../contract/names.js';
 import { taskQueueWorkers } from '../shared/workers.js';
 import {
   DELETION_WORKER_GRACE_MS,

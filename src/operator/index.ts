@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { RunConfig } from '../shared/config.js';
+import type { RunConfig } from '../shared/settings.js';
 import type { DrainflowMetrics } from '../shared/http.js';
 import { PlanController } from './controller.js';
 import { relayPendingStops } from './stop-relay.js';

@@ -26,14 +26,15 @@
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { NODE_WORKFLOW_TYPE, nodeControlSignal } from '../workflows/messages.js';
+import { NODE_WORKFLOW_TYPE } from '../contract/names.js';
+import { nodeControlSignal } from '../contract/node-messages.js';
 
 /** A stop the operator sends to node workflows directly. */
 export type NodeStop = 'pause' | 'abort';
 
 /**
  * The visibility query of the running node workflows of plan workflow `planWorkflowId`: type
- * {@link NODE_WORKFLOW_TYPE}, ID `<planWorkflowId>-node-<node>` (src/workflows/messages.ts
+ * {@link NODE_WORKFLOW_TYPE}, ID `<planWorkflowId>-node-<node>` (src/contract/names.ts
  * `nodeWorkflowId`). The type excludes the hook workflows, whose IDs start the same
  * (`<node workflow ID>-<hook>`). Double quotes and backslashes are escaped (a plan workflow ID
  * holds a plan name and UID, which never contain them; escaped all the same).

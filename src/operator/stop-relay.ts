@@ -22,7 +22,8 @@ import type { MaintenancePlan } from '../api/plan.js';
 import { EventReason, FINAL_PLAN_PHASES, type PlanPhase } from '../api/reasons.js';
 import { EventRecorder } from '../k8s/events.js';
 import { PlanApi, asPlan } from '../k8s/plans.js';
-import { abortSignal, pauseSignal, planWorkflowId } from '../workflows/messages.js';
+import { abortSignal, pauseSignal } from '../contract/plan-messages.js';
+import { planWorkflowId } from '../contract/names.js';
 import { nodeStopWords, stopNodeWorkflows, type NodeStop } from './node-stops.js';
 
 /** A stop a plan's spec asks for. */

@@ -7,7 +7,7 @@
 import { pino, type Logger } from 'pino';
 import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import type { LogLevel as SdkLogLevel, LogMetadata, Logger as SdkLogger } from '@temporalio/common';
-import { evictionTaskQueue } from '../workflows/messages.js';
+import { evictionTaskQueue } from '../contract/names.js';
 
 /** Creates the process logger writing JSON lines to stdout. */
 export function createLogger(level: string, component: string): Logger {
@@ -21,7 +21,7 @@ const WORKFLOW_ID =
 
 /**
  * The plan (and node) a drainflow workflow ID names (see planWorkflowId and nodeWorkflowId in
- * src/workflows/messages.ts), or `{}` for any other ID.
+ * src/contract/names.ts), or `{}` for any other ID.
  * @returns e.g. `{ plan: 'p1', node: 'worker-1' }` for `maintenanceplan-p1-<uid>-node-worker-1`.
  */
 export function planOfWorkflowId(workflowId: string): { plan?: string; node?: string } {

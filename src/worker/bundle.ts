@@ -116,7 +116,7 @@ export function withoutHeapLimits(nodeOptions: string | undefined): string {
  */
 export function workflowBundlePath(workflowsPath: string): string {
   const hash = createHash('sha256');
-  for (const dir of ['workflows', 'drain', 'api']) {
+  for (const dir of ['workflows', 'drain', 'contract', 'api']) {
     for (const f of sourceFiles(join(srcDir, dir)))
       hash.update(f.slice(srcDir.length)).update(readFileSync(f));
   }

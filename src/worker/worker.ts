@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
 import type { DrainActivities } from '../activities/types.js';
 import { WatchCache } from '../k8s/watch-cache.js';
-import { evictionTaskQueue } from '../workflows/messages.js';
+import { evictionTaskQueue } from '../contract/names.js';
 import type { DrainflowMetrics } from '../shared/http.js';
 import { workflowBundlePath } from './bundle.js';
 

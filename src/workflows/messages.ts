@@ -1,13 +1,11 @@
 /**
- * Messages of the drain workflows — signals, queries, updates, search attributes, IDs and the task
- * queue — in one module shared by the workflows, the operator, the CLI and the tests.
- * Pure: safe to import from workflow code.
+ * Inputs and results of the drain workflows: what the operator starts a plan workflow with, and
+ * what the plan starts each node workflow with (the part of the spec a node drain reads, and the
+ * state carried across continue-as-new). Their messages and names are the ground floor's
+ * (src/contract). Pure: safe to import from workflow code.
  */
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type {
   Hook,
-  MaintenancePlanStatus,
   MaintenancePlanSpec,
   OnDeadline,
   PodSelection,
@@ -15,80 +13,9 @@ import type {
   PodOrderRule,
 } from '../api/plan.js';
 import type { PlanPhase } from '../api/reasons.js';
-import type { NodeState } from '../drain/projection.js';
+import type { PlanRef } from '../contract/names.js';
 import type { NodeDrainState } from '../drain/node-drain.js';
-import type { PdbBudgetRequest, PdbGrant } from '../drain/pdb-budget.js';
 import type { PlanRunState } from '../drain/plan-drain.js';
-import type { PlanRef } from '../activities/types.js';
-
-/** Default task queue of the drain workers. */
-export const DEFAULT_TASK_QUEUE = 'drainflow';
-
-/**
- * Task queue of the `evictPod` activities of the node drains on workflow task queue `taskQueue`:
- * `<taskQueue>-evictions`. Evictions get their own queue so the server-enforced task-queue rate
- * limit (`maxTaskQueueActivitiesPerSecond`, `drainflow run --max-evictions-per-second`) caps the
- * Eviction API calls of every plan and worker without slowing the other activities (observations,
- * cordons, status writes), which that limit would count too on a shared queue.
- */
-export function evictionTaskQueue(taskQueue: string): string {
-  return `${taskQueue}-evictions`;
-}
-
-/**
- * Workflow ID of a plan's drain workflow: `maintenanceplan-<name>-<uid>`. Starting a workflow with
- * this ID twice is a no-op (the operator uses WorkflowIdReusePolicy REJECT_DUPLICATE, so a finished
- * plan is never re-run).
- */
-export function planWorkflowId(plan: PlanRef): string {
-  return `maintenanceplan-${plan.name}-${plan.uid}`;
-}
-
-/** Workflow ID of the child workflow draining one node of a plan. */
-export function nodeWorkflowId(parentWorkflowId: string, node: string): string {
-  return `${parentWorkflowId}-node-${node}`;
-}
-
-/** URL of a workflow run in the Temporal UI (`<ui>/namespaces/<ns>/workflows/<id>/<run>/history`). */
-export function temporalUiUrl(uiBase: string, namespace: string, workflowId: string, runId?: string): string {
-  const base = uiBase.replace(/\/+$/, '');
-  const run = runId ? `/${encodeURIComponent(runId)}` : '';
-  return `${base}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}${run}/history`;
-}
-
-/** Search attribute: the plan name (Keyword). Registered by `npm run stack -- up`. */
-export const SA_PLAN = defineSearchAttributeKey('DrainflowPlan', SearchAttributeType.KEYWORD);
-/** Search attribute: the plan's node names (KeywordList), to find "every drain that touched node X". */
-export const SA_NODES = defineSearchAttributeKey('DrainflowNodes', SearchAttributeType.KEYWORD_LIST);
-/** Search attribute: the plan's phase (Keyword), upserted on every change. */
-export const SA_PHASE = defineSearchAttributeKey('DrainflowPhase', SearchAttributeType.KEYWORD);
-
-/** Optional payload of the control signals: the plan generation that asked for it. */
-export interface ControlArgs {
-  /** metadata.generation of the plan whose spec change caused the signal (relayed by the operator). */
-  generation?: number;
-}
-
-/** Stop starting new evictions (in-flight calls finish; every timer keeps running). */
-export const pauseSignal = defineSignal<[ControlArgs?]>('pause');
-/** Continue after pause. */
-export const resumeSignal = defineSignal<[ControlArgs?]>('resume');
-/** Stop evicting, hand back the nodes this plan cordoned (per spec.uncordon), end Aborted. */
-export const abortSignal = defineSignal<[ControlArgs?]>('abort');
-/** Maintenance is over: with uncordon OnRelease the nodes are uncordoned and the plan Completed. */
-export const releaseSignal = defineSignal<[ControlArgs?]>('release');
-/** The plan's status as the workflow sees it (same shape as MaintenancePlan.status). */
-export const progressQuery = defineQuery<MaintenancePlanStatus>('progress');
-
-/** Action of {@link controlUpdate}. */
-export type ControlAction = 'pause' | 'resume' | 'abort' | 'release';
-/**
- * Same as the signals, but returns the status after the workflow applied the action. Rejected
- * (validator) for an unknown action.
- */
-export const controlUpdate = defineUpdate<MaintenancePlanStatus, [{ action: ControlAction } & ControlArgs]>(
-  'control',
-);
 
 /** Input of the plan workflow. */
 export interface DrainPlanInput {
@@ -124,8 +51,9 @@ export interface NodeDrainSpec {
   /** spec.podSelection. */
   podSelection: PodSelection;
   /**
-   * The plan hands out PDB budgets ({@link pdbBudgetSignal}, {@link pdbGrantSignal}): evictions
-   * behind a PDB wait for the plan's grant. Set by plans of more than one node.
+   * The plan hands out PDB budgets (signals `pdbBudget` and `pdbGrant` of
+   * src/contract/node-messages.ts): evictions behind a PDB wait for the plan's grant. Set by plans
+   * of more than one node.
    */
   coordinatePdbs?: boolean;
   /**
@@ -200,7 +128,7 @@ export interface DrainNodeInput {
    * spec.nodeDrainTimeoutSeconds.
    */
   deadlineMs: number;
-  /** Workflow ID of the plan workflow, which receives {@link nodeProgressSignal}. */
+  /** Workflow ID of the plan workflow, which receives the node's progress (`nodeProgressSignal`). */
   parentWorkflowId: string;
   /** Whether the plan is paused when the child starts. */
   paused: boolean;
@@ -215,55 +143,3 @@ export interface DrainNodeInput {
    */
   controlGeneration?: number;
 }
-
-/**
- * Progress of one node, sent by the node workflow to the plan workflow after each change: the
- * node's {@link NodeState} (keyed by `node` instead of `name`) plus the claim it holds.
- */
-export interface NodeProgress extends Omit<NodeState, 'name'> {
-  node: string;
-  /** Whether this plan cordoned the node (false when it was unschedulable before). */
-  cordonedByPlan?: boolean;
-  /** Whether this plan holds the claim on the node. */
-  claimed?: boolean;
-  /** Whether this is the node drain's last report (its workflow is ending). */
-  final?: boolean;
-}
-
-/** Child → parent: a node's progress changed. */
-export const nodeProgressSignal = defineSignal<[NodeProgress]>('nodeProgress');
-/**
- * Payload of {@link pdbBudgetSignal}: the budget request, and — from nodes of plans that name PDB
- * reporters ({@link NodeDrainSpec.pdbReporters}) — the node's progress when it changed since its
- * last report, so the request and the progress take one signal instead of two.
- */
-export type PdbBudgetMessage = PdbBudgetRequest & { progress?: NodeProgress };
-/** Child → parent: what the node holds and wants of each PDB's budget (src/drain/pdb-budget.ts). */
-export const pdbBudgetSignal = defineSignal<[PdbBudgetMessage]>('pdbBudget');
-/** Parent → child: disruptions the node may spend, per PDB. */
-export const pdbGrantSignal = defineSignal<[PdbGrant]>('pdbGrant');
-/**
- * Payload of {@link nodeControlSignal}. `generation`: the plan's metadata.generation whose spec
- * change asked for it — set by the operator's direct stops (src/operator/node-stops.ts) and by the
- * plan when it forwards a user's control that carried one; absent for the plan's window-driven
- * pauses and resumes. The node ignores a pause or resume older than
- * the newest generation it has seen (`isStaleControl` in src/drain/node-drain.ts).
- */
-export interface NodeControl extends ControlArgs {
-  action: ControlAction;
-}
-/**
- * Parent → child: pause, resume or abort the node's drain, or release the node (uncordon
- * AfterEachNode). The operator sends pause and abort to a plan's running nodes directly as well.
- */
-export const nodeControlSignal = defineSignal<[NodeControl]>('nodeControl');
-
-/** Workflow type of the per-node child workflows (the name of the function in src/workflows/node.ts). */
-export const NODE_WORKFLOW_TYPE = 'drainNodeWorkflow';
-
-/**
- * uncordon AfterEachNode: hand back one node of the plan (uncordon it once drained, or at once when
- * it is drained already and waits). Returns the status once the workflow took it in. Rejected
- * (validator) when the plan's uncordon is not AfterEachNode or the node is not in the plan.
- */
-export const releaseNodeUpdate = defineUpdate<MaintenancePlanStatus, [{ node: string }]>('releaseNode');

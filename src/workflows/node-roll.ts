@@ -34,7 +34,8 @@ import {
 } from '@temporalio/workflow';
 import type { HookWorkflowActivities } from '../activities/hook-workflow.js';
 import type { JobActivities } from '../activities/jobs.js';
-import type { DrainActivities, PlanRef } from '../activities/types.js';
+import type { DrainActivities } from '../activities/types.js';
+import type { PlanRef } from '../contract/names.js';
 import type { Hook, PodSelection } from '../api/plan.js';
 import { NodePhase, NodeReason, RollReason } from '../api/reasons.js';
 import {

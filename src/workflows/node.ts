@@ -44,7 +44,9 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DrainActivities, EvictResult, NodeObservation } from '../activities/types.js';
+import type { DrainActivities } from '../activities/types.js';
+import type { EvictResult } from '../contract/eviction.js';
+import type { NodeObservation } from '../contract/observation.js';
 import { DeadlineReason, NodePhase, NodeReason, PodPolicyReason } from '../api/reasons.js';
 import { backoffSeconds } from '../drain/backoff.js';
 import {
@@ -80,18 +82,16 @@ import {
 } from '../drain/node-drain.js';
 import { drained, initialRollState, lastHook, hookStatus } from '../drain/hooks.js';
 import { runRoll } from './node-roll.js';
+import { nodeDrainSpec, type DrainNodeInput, type NodeDrainSpec } from './messages.js';
+import { evictionTaskQueue } from '../contract/names.js';
 import {
-  evictionTaskQueue,
   nodeControlSignal,
-  nodeDrainSpec,
   nodeProgressSignal,
   pdbBudgetSignal,
   pdbGrantSignal,
-  type DrainNodeInput,
-  type NodeDrainSpec,
-  type NodeProgress,
   type PdbBudgetMessage,
-} from './messages.js';
+} from '../contract/node-messages.js';
+import type { NodeProgress } from '../contract/progress.js';
 import { WakeTimer } from './wake-timer.js';
 
 /** Longest wait of an observation while an answered eviction is not yet confirmed by one, seconds. */

@@ -54,7 +54,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DrainActivities, PlanRef, PreflightActivities } from '../activities/types.js';
+import type { DrainActivities, PreflightActivities } from '../activities/types.js';
 import type { GrantDelivery, GrantDeliveryActivities } from '../activities/grant-delivery.js';
 import { MAX_PLAN_NODES } from '../api/bounds.js';
 import type { MaintenancePlanStatus } from '../api/plan.js';
@@ -95,29 +95,28 @@ import {
   summarizePreflight,
   type NodePreflight,
 } from '../drain/preflight.js';
+import { nodeDrainSpec, type DrainPlanInput, type DrainPlanResult } from './messages.js';
 import {
   SA_NODES,
   SA_PHASE,
   SA_PLAN,
+  nodeWorkflowId,
+  temporalUiUrl,
+  type PlanRef,
+} from '../contract/names.js';
+import {
   abortSignal,
   controlUpdate,
-  nodeControlSignal,
-  nodeDrainSpec,
-  nodeProgressSignal,
-  nodeWorkflowId,
-  pdbBudgetSignal,
   pauseSignal,
   progressQuery,
   releaseNodeUpdate,
   releaseSignal,
   resumeSignal,
-  temporalUiUrl,
   type ControlAction,
   type ControlArgs,
-  type DrainPlanInput,
-  type DrainPlanResult,
-  type NodeProgress,
-} from './messages.js';
+} from '../contract/plan-messages.js';
+import { nodeControlSignal, nodeProgressSignal, pdbBudgetSignal } from '../contract/node-messages.js';
+import type { NodeProgress } from '../contract/progress.js';
 import { drainNodeWorkflow } from './node.js';
 import { WakeTimer } from './wake-timer.js';
 

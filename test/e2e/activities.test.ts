@@ -13,7 +13,8 @@ import { CancelledFailure } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import { createActivities } from '../../src/activities/index.js';
-import type { DrainActivities, EvictResult } from '../../src/activities/types.js';
+import type { DrainActivities } from '../../src/activities/types.js';
+import type { EvictResult } from '../../src/contract/eviction.js';
 import {
   API_VERSION,
   GROUP,

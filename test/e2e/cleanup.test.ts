@@ -30,7 +30,7 @@ import {
   type MaintenancePlanSpecInput,
 } from '../../src/api/plan.js';
 import { NODE_CLAIM_UID_ANNOTATION } from '../../src/k8s/node-claim.js';
-import { planWorkflowId } from '../../src/workflows/messages.js';
+import { planWorkflowId } from '../../src/contract/names.js';
 import { deleteNode, uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
 import { MERGE_PATCH, OperatorHarness, createTaintedNode } from '../helpers/operator-harness.js';
 

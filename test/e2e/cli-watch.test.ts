@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { GROUP, PLURAL, VERSION, type MaintenancePlanStatus } from '../../src/api/plan.js';
 import { MERGE_PATCH } from '../../src/k8s/patch.js';
 import { watch } from '../../src/cli/plans.js';
-import { loadCliConfig } from '../../src/shared/config.js';
+import { loadCliConfig } from '../../src/shared/settings.js';
 import { applyCrds, clients, uniqueName, type Clients } from '../helpers/k8s.js';
 import { createPlanObject } from '../helpers/direct-plan.js';
 

@@ -14,7 +14,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '../../src/cli/plans.js';
-import { loadCliConfig } from '../../src/shared/config.js';
+import { loadCliConfig } from '../../src/shared/settings.js';
 import { uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
 import { stackClients } from '../helpers/operator-harness.js';
 import {

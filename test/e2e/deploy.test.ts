@@ -2,7 +2,7 @@
  * The deployment (deploy/) against a real API server, the local stack of scripts/stack:
  *
  * 1. `kubectl kustomize deploy/default` renders, the Deployments carry the non-root security context,
- *    probes, resources and a configuration that src/shared/config.ts accepts, and
+ *    probes, resources and a configuration that src/shared/settings.ts accepts, and
  *    `kubectl apply --dry-run=server -k deploy/default` (client-side and server-side apply) succeeds.
  * 2. The RBAC is sufficient and least privilege: with the namespace, ServiceAccounts and RBAC applied
  *    for real, `kubectl auth can-i --as=system:serviceaccount:drainflow-system:<sa>` denies a list of
@@ -61,13 +61,10 @@ import { listClaimedNodes } from '../../src/k8s/node-claim.js';
 import { LEASE_NAME, leaseName } from '../../src/operator/index.js';
 import { LeaderElector } from '../../src/k8s/lease.js';
 import { PLANS_PATH, PlanApi } from '../../src/k8s/plans.js';
-import { loadConfig } from '../../src/shared/config.js';
-import {
-  abortSignal,
-  planWorkflowId,
-  type DrainPlanInput,
-  type DrainPlanResult,
-} from '../../src/workflows/messages.js';
+import { loadConfig } from '../../src/shared/settings.js';
+import type { DrainPlanInput, DrainPlanResult } from '../../src/workflows/messages.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
+import { planWorkflowId } from '../../src/contract/names.js';
 import { auditLogFile, auditMark, auditedCalls, type AuditMark, type AuditedCall } from '../helpers/audit.js';
 import { kubectlPath } from '../helpers/binaries.js';
 import {

@@ -34,7 +34,8 @@ import {
   type MaintenancePlanSpecInput,
   type NodeStatus,
 } from '../../src/api/plan.js';
-import { nodeWorkflowId, planWorkflowId, type NodeProgress } from '../../src/workflows/messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import type { NodeProgress } from '../../src/contract/progress.js';
 import {
   createNamespace,
   deleteNamespace,

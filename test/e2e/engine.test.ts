@@ -20,7 +20,9 @@ import {
   parseSpec,
   type MaintenancePlan,
 } from '../../src/api/plan.js';
-import { abortSignal, planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
+import type { DrainPlanInput } from '../../src/workflows/messages.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
+import { planWorkflowId } from '../../src/contract/names.js';
 import { createWorker, type DrainflowWorker } from '../../src/worker/worker.js';
 import { DrainflowMetrics } from '../../src/shared/http.js';
 import {

@@ -22,7 +22,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
-import { abortSignal, evictionTaskQueue, nodeWorkflowId } from '../../src/workflows/messages.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
+import { evictionTaskQueue, nodeWorkflowId } from '../../src/contract/names.js';
 import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,

@@ -42,7 +42,8 @@ import {
 } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { GROUP, PLURAL, VERSION } from '../../src/api/plan.js';
-import { abortSignal, nodeWorkflowId } from '../../src/workflows/messages.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
+import { nodeWorkflowId } from '../../src/contract/names.js';
 import { createDirectPlan, readPlanStatus } from '../helpers/direct-plan.js';
 import { requireEnv } from '../helpers/operator-harness.js';
 import {

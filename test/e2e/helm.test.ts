@@ -29,7 +29,7 @@ import type { KubernetesObject, V1ConfigMap, V1Deployment } from '@kubernetes/cl
 import { parseAllDocuments } from 'yaml';
 import { GROUP, PLURAL } from '../../src/api/plan.js';
 import { leaseName } from '../../src/operator/index.js';
-import { loadConfig } from '../../src/shared/config.js';
+import { loadConfig } from '../../src/shared/settings.js';
 import { helmPath, kubectlPath, stackVersions } from '../helpers/binaries.js';
 import { applyCrds, clients, uniqueName, type Clients } from '../helpers/k8s.js';
 

@@ -17,7 +17,8 @@ import { pino } from 'pino';
 import { createActivities } from '../../src/activities/index.js';
 import { createWaitClaimReleased } from '../../src/activities/claim-wait.js';
 import { createObserveNode, type ObserveNode } from '../../src/activities/observe.js';
-import type { NodeObservation, ObserveNodeInput, ObservedPod } from '../../src/activities/types.js';
+import type { ObserveNodeInput } from '../../src/activities/types.js';
+import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, type PodSelection } from '../../src/api/plan.js';
 import { WatchCache } from '../../src/k8s/watch-cache.js';
 import {

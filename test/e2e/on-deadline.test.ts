@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
-import { abortSignal } from '../../src/workflows/messages.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
 import { createDirectPlan, refusedPlanStatus, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { V1PodSpec } from '@kubernetes/client-node';
 import type { MaintenancePlan } from '../../src/api/plan.js';
-import { planWorkflowId } from '../../src/workflows/messages.js';
+import { planWorkflowId } from '../../src/contract/names.js';
 import {
   createNamespace,
   deleteNamespace,

@@ -26,7 +26,8 @@ import {
   type MaintenancePlan,
   type MaintenancePlanSpecInput,
 } from '../../src/api/plan.js';
-import { nodeWorkflowId, pauseSignal, planWorkflowId, resumeSignal } from '../../src/workflows/messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import { pauseSignal, resumeSignal } from '../../src/contract/plan-messages.js';
 import {
   createNamespace,
   deleteNamespace,

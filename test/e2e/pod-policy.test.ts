@@ -31,7 +31,7 @@ import { pino } from 'pino';
 import { createObserveNode } from '../../src/activities/observe.js';
 import { WatchCache } from '../../src/k8s/watch-cache.js';
 import type { MaintenancePlanSpecInput, MaintenancePlanStatus } from '../../src/api/plan.js';
-import { abortSignal } from '../../src/workflows/messages.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
 import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,

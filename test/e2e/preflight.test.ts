@@ -32,7 +32,7 @@ import { after, before, describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { NODE_CLAIM_ANNOTATION } from '../../src/api/plan.js';
 import type { PreflightNode, PreflightReport } from '../../src/api/preflight.js';
-import { abortSignal } from '../../src/workflows/messages.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
 import { runCommand } from './cli-fixtures.js';
 import {
   createDirectPlan,

@@ -25,7 +25,7 @@ import {
   type MaintenancePlanSpecInput,
   type MaintenancePlanStatus,
 } from '../../src/api/plan.js';
-import { abortSignal, releaseNodeUpdate } from '../../src/workflows/messages.js';
+import { abortSignal, releaseNodeUpdate } from '../../src/contract/plan-messages.js';
 import { createDirectPlan, refusedPlanStatus, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,

@@ -47,7 +47,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Deployment, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
-import { abortSignal } from '../../src/workflows/messages.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
 import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,

@@ -12,7 +12,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { GROUP, PLURAL, VERSION } from '../../src/api/plan.js';
-import { nodeWorkflowId, abortSignal } from '../../src/workflows/messages.js';
+import { nodeWorkflowId } from '../../src/contract/names.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
 import { createDirectPlan, readPlanStatus } from '../helpers/direct-plan.js';
 import { requireEnv } from '../helpers/operator-harness.js';
 import {

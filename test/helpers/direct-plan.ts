@@ -15,7 +15,8 @@ import {
   type MaintenancePlanSpecInput,
   type MaintenancePlanStatus,
 } from '../../src/api/plan.js';
-import { planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
+import type { DrainPlanInput } from '../../src/workflows/messages.js';
+import { planWorkflowId } from '../../src/contract/names.js';
 import type { Clients } from './k8s.js';
 
 /**

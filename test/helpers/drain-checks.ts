@@ -4,7 +4,8 @@
  * workflow tasks over every run, pods evicted twice, gaps between eviction calls.
  */
 import assert from 'node:assert/strict';
-import { nodeWorkflowId, planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
+import type { DrainPlanInput } from '../../src/workflows/messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
 import type { SimCluster } from './sim-cluster.js';
 import { EventType, type History, type WorkflowHarness } from './workflow-harness.js';
 

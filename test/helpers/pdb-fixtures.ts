@@ -4,8 +4,8 @@
  * pods behind two PDBs (`app/a`: a1, a2; `app/b`: b1) after one observation. Plain data over the
  * pure reducers of src/drain; no Temporal, no I/O.
  */
-import type { NodeObservation, ObservedPod } from '../../src/activities/types.js';
-import type { PdbBudgetRequest, PdbReport } from '../../src/drain/pdb-budget.js';
+import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
+import type { PdbBudgetRequest, PdbReport } from '../../src/contract/budget.js';
 import { applyObservation, initialNodeState, type NodeDrainState } from '../../src/drain/node-drain.js';
 
 /** The tables' clock, ms since epoch. */

@@ -32,13 +32,12 @@ import type {
   ClaimWaitResult,
   CordonResult,
   DrainActivities,
-  EvictResult,
-  NodeObservation,
   NodePods,
-  ObservedPod,
   PodState,
   ResolvedNodes,
 } from '../../src/activities/types.js';
+import type { EvictResult } from '../../src/contract/eviction.js';
+import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { observationFingerprint } from '../../src/activities/node-pods.js';
 import { statusEquals } from '../../src/drain/conditions.js';

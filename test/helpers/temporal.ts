@@ -8,7 +8,7 @@ import { temporalTestServerPath } from './binaries.js';
 
 const { IndexedValueType } = proto.temporal.api.enums.v1;
 
-/** The search attributes drainflow's workflows upsert (see src/workflows/messages.ts). */
+/** The search attributes drainflow's workflows upsert (see src/contract/names.ts). */
 export const SEARCH_ATTRIBUTES = {
   DrainflowPlan: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   DrainflowNodes: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,

@@ -27,8 +27,9 @@ import {
 } from '@temporalio/worker';
 import { createGrantDeliveryActivities } from '../../src/activities/grant-delivery.js';
 import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
-import type { abortSignal, releaseSignal } from '../../src/workflows/messages.js';
-import { evictionTaskQueue, planWorkflowId, type DrainPlanInput } from '../../src/workflows/messages.js';
+import type { abortSignal, releaseSignal } from '../../src/contract/plan-messages.js';
+import type { DrainPlanInput } from '../../src/workflows/messages.js';
+import { evictionTaskQueue, planWorkflowId } from '../../src/contract/names.js';
 import { drainPlanWorkflow } from '../../src/workflows/plan.js';
 import type { SimCluster } from './sim-cluster.js';
 import { installTestRuntime, releaseUnusedTestRuntime } from './sdk-logs.js';

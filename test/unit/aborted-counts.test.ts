@@ -7,7 +7,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { EvictResult, ObservedPod } from '../../src/activities/types.js';
+import type { EvictResult } from '../../src/contract/eviction.js';
+import type { ObservedPod } from '../../src/contract/observation.js';
 import { NodePhase } from '../../src/api/reasons.js';
 import {
   applyControl,

@@ -11,7 +11,8 @@ import { KubeConfig, type V1Node, type V1Pod, type V1PodDisruptionBudget } from 
 import { CancelledFailure } from '@temporalio/common';
 import { pino } from 'pino';
 import { createActivities } from '../../src/activities/index.js';
-import type { DrainActivities, EvictInput, EvictResult } from '../../src/activities/types.js';
+import type { DrainActivities } from '../../src/activities/types.js';
+import type { EvictInput, EvictResult } from '../../src/contract/eviction.js';
 import type { MaintenancePlan, MaintenancePlanStatus } from '../../src/api/plan.js';
 import { PermanentKubernetesError, TransientKubernetesError, type RawAnswer } from '../../src/k8s/errors.js';
 import type { PlanEvent } from '../../src/k8s/events.js';

@@ -15,7 +15,7 @@ import {
   sdkLogFields,
   sdkLogger,
 } from '../../src/shared/logger.js';
-import { evictionTaskQueue, nodeWorkflowId, planWorkflowId } from '../../src/workflows/messages.js';
+import { evictionTaskQueue, nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
 
 const uid = '0f8b4c2e-1d3a-4b5c-9e7f-123456789abc';
 

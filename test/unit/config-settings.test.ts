@@ -1,5 +1,5 @@
 /**
- * The settings module (src/shared/config.ts): every bad setting of `drainflow run` and of the CLI
+ * The settings module (src/shared/settings.ts): every bad setting of `drainflow run` and of the CLI
  * plan commands fails at start with a message naming its flag / variable — a table of bad
  * settings — and the good ones (defaults, empty optional variables, flags over variables) load.
  * "At start" is what `drainflow run` and the CLI do before connecting: validate the flags and
@@ -13,15 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   addressProblem,
-  checkTemporalFiles,
   kubeConfigFor,
   labelSelectorProblem,
   loadCliConfig,
   loadConfig,
-  temporalConnectionOptions,
   type ConnectionFlags,
   type RunFlags,
-} from '../../src/shared/config.js';
+} from '../../src/shared/settings.js';
+import { checkTemporalFiles, temporalConnectionOptions } from '../../src/shared/temporal-connection.js';
 
 let dir: string;
 let kubeconfig: string;

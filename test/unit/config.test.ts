@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig } from '../../src/shared/config.js';
+import { loadConfig } from '../../src/shared/settings.js';
 
 const env = { KUBECONFIG: '/dev/null' };
 

@@ -7,13 +7,8 @@ import { relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import {
-  LABEL_VALUE,
-  MaintenancePlanSpecSchema,
-  MaintenancePlanStatusSchema,
-  NODE_NAME,
-  parseSpec,
-} from '../../src/api/plan.js';
+import { LABEL_VALUE, NODE_NAME } from '../../src/api/formats.js';
+import { MaintenancePlanSpecSchema, MaintenancePlanStatusSchema, parseSpec } from '../../src/api/plan.js';
 import { MAX_DRAIN_TIMEOUT_SECONDS, MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES } from '../../src/api/bounds.js';
 import {
   applyDefaults,

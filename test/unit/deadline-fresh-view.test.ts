@@ -6,7 +6,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NodeObservation, ObservedPod } from '../../src/activities/types.js';
+import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import type { OnDeadline } from '../../src/api/plan.js';
 import {
   FRESH_VIEW_WAIT_MS,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { flagHasEffect, type EndedPlanView, type SpecFlagName } from '../../src/api/ended-plan.js';
 import { endedRefusal } from '../../src/cli/plans.js';
-import type { ControlAction } from '../../src/workflows/messages.js';
+import type { ControlAction } from '../../src/contract/plan-messages.js';
 import type { PlanPhase } from '../../src/api/reasons.js';
 
 const plan = (phase?: PlanPhase, reason?: string, uncordon?: string): EndedPlanView => ({

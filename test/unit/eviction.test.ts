@@ -14,7 +14,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TransientKubernetesError, classifyEviction, type RawAnswer } from '../../src/activities/index.js';
-import type { EvictResult } from '../../src/activities/types.js';
+import type { EvictResult } from '../../src/contract/eviction.js';
 
 const NS = 'shop';
 // 1994-11-06T08:49:37Z, the RFC 9110 example date, as "now" for the HTTP-date Retry-After.

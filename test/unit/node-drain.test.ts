@@ -5,7 +5,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { EvictResult, NodeObservation, ObservedPod } from '../../src/activities/types.js';
+import type { EvictResult } from '../../src/contract/eviction.js';
+import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import {
   goneMessage,
   applyControl,

@@ -11,7 +11,7 @@ import {
   signalNodeStop,
   stopNodeWorkflows,
 } from '../../src/operator/node-stops.js';
-import { nodeWorkflowId } from '../../src/workflows/messages.js';
+import { nodeWorkflowId } from '../../src/contract/names.js';
 
 const PLAN = 'maintenanceplan-p-uid-p';
 

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import { buildNodePods, observationFingerprint } from '../../src/activities/node-pods.js';
-import type { NodeObservation, ObservedPod } from '../../src/activities/types.js';
+import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import type { OnDeadline } from '../../src/api/plan.js';
 import {
   applyDeleteAnswer,

@@ -12,8 +12,8 @@ import {
   forgetBudgetNode,
   newerResourceVersion,
   type PdbBudgetLedger,
-  type PdbReport,
 } from '../../src/drain/pdb-budget.js';
+import type { PdbReport } from '../../src/contract/budget.js';
 import {
   applyEvictionAnswer,
   applyGrant,

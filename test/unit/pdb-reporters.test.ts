@@ -12,9 +12,8 @@ import {
   budgetAvailable,
   emptyLedger,
   forgetBudgetNode,
-  type PdbBudgetRequest,
-  type PdbReport,
 } from '../../src/drain/pdb-budget.js';
+import type { PdbBudgetRequest, PdbReport } from '../../src/contract/budget.js';
 import {
   applyGrant,
   beliefAfterRequest,

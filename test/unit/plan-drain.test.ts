@@ -18,7 +18,7 @@ import {
   type PlanEvent,
   type PlanRunState,
 } from '../../src/drain/plan-drain.js';
-import type { NodeProgress } from '../../src/workflows/messages.js';
+import type { NodeProgress } from '../../src/contract/progress.js';
 
 const NOW = 1_700_000_000_000;
 const DEADLINE = NOW + 3600_000;

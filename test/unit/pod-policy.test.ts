@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { NodeObservation, ObservedPod } from '../../src/activities/types.js';
+import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import type { PodOrderRule, PodSelection } from '../../src/api/plan.js';
 import { parseSpec } from '../../src/api/plan.js';
 import { buildNodePods, observationFingerprint } from '../../src/activities/node-pods.js';

@@ -5,13 +5,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  planConditions,
-  projectStatus,
-  shownOutcome,
-  type NodeState,
-  type PlanState,
-} from '../../src/drain/projection.js';
+import { planConditions, projectStatus, shownOutcome, type PlanState } from '../../src/drain/projection.js';
+import type { NodeState } from '../../src/contract/progress.js';
 import type { PreflightReport } from '../../src/api/preflight.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');

@@ -20,9 +20,9 @@ import {
   deadlineAction,
   planConditions,
   projectStatus,
-  type NodeState,
   type PlanState,
 } from '../../src/drain/projection.js';
+import type { NodeState } from '../../src/contract/progress.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 const blocker: Blocker = {

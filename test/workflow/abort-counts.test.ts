@@ -9,12 +9,9 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  abortSignal,
-  nodeWorkflowId,
-  planWorkflowId,
-  type NodeProgress,
-} from '../../src/workflows/messages.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import type { NodeProgress } from '../../src/contract/progress.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 

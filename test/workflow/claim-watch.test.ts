@@ -11,13 +11,9 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  abortSignal,
-  nodeWorkflowId,
-  planWorkflowId,
-  releaseSignal,
-  type NodeProgress,
-} from '../../src/workflows/messages.js';
+import { abortSignal, releaseSignal } from '../../src/contract/plan-messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import type { NodeProgress } from '../../src/contract/progress.js';
 import { SimCluster, type CallRecord } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';

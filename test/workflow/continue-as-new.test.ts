@@ -6,7 +6,7 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { pauseSignal, resumeSignal } from '../../src/workflows/messages.js';
+import { pauseSignal, resumeSignal } from '../../src/contract/plan-messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import {
   assertNoWorkflowTaskFailed,

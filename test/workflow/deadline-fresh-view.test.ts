@@ -18,14 +18,9 @@ import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
 import { createGrantDeliveryActivities } from '../../src/activities/grant-delivery.js';
 import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
-import {
-  abortSignal,
-  evictionTaskQueue,
-  nodeWorkflowId,
-  planWorkflowId,
-  releaseSignal,
-  type NodeProgress,
-} from '../../src/workflows/messages.js';
+import { abortSignal, releaseSignal } from '../../src/contract/plan-messages.js';
+import { evictionTaskQueue, nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import type { NodeProgress } from '../../src/contract/progress.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { workflowIds } from '../helpers/drain-checks.js';
 import { EventType, WorkflowHarness, input } from '../helpers/workflow-harness.js';

@@ -11,7 +11,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import proto from '@temporalio/proto';
-import { nodeWorkflowId, planWorkflowId } from '../../src/workflows/messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
 import { PROGRESS_INTERVAL_MS } from '../../src/workflows/node.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { evictedTwice, workflowIds } from '../helpers/drain-checks.js';

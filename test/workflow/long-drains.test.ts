@@ -10,14 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import webpack from 'webpack';
-import {
-  abortSignal,
-  nodeWorkflowId,
-  pauseSignal,
-  planWorkflowId,
-  releaseSignal,
-  resumeSignal,
-} from '../../src/workflows/messages.js';
+import { abortSignal, pauseSignal, releaseSignal, resumeSignal } from '../../src/contract/plan-messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
 import type { drainNodeWorkflow } from '../../src/workflows/node.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { quietBundlerLogger } from '../helpers/temporal.js';

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { planWorkflowId } from '../../src/workflows/messages.js';
+import { planWorkflowId } from '../../src/contract/names.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, evictedTwice, workflowIds } from '../helpers/drain-checks.js';
 import { WorkflowHarness, historyBytes, input } from '../helpers/workflow-harness.js';

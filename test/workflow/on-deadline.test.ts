@@ -7,7 +7,7 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
-import { abortSignal, releaseSignal } from '../../src/workflows/messages.js';
+import { abortSignal, releaseSignal } from '../../src/contract/plan-messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';

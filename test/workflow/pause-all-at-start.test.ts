@@ -5,13 +5,9 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  nodeControlSignal,
-  nodeWorkflowId,
-  pauseSignal,
-  planWorkflowId,
-  resumeSignal,
-} from '../../src/workflows/messages.js';
+import { nodeControlSignal } from '../../src/contract/node-messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import { pauseSignal, resumeSignal } from '../../src/contract/plan-messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';

@@ -9,15 +9,9 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  abortSignal,
-  nodeWorkflowId,
-  pauseSignal,
-  planWorkflowId,
-  releaseSignal,
-  resumeSignal,
-  type NodeProgress,
-} from '../../src/workflows/messages.js';
+import { abortSignal, pauseSignal, releaseSignal, resumeSignal } from '../../src/contract/plan-messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import type { NodeProgress } from '../../src/contract/progress.js';
 import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import { SimCluster, type CallRecord } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';

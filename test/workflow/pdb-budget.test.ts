@@ -6,7 +6,8 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { planWorkflowId, releaseSignal } from '../../src/workflows/messages.js';
+import { releaseSignal } from '../../src/contract/plan-messages.js';
+import { planWorkflowId } from '../../src/contract/names.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, evictedTwice, workflowIds } from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';

@@ -11,11 +11,12 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { planWorkflowId, releaseSignal } from '../../src/workflows/messages.js';
+import { planWorkflowId } from '../../src/contract/names.js';
+import { releaseSignal } from '../../src/contract/plan-messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, evictedTwice, workflowIds } from '../helpers/drain-checks.js';
 import { EventType, WorkflowHarness, input, type History } from '../helpers/workflow-harness.js';
-import type { PdbBudgetRequest, PdbGrant } from '../../src/drain/pdb-budget.js';
+import type { PdbBudgetRequest, PdbGrant } from '../../src/contract/budget.js';
 import { beliefAfterGrant, beliefAfterRequest } from '../../src/drain/node-drain.js';
 
 const wf = new WorkflowHarness();

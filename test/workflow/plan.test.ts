@@ -9,12 +9,12 @@ import proto from '@temporalio/proto';
 import {
   abortSignal,
   pauseSignal,
-  planWorkflowId,
   progressQuery,
   resumeSignal,
   releaseSignal,
   controlUpdate,
-} from '../../src/workflows/messages.js';
+} from '../../src/contract/plan-messages.js';
+import { planWorkflowId } from '../../src/contract/names.js';
 import { drainPlanWorkflow } from '../../src/workflows/plan.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';

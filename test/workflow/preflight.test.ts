@@ -14,7 +14,7 @@ import type { PreflightActivities } from '../../src/activities/types.js';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { buildPreflightNode } from '../../src/drain/preflight.js';
 import type { PodInfo } from '../../src/drain/pods.js';
-import { abortSignal, progressQuery } from '../../src/workflows/messages.js';
+import { abortSignal, progressQuery } from '../../src/contract/plan-messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 

@@ -17,14 +17,12 @@ import { createGrantDeliveryActivities } from '../../src/activities/grant-delive
 import { createHookWorkflowActivities } from '../../src/activities/hook-workflow.js';
 import { WEEKDAYS } from '../../src/api/calendar.js';
 import {
-  evictionTaskQueue,
-  nodeWorkflowId,
   pauseSignal,
-  planWorkflowId,
   releaseNodeUpdate,
   releaseSignal,
   resumeSignal,
-} from '../../src/workflows/messages.js';
+} from '../../src/contract/plan-messages.js';
+import { evictionTaskQueue, nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { quietBundlerLogger } from '../helpers/temporal.js';

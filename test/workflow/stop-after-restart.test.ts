@@ -13,13 +13,8 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { signalNodeStop, type NodeStop } from '../../src/operator/node-stops.js';
-import {
-  NODE_WORKFLOW_TYPE,
-  abortSignal,
-  nodeWorkflowId,
-  pauseSignal,
-  planWorkflowId,
-} from '../../src/workflows/messages.js';
+import { NODE_WORKFLOW_TYPE, nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import { abortSignal, pauseSignal } from '../../src/contract/plan-messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { workflowIds } from '../helpers/drain-checks.js';
 import { EventType, WorkflowHarness, input, type History } from '../helpers/workflow-harness.js';

@@ -5,7 +5,8 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { abortSignal, controlUpdate, nodeWorkflowId, planWorkflowId } from '../../src/workflows/messages.js';
+import { abortSignal, controlUpdate } from '../../src/contract/plan-messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { releaseSignal } from '../../src/workflows/messages.js';
+import { releaseSignal } from '../../src/contract/plan-messages.js';
 import type { drainNodeWorkflow } from '../../src/workflows/node.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import {

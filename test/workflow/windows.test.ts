@@ -17,7 +17,7 @@ import { parseSpec } from '../../src/api/plan.js';
 import { WEEKDAYS } from '../../src/api/calendar.js';
 import type { MaintenanceWindow } from '../../src/api/windows.js';
 import { windowedDeadline } from '../../src/drain/windows.js';
-import { pauseSignal, releaseSignal, resumeSignal } from '../../src/workflows/messages.js';
+import { pauseSignal, releaseSignal, resumeSignal } from '../../src/contract/plan-messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';

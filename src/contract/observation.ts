@@ -1,0 +1,81 @@
+/**
+ * What a node drain observes of its node: each pod bound to it, classified, and the
+ * PodDisruptionBudgets covering them. The observeNode activity (src/activities/observe.ts) answers
+ * with it; the node drain's reducers (src/drain/node-drain.ts) take it in.
+ *
+ * Conventions: pods are named `namespace/name` ("pod keys"); PodDisruptionBudgets likewise
+ * ("PDB keys"); times are ms since epoch where the name ends in `Ms`.
+ *
+ * Ground floor (src/contract): pure types, imports only API types.
+ */
+import type { PodReason } from '../api/reasons.js';
+
+/** What to do with a pod: evict it, leave it alone, wait for it to go, or report it as blocking the drain. */
+export type PodAction = 'Evict' | 'Skip' | 'Wait' | 'Block';
+
+/**
+ * One pod of a node as the observeNode activity reports it ({@link NodeObservation}`.pods`, recorded
+ * in histories): its classification (a `PodDecision` of src/drain/pods.ts, made by
+ * `buildNodePods` in src/activities/node-pods.ts) with the pod's identity, the PDBs selecting it
+ * and what a deletion at the deadline needs. The node workflow turns it into its own per-pod state
+ * (`PodRecord`, `applyObservation` in src/drain/node-drain.ts). docs/design-decisions.md, "A pod's
+ * way through the code", shows the whole way.
+ */
+export interface ObservedPod {
+  /** `namespace/name`. */
+  key: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  /** Evict: to be evicted; Skip: left alone; Wait: terminating, waited for; Block: cannot be evicted. */
+  action: PodAction;
+  /** The rule that decided (`PodDecision.reason` of src/drain/pods.ts, e.g. DaemonSetPod, NoController, EmptyDirData, Terminating). */
+  reason: PodReason;
+  message: string;
+  /** metadata.deletionTimestamp as ms since epoch, when the pod is terminating. */
+  deletionTimestampMs?: number;
+  /**
+   * spec.terminationGracePeriodSeconds, when set: bounds the grace period of a deletion at the
+   * deadline (onDeadline DeletePods). Not part of the observation's fingerprint.
+   */
+  terminationGracePeriodSeconds?: number;
+  /** Keys of the PodDisruptionBudgets whose selector matches the pod (0, 1 or more). */
+  pdbs: string[];
+  /**
+   * The pod's order group (spec.podOrder, critical priority classes; src/drain/pod-policy.ts) when
+   * it is not 0. Part of the fingerprint when set.
+   */
+  order?: number;
+}
+
+/**
+ * What the `observeNode` activity (src/activities/types.ts) saw. `changed: false` carries no
+ * payload (the caller's view is still true), which keeps unchanged observations small in the
+ * workflow history.
+ */
+export type NodeObservation =
+  | { changed: false; fingerprint: string }
+  | {
+      changed: true;
+      /** Hash of the material content below (pods with their decisions and PDBs, node existence and schedulability). */
+      fingerprint: string;
+      /**
+       * The node itself: whether it exists and whether `spec.unschedulable` is true; `released` when
+       * it carries the annotation drainflow.dev/release=true (a per-node release, uncordon AfterEachNode).
+       */
+      node: { exists: boolean; unschedulable: boolean; released?: boolean };
+      /** Every pod bound to the node (`spec.nodeName`), classified, sorted by key. Empty when the node does not exist. */
+      pods: ObservedPod[];
+      /** Every PDB matching at least one of `pods`, sorted by key. */
+      pdbs: PdbObservation[];
+    };
+
+/** A PodDisruptionBudget as a node observation ({@link NodeObservation}) reports it. */
+export interface PdbObservation {
+  /** `namespace/name`. */
+  key: string;
+  /** status.disruptionsAllowed, or 0 when status.observedGeneration < metadata.generation. */
+  disruptionsAllowed: number;
+  /** metadata.resourceVersion of the PDB as observed (not part of the fingerprint). */
+  resourceVersion?: string;
+}

@@ -1,0 +1,49 @@
+/**
+ * The plan workflow's messages: the controls (pause, resume, abort, release) as signals and as a
+ * validated update, the per-node release and the progress query. The operator, the CLI, the tests
+ * and the workflow share these objects.
+ *
+ * Ground floor (src/contract): `defineSignal`, `defineQuery` and `defineUpdate` only name a message
+ * and its types (no I/O), so the operator and the CLI may import this module as well as workflow code.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { MaintenancePlanStatus } from '../api/plan.js';
+
+/** Optional payload of the control signals: the plan generation that asked for it. */
+export interface ControlArgs {
+  /** metadata.generation of the plan whose spec change caused the signal (relayed by the operator). */
+  generation?: number;
+}
+
+/** Stop starting new evictions (in-flight calls finish; every timer keeps running). */
+export const pauseSignal = defineSignal<[ControlArgs?]>('pause');
+
+/** Continue after pause. */
+export const resumeSignal = defineSignal<[ControlArgs?]>('resume');
+
+/** Stop evicting, hand back the nodes this plan cordoned (per spec.uncordon), end Aborted. */
+export const abortSignal = defineSignal<[ControlArgs?]>('abort');
+
+/** Maintenance is over: with uncordon OnRelease the nodes are uncordoned and the plan Completed. */
+export const releaseSignal = defineSignal<[ControlArgs?]>('release');
+
+/** The plan's status as the workflow sees it (same shape as MaintenancePlan.status). */
+export const progressQuery = defineQuery<MaintenancePlanStatus>('progress');
+
+/** Action of {@link controlUpdate}. */
+export type ControlAction = 'pause' | 'resume' | 'abort' | 'release';
+
+/**
+ * Same as the signals, but returns the status after the workflow applied the action. Rejected
+ * (validator) for an unknown action.
+ */
+export const controlUpdate = defineUpdate<MaintenancePlanStatus, [{ action: ControlAction } & ControlArgs]>(
+  'control',
+);
+
+/**
+ * uncordon AfterEachNode: hand back one node of the plan (uncordon it once drained, or at once when
+ * it is drained already and waits). Returns the status once the workflow took it in. Rejected
+ * (validator) when the plan's uncordon is not AfterEachNode or the node is not in the plan.
+ */
+export const releaseNodeUpdate = defineUpdate<MaintenancePlanStatus, [{ node: string }]>('releaseNode');
