@@ -1,0 +1,78 @@
+/**
+ * A reporter for node's test runner (`--test-reporter=./scripts/test-report.mjs`) that keeps, per
+ * test file, its wall time and its counts, and writes them as JSON to the path in
+ * `DRAINFLOW_TEST_REPORT` (one object per file: `{ file, seconds, passed, failed, skipped }`,
+ * seconds of real time from the moment the runner took the file up to its last event; with
+ * `DRAINFLOW_TEST_TIMING=tests`, for files run in one process, the sum of its top-level tests'
+ * durations, hooks included).
+ * It prints nothing itself; scripts/test.sh merges the lanes' files and prints the slowest ones and
+ * the totals. Used beside the spec reporter, which prints the tests as they run.
+ *
+ * Node's runner emits `test:dequeue` when it starts a file (with `--test-isolation=process`, the
+ * default, a child process per file) and `test:pass` / `test:fail` for every test; `nesting` 0
+ * with no `details.type` of a suite marks top-level tests, and only leaf tests (`details.type` !==
+ * 'suite') are counted.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { TestEvent } from 'node:test/reporters';
+
+/** What the reporter keeps of one test file. */
+interface FileTimes {
+  /** Real time of the file's first and last event, ms since the epoch. */
+  first: number;
+  last: number;
+  /** Sum of its top-level tests' durations, ms. */
+  testMs: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+/** One row of the JSON report. */
+export interface FileReport {
+  file: string;
+  seconds: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+/** The reporter: reads the runner's events, writes the JSON report at the end, prints nothing. */
+export default async function* report(source: AsyncIterable<TestEvent>): AsyncGenerator<string> {
+  const files = new Map<string, FileTimes>();
+  const entry = (file: string): FileTimes => {
+    let e = files.get(file);
+    if (!e) {
+      e = { first: Date.now(), last: Date.now(), testMs: 0, passed: 0, failed: 0, skipped: 0 };
+      files.set(file, e);
+    }
+    return e;
+  };
+  for await (const event of source) {
+    const file = event.data && 'file' in event.data ? event.data.file : undefined;
+    if (!file) continue;
+    const e = entry(file);
+    e.last = Date.now();
+    if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
+    if (event.data.nesting === 0) e.testMs += event.data.details.duration_ms;
+    if (event.data.details.type === 'suite') continue;
+    if (event.data.skip || event.data.todo) e.skipped++;
+    else if (event.type === 'test:pass') e.passed++;
+    else e.failed++;
+  }
+  const out = process.env.DRAINFLOW_TEST_REPORT;
+  const byTests = process.env.DRAINFLOW_TEST_TIMING === 'tests';
+  if (out) {
+    const rows: FileReport[] = [...files].map(([file, e]) => ({
+      file: file.startsWith(process.cwd() + '/') ? file.slice(process.cwd().length + 1) : file,
+      seconds: Math.round((byTests ? e.testMs : e.last - e.first) / 100) / 10,
+      passed: e.passed,
+      failed: e.failed,
+      skipped: e.skipped,
+    }));
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, JSON.stringify(rows, null, 2) + '\n');
+  }
+  yield '';
+}
