@@ -10,6 +10,8 @@ import type { BlockerReason, PodReason } from '../api/reasons.js';
 import type { NotUncordoned } from '../drain/hand-back.js';
 import type { NodePreflight } from '../drain/preflight.js';
 import type { PodAction } from '../drain/pods.js';
+import type { PdbExemption } from '../drain/eviction-gate.js';
+import type { ReturnPlacement } from '../drain/returning.js';
 
 /** Identifies the plan an activity works for (node claims and status writes are keyed by it). */
 export interface PlanRef {
@@ -93,6 +95,24 @@ export interface ObservedPod {
    * it is not 0. Part of the fingerprint when set.
    */
   order?: number;
+  /** status.phase (Pending, Running, Succeeded, Failed, Unknown), when set. Not part of the fingerprint. */
+  phase?: string;
+  /** Whether the condition Ready is True. Not part of the fingerprint. */
+  ready?: boolean;
+  /**
+   * Set when the API server evicts the pod without checking its PDB's budget
+   * (src/drain/eviction-gate.ts, from its phase, readiness and its PDB's
+   * unhealthyPodEvictionPolicy and health): the drain evicts it without waiting for, or spending,
+   * a disruption. Part of the fingerprint when set.
+   */
+  pdbExempt?: PdbExemption;
+  /** The pod's controller (ownerReference with controller: true): its UID and `Kind namespace/name`. */
+  controller?: { uid: string; ref: string };
+  /**
+   * Set when the pod's spec lets it be placed on the node while it is cordoned
+   * (src/drain/returning.ts). Part of the fingerprint when set.
+   */
+  returns?: ReturnPlacement;
 }
 
 /**
