@@ -130,7 +130,7 @@ export interface ReturnOwner {
   atCordon: number;
   /** Evictions of its pods answered 201 (or that may have taken effect). */
   evicted: number;
-  /** Its pods left on the node as returning now (the Warning names the count). */
+  /** Its pods left on the node as returning now (its Warning is due while above 0). */
   returned?: number;
   /** Whether its Warning Event was recorded (once per node and controller). */
   warned?: boolean;
@@ -213,10 +213,10 @@ export function returningWarnings(
     .map(([ownerUid, o]) => ({
       ownerUid,
       message:
-        `node ${node}: ${o.owner} put ${o.returned} pod(s) back on the node after it was cordoned ` +
-        `(${o.evicted} of its ${o.atCordon} pod(s) there at the cordon evicted): they tolerate the cordon or are ` +
-        `pinned to the node, so they are not evicted again and the node is drained without them. ` +
-        `Stop the workload on this node (scale it down, or drop its toleration of node.kubernetes.io/unschedulable ` +
-        `or its spec.nodeName/node pinning) before the maintenance if it must not run there.`,
+        `node ${node}: pods of ${o.owner} come back to the node after it was cordoned (they tolerate the ` +
+        `cordon or are pinned to it): they are not evicted again, they are listed in the node's skipped pods ` +
+        `(ReturnsToNode), and the node is drained without them. If they must not run there during the ` +
+        `maintenance, scale the workload down, or drop its toleration of node.kubernetes.io/unschedulable or ` +
+        `its spec.nodeName/node pinning.`,
     }));
 }

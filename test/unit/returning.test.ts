@@ -141,7 +141,7 @@ describe('the ledger', () => {
       w.map((x) => x.ownerUid),
       ['a', 'b'],
     );
-    assert.match(w[1]!.message, /^node n1: ReplicaSet ns\/b put 2 pod\(s\) back on the node/);
+    assert.match(w[1]!.message, /^node n1: pods of ReplicaSet ns\/b come back to the node/);
     l.owners.a!.warned = true;
     assert.deepEqual(
       returningWarnings(l, 'n1').map((x) => x.ownerUid),
