@@ -28,6 +28,11 @@ import {
   type NodeDrainSettings,
   type NodeDrainState,
 } from '../../src/drain/node-drain.js';
+import { buildPreflightNode, nodeBlocked, summarizePreflight } from '../../src/drain/preflight.js';
+import type { PodInfo } from '../../src/drain/pods.js';
+import type { PodSelection } from '../../src/api/plan.js';
+import { preflightExitCode } from '../../src/cli/preflight.js';
+import { renderPreflight } from '../../src/cli/render-preflight.js';
 
 describe('toleratesCordon (v1.Toleration.ToleratesTaint against node.kubernetes.io/unschedulable:NoSchedule)', () => {
   const table: Array<[PodToleration, boolean]> = [
@@ -265,5 +270,51 @@ describe('a drain whose evicted pods come back', () => {
     observe(s, []);
     assert.equal(decideNode(s, NOW, SETTINGS).outcome?.phase, 'Drained');
     assert.equal(nodeSkipped(s).length, 0);
+  });
+});
+
+describe('preflight warns about pods that tolerate the cordon', () => {
+  const selection = { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false } as PodSelection;
+  const agent = (name: string, spec: PodInfo['spec']): PodInfo => ({
+    metadata: {
+      namespace: 'ns',
+      name,
+      uid: `u-${name}`,
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'agent', uid: 'rs', controller: true },
+      ],
+    },
+    ...(spec ? { spec } : {}),
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  it('flags them (returns, podsReturning) and says so in the summary, with no blocker and exit 0', () => {
+    const pf = buildPreflightNode({
+      node: 'n1',
+      pods: [
+        agent('a', {
+          tolerations: [{ operator: 'Exists' }],
+          nodeSelector: { 'kubernetes.io/hostname': 'n1' },
+        }),
+        agent('b', { tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists' }] }),
+        agent('c', { tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists' }] }),
+      ],
+      pdbs: [],
+      selection,
+    });
+    assert.deepEqual(
+      pf.report.evict?.map((e) => [e.pod, e.returns]),
+      [
+        ['ns/a', 'PinnedToNode'],
+        ['ns/b', 'ToleratesCordon'],
+        ['ns/c', undefined],
+      ],
+    );
+    assert.equal(pf.report.podsReturning, 2);
+    assert.equal(nodeBlocked(pf.report), false);
+    const report = summarizePreflight([pf]);
+    assert.equal(report.podsReturning, 2);
+    assert.match(report.summary, /warning: 2 pod\(s\) tolerate the cordon and may come back/);
+    assert.equal(preflightExitCode(report), 0);
+    assert.match(renderPreflight(report), /ns\/a warning ReturnsToNode: PinnedToNode/);
   });
 });
