@@ -10,7 +10,9 @@ import { createHash } from 'node:crypto';
 import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { LabelSelector, PodOrderRule, PodSelection } from '../api/plan.js';
 import { podOrderOf } from '../drain/pod-policy.js';
-import { classifyPods, toPodInfo } from '../drain/pods.js';
+import { classifyPods, controllerOf, toPodInfo } from '../drain/pods.js';
+import { exemptionOf, isPodReady, type GatePdb } from '../drain/eviction-gate.js';
+import { placementReturn } from '../drain/returning.js';
 import { matchesLabelSelector } from '../drain/selector.js';
 import type { NodePods } from './types.js';
 import type { NodeObservation, PdbObservation, ObservedPod } from '../contract/observation.js';
@@ -34,6 +36,16 @@ export function observedAllowed(pdb: PdbStatusFields): number {
   const observed = pdb.status?.observedGeneration ?? 0;
   if (pdb.status === undefined || observed < generation) return 0;
   return pdb.status.disruptionsAllowed ?? 0;
+}
+
+/** The fields of a PodDisruptionBudget the eviction gate reads (src/drain/eviction-gate.ts). */
+export function gatePdb(pdb: Pick<V1PodDisruptionBudget, 'spec' | 'status'>): GatePdb {
+  const out: GatePdb = {};
+  if (pdb.spec?.unhealthyPodEvictionPolicy !== undefined)
+    out.unhealthyPodEvictionPolicy = pdb.spec.unhealthyPodEvictionPolicy;
+  if (pdb.status?.currentHealthy !== undefined) out.currentHealthy = pdb.status.currentHealthy;
+  if (pdb.status?.desiredHealthy !== undefined) out.desiredHealthy = pdb.status.desiredHealthy;
+  return out;
 }
 
 /**
@@ -74,6 +86,8 @@ export function buildNodePods(
   } = {},
 ): NodePods {
   const infos = pods.map(toPodInfo);
+  // Every pod is bound to the same node (the caller lists them by spec.nodeName).
+  const nodeName = pods.find((p) => p.spec?.nodeName)?.spec?.nodeName ?? '';
   const decisions = classifyPods(infos, selection);
   const byKey = new Map(infos.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
   const usedPdbs = new Map<string, PdbObservation>();
@@ -82,8 +96,10 @@ export function buildNodePods(
     const namespace = info?.metadata.namespace ?? d.pod.split('/')[0] ?? '';
     const name = info?.metadata.name ?? d.pod.slice(namespace.length + 1);
     const keys: string[] = [];
+    const mine: GatePdb[] = [];
     for (const pdb of pdbsIn(namespace)) {
       if (!pdbSelectsPod(pdb, info?.metadata.labels)) continue;
+      mine.push(gatePdb(pdb));
       const key = `${namespace}/${pdb.metadata?.name ?? ''}`;
       keys.push(key);
       const rv = pdb.metadata?.resourceVersion;
@@ -117,6 +133,16 @@ export function buildNodePods(
       order.namespaceLabels,
     );
     if (podOrder !== 0) item.order = podOrder;
+    if (info?.status?.phase !== undefined) item.phase = info.status.phase;
+    if (info) item.ready = isPodReady(info);
+    if (info) {
+      const exempt = exemptionOf(info, mine);
+      if (exempt !== undefined) item.pdbExempt = exempt;
+    }
+    const ctl = info ? controllerOf(info) : undefined;
+    if (ctl) item.controller = { uid: ctl.uid, ref: `${ctl.kind} ${namespace}/${ctl.name}` };
+    const returns = info?.spec ? placementReturn(info.spec, nodeName) : undefined;
+    if (returns !== undefined) item.returns = returns;
     const grace = info?.spec?.terminationGracePeriodSeconds;
     if (grace !== undefined) item.terminationGracePeriodSeconds = grace;
     const deletion = info?.metadata.deletionTimestamp;
@@ -192,7 +218,11 @@ export function observationFingerprint(
       : [content.node.exists, content.node.unschedulable],
     content.pods.map((p) => {
       const base = [p.key, p.uid, p.action, p.reason, p.pdbs, p.deletionTimestampMs ?? null];
-      return p.order !== undefined ? [...base, p.order] : base;
+      const withOrder = p.order !== undefined ? [...base, p.order] : base;
+      // Set only when present, so the fingerprints of other pods stay as they were.
+      return p.pdbExempt !== undefined || p.returns !== undefined
+        ? [...withOrder, p.pdbExempt ?? null, p.returns ?? null]
+        : withOrder;
     }),
     content.pdbs
       .filter((p) => material(p.key))

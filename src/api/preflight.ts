@@ -49,6 +49,18 @@ export const PreflightPodSchema = z
       .array(z.string())
       .optional()
       .describe('The PodDisruptionBudgets selecting it, as namespace/name (absent: none).'),
+    pdbExempt: z
+      .string()
+      .optional()
+      .describe(
+        'Set when the API server evicts it without a PodDisruptionBudget check: NotRunning (not Running), UnhealthyPodEvictionPolicy (not Ready and its PDB lets an unhealthy pod go). It needs no disruption.',
+      ),
+    returns: z
+      .string()
+      .optional()
+      .describe(
+        'ReturnsToNode warning: ToleratesCordon or PinnedToNode when it tolerates the cordon (node.kubernetes.io/unschedulable), so its replacement may come back to the node; the drain evicts it once and leaves a pod that comes back.',
+      ),
     dryRun: z
       .string()
       .optional()
@@ -112,6 +124,13 @@ export const PreflightNodeSchema = z
     unschedulable: z.boolean().optional().describe('True when the node is already cordoned.'),
     podsToEvict: z.number().int().describe('Pods a drain would evict (blocked ones included).'),
     podsSkipped: z.number().int().describe('Pods a drain would leave alone or only wait for.'),
+    podsReturning: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'Of podsToEvict, the pods that tolerate the cordon: their replacements may come back to the node (ReturnsToNode warning).',
+      ),
     podsBlocked: z.number().int().describe('Pods with at least one blocker.'),
     blockerCount: z.number().int().describe('Blockers found (each listed in blockers, up to the cap).'),
     dryRunAccepted: z.number().int().describe('Dry-run evictions the API server accepted.'),
@@ -177,6 +196,11 @@ export const PreflightReportSchema = z
     nodesBlocked: z.number().int().describe('Nodes with at least one blocker, refusal or error.'),
     podsToEvict: z.number().int().describe('Pods a drain would evict, over all nodes.'),
     podsSkipped: z.number().int().describe('Pods a drain would skip, over all nodes.'),
+    podsReturning: z
+      .number()
+      .int()
+      .optional()
+      .describe('Pods to evict that tolerate the cordon and may come back, over all nodes (a warning).'),
     blockerCount: z.number().int().describe('Blockers found, over all nodes.'),
     dryRunAccepted: z.number().int().describe('Dry-run evictions accepted, over all nodes.'),
     dryRunRefused: z.number().int().describe('Dry-run evictions refused, over all nodes.'),

@@ -438,6 +438,13 @@ export const PodPolicyReason = {
    * pod in status.nodes[].skipped, and a Warning Event).
    */
   DeleteTimeoutPassed: 'DeleteTimeoutPassed',
+  /**
+   * Skipped: a pod bound to the node after this plan cordoned it that comes back (it tolerates the
+   * cordon, is pinned to the node, or its controller put it back after an eviction;
+   * src/drain/returning.ts): never evicted again, listed in status.nodes[].skipped; one Warning
+   * Event per node and controller; in the preflight report, a pod that tolerates the cordon.
+   */
+  ReturnsToNode: 'ReturnsToNode',
 } as const;
 /** A value of {@link PodPolicyReason}. */
 export type PodPolicyReason = ValueOf<typeof PodPolicyReason>;

@@ -23,7 +23,9 @@ function nodeLines(n: PreflightNode): string[] {
     lines.push('  to evict:');
     for (const e of n.evict)
       lines.push(
-        `    ${e.pod}${e.pdbs ? ` (PDB ${e.pdbs.join(', ')})` : ''}${e.dryRun ? ` dry-run ${e.dryRun}` : ''}`,
+        `    ${e.pod}${e.pdbs ? ` (PDB ${e.pdbs.join(', ')})` : ''}${e.dryRun ? ` dry-run ${e.dryRun}` : ''}` +
+          (e.pdbExempt ? ` (no PDB check: ${e.pdbExempt})` : '') +
+          (e.returns ? ` warning ReturnsToNode: ${e.returns}, may come back after its eviction` : ''),
       );
     lines.push(...more(n.evict.length, n.podsToEvict));
   }

@@ -46,7 +46,40 @@ export interface ObservedPod {
    * it is not 0. Part of the fingerprint when set.
    */
   order?: number;
+  /** status.phase (Pending, Running, Succeeded, Failed, Unknown), when set. Not part of the fingerprint. */
+  phase?: string;
+  /** Whether the condition Ready is True. Not part of the fingerprint. */
+  ready?: boolean;
+  /**
+   * Set when the API server evicts the pod without checking its PDB's budget
+   * (src/drain/eviction-gate.ts, from its phase, readiness and its PDB's
+   * unhealthyPodEvictionPolicy and health): the drain evicts it without waiting for, or spending,
+   * a disruption. Part of the fingerprint when set.
+   */
+  pdbExempt?: PdbExemption;
+  /** The pod's controller (ownerReference with controller: true): its UID and `Kind namespace/name`. */
+  controller?: { uid: string; ref: string };
+  /**
+   * Set when the pod's spec lets it be placed on the node while it is cordoned
+   * (src/drain/returning.ts). Part of the fingerprint when set.
+   */
+  returns?: ReturnPlacement;
 }
+
+/**
+ * Why the eviction subresource evicts a pod without checking its PodDisruptionBudget's
+ * `disruptionsAllowed` (src/drain/eviction-gate.ts decides): NotRunning, a pod not Running
+ * (Pending, Succeeded, Failed) or terminating; UnhealthyPodEvictionPolicy, a Running pod that is
+ * not Ready, which its PDB's `unhealthyPodEvictionPolicy` lets go.
+ */
+export type PdbExemption = 'NotRunning' | 'UnhealthyPodEvictionPolicy';
+
+/**
+ * How a pod can be placed on a node while it is cordoned (src/drain/returning.ts decides):
+ * ToleratesCordon, it tolerates `node.kubernetes.io/unschedulable:NoSchedule`; PinnedToNode, its
+ * spec requires this very node.
+ */
+export type ReturnPlacement = 'ToleratesCordon' | 'PinnedToNode';
 
 /**
  * What the `observeNode` activity (src/activities/types.ts) saw. `changed: false` carries no

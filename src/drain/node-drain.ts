@@ -51,6 +51,15 @@ import { backoffSeconds } from './backoff.js';
 import { sortAndCapBlockers } from './conditions.js';
 import type { PdbBudgetRequest, PdbGrant, PdbReport } from '../contract/budget.js';
 import type { RollState } from './hooks.js';
+import type { PdbExemption } from '../contract/observation.js';
+import {
+  evictionBoundReached,
+  ownerEntry,
+  returningPodMessage,
+  returnsAfterCordon,
+  startLedger,
+  type ReturnLedger,
+} from './returning.js';
 
 /** Where one pod is in the drain. */
 export type PodDrainState =
@@ -119,6 +128,15 @@ export interface PodRecord {
   order?: number;
   /** metadata.deletionTimestamp as last observed, ms since epoch (eviction.skipWaitForDeleteTimeoutSeconds). */
   deletionMs?: number;
+  /**
+   * As last observed: the API server evicts the pod without checking its PDB's budget
+   * (src/drain/eviction-gate.ts), so its eviction neither waits for nor spends a disruption.
+   */
+  pdbExempt?: PdbExemption;
+  /** UID of the pod's controller (src/drain/returning.ts counts evictions per controller). */
+  ownerUid?: string;
+  /** First seen after the first observation following the claim (bound to the node after the cordon). */
+  afterCordon?: boolean;
 }
 
 /** One PodDisruptionBudget covering pods of the node, as this drain sees it. */
@@ -215,6 +233,13 @@ export interface NodeDrainState {
   timedOut?: Record<string, SkippedPod>;
   /** spec.hooks / uncordon AfterEachNode: the node's rolling part (src/drain/hooks.ts). */
   roll?: RollState;
+  /**
+   * Pods that come back (src/drain/returning.ts): per controller its pods at the cordon (the first
+   * observation after the claim) and its evictions. Absent before that observation.
+   */
+  returning?: ReturnLedger;
+  /** Returning pods left on the node, never evicted (by UID): kept while observations show them. */
+  returned?: Record<string, SkippedPod & { ownerUid: string }>;
   /**
    * The newest plan metadata.generation a control signal carried (from the operator directly or
    * forwarded by the plan); absent until one carried any. See {@link isStaleControl}.
@@ -454,6 +479,7 @@ function newRecord(item: ObservedPod): PodRecord {
       ? { graceSeconds: item.terminationGracePeriodSeconds }
       : {}),
     ...(item.order !== undefined ? { order: item.order } : {}),
+    ...(item.controller ? { ownerUid: item.controller.uid } : {}),
   };
 }
 
@@ -471,6 +497,14 @@ function dropGone(s: NodeDrainState, uid: string): void {
   // as the drain's: its eviction or deletion most likely did it.
   else if (p && !p.evicted && !p.mayHaveEvicted && p.state !== 'Evicting' && p.state !== 'Deleting')
     s.goneWithoutEviction = (s.goneWithoutEviction ?? 0) + 1;
+}
+
+/** `; 3 pod(s) came back …` when returning pods are left on the node (src/drain/returning.ts), else empty. */
+export function returnedWords(s: Pick<NodeDrainState, 'returned'>): string {
+  const n = Object.keys(s.returned ?? {}).length;
+  return n > 0
+    ? `; ${n} pod(s) came back to the node after the cordon and were left there (ReturnsToNode, listed in skipped)`
+    : '';
 }
 
 /**
@@ -577,6 +611,15 @@ export function applyObservation(
   const seen = new Set<string>();
   const optedOut: SkippedPod[] = [];
   const timedOut: Record<string, SkippedPod> = {};
+  // The first observation after the claim: the pods at the cordon, counted per controller.
+  const firstView = s.returning === undefined;
+  s.returning ??= startLedger(
+    obs.pods
+      .filter((i) => i.action !== 'Skip')
+      .map((i) => (i.controller ? { ownerUid: i.controller.uid, owner: i.controller.ref } : {})),
+  );
+  const ledger = s.returning;
+  const returned: NonNullable<NodeDrainState['returned']> = {};
   for (const item of obs.pods) {
     if (item.action === 'Skip') {
       if (item.reason === PodPolicyReason.DrainLabelSkip)
@@ -588,13 +631,38 @@ export function applyObservation(
       timedOut[item.uid] = gone; // counted gone already; still shown, so still reported
       continue;
     }
-    seen.add(item.uid);
+    const back = s.returned?.[item.uid];
+    if (back) {
+      returned[item.uid] = back; // never evicted; still shown, so still reported
+      continue;
+    }
     let p = s.pods[item.uid];
+    if (
+      !p &&
+      !firstView &&
+      item.action === 'Evict' &&
+      item.controller &&
+      returnsAfterCordon(ledger, {
+        ownerUid: item.controller.uid,
+        ...(item.returns ? { returns: item.returns } : {}),
+      })
+    ) {
+      // Bound to the node after the cordon and it comes back: never evicted (src/drain/returning.ts).
+      returned[item.uid] = returnedPod(item.key, item.controller, item.returns);
+      continue;
+    }
+    seen.add(item.uid);
     if (!p) {
       p = newRecord(item);
       s.pods[item.uid] = p;
+      if (!firstView) {
+        p.afterCordon = true;
+        if (item.controller) ownerEntry(ledger, item.controller.uid, item.controller.ref);
+      }
     }
     p.pdbs = [...item.pdbs];
+    if (item.pdbExempt !== undefined) p.pdbExempt = item.pdbExempt;
+    else delete p.pdbExempt;
     if (item.order !== undefined) p.order = item.order;
     else delete p.order;
     if (item.deletionTimestampMs !== undefined) p.deletionMs = item.deletionTimestampMs;
@@ -617,7 +685,7 @@ export function applyObservation(
       blockByRule(p, item.reason, item.message, nowMs);
       continue;
     }
-    if (p.pdbs.length > 1) {
+    if (p.pdbs.length > 1 && p.pdbExempt !== 'NotRunning') {
       blockByRule(
         p,
         BlockerReason.MultiplePodDisruptionBudgets,
@@ -633,7 +701,80 @@ export function applyObservation(
   else delete s.optedOut;
   if (Object.keys(timedOut).length > 0) s.timedOut = timedOut;
   else delete s.timedOut;
+  setReturned(s, returned);
   return s;
+}
+
+/** A returning pod as listed in {@link NodeDrainState.returned}. */
+function returnedPod(
+  key: string,
+  controller: { uid: string; ref: string },
+  returns: ObservedPod['returns'],
+): SkippedPod & { ownerUid: string } {
+  return {
+    pod: key,
+    reason: PodPolicyReason.ReturnsToNode,
+    message: returningPodMessage(controller.ref, returns),
+    ownerUid: controller.uid,
+  };
+}
+
+/** Sets the returning pods and each controller's count of them (the Warning names it). */
+function setReturned(s: NodeDrainState, returned: NonNullable<NodeDrainState['returned']>): void {
+  if (Object.keys(returned).length > 0) s.returned = returned;
+  else delete s.returned;
+  if (!s.returning) return;
+  const counts: Record<string, number> = {};
+  for (const r of Object.values(returned)) counts[r.ownerUid] = (counts[r.ownerUid] ?? 0) + 1;
+  for (const [uid, o] of Object.entries(s.returning.owners)) {
+    if (counts[uid]) o.returned = counts[uid];
+    else delete o.returned;
+  }
+}
+
+/**
+ * Rule 3 of src/drain/returning.ts: a pod to evict whose controller's evictions (answered 201 or in
+ * flight) reached its pods at the cordon plus RETURN_SLACK is a returning pod, never evicted.
+ * Only pods bound after the cordon are held to it: each pod at the cordon is evicted once (until
+ * an eviction takes effect), as kubectl drain evicts the pods it listed.
+ */
+function applyReturnBound(s: NodeDrainState): void {
+  const l = s.returning;
+  if (!l) return;
+  let moved = false;
+  const returned = { ...(s.returned ?? {}) };
+  for (const p of Object.values(s.pods).sort(byKey)) {
+    if (p.state !== 'Pending' || !p.afterCordon || p.ownerUid === undefined || p.attempts > 0) continue;
+    const inFlight = Object.values(s.pods).filter(
+      (q) => q.ownerUid === p.ownerUid && q.state === 'Evicting',
+    ).length;
+    if (!evictionBoundReached(l, p.ownerUid, inFlight)) continue;
+    const o = l.owners[p.ownerUid]!;
+    returned[p.uid] = returnedPod(p.key, { uid: p.ownerUid, ref: o.owner }, undefined);
+    delete s.pods[p.uid];
+    moved = true;
+  }
+  if (moved) setReturned(s, returned);
+}
+
+/**
+ * Whether evicting `p` now would exceed its controller's bound (rule 3 of src/drain/returning.ts),
+ * counting the calls in flight and those chosen in this decision (`chosen`, UIDs).
+ */
+function overReturnBound(s: NodeDrainState, p: PodRecord, chosen: readonly string[]): boolean {
+  if (!s.returning || !p.afterCordon || p.ownerUid === undefined || p.attempts > 0) return false;
+  const calls = Object.values(s.pods).filter(
+    (q) => q.ownerUid === p.ownerUid && (q.state === 'Evicting' || chosen.includes(q.uid)),
+  ).length;
+  return evictionBoundReached(s.returning, p.ownerUid, calls);
+}
+
+/** Counts an eviction of a pod of a controller that took effect (or may have). */
+function countEviction(s: NodeDrainState, p: PodRecord): void {
+  if (p.ownerUid !== undefined && s.returning) {
+    const o = s.returning.owners[p.ownerUid];
+    if (o) o.evicted++;
+  }
 }
 
 const byPod = (a: { pod: string }, b: { pod: string }) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0);
@@ -694,7 +835,14 @@ export function podPolicyProgress(s: NodeDrainState): { orderGroup?: number; ski
 
 /** The pods to list in status.nodes[].skipped: opted out by label and counted gone after the timeout. */
 export function nodeSkipped(s: NodeDrainState): SkippedPod[] {
-  return [...(s.optedOut ?? []), ...Object.values(s.timedOut ?? {})].sort(byPod).slice(0, SKIPPED_POD_CAP);
+  const returned = Object.values(s.returned ?? {}).map(({ pod, reason, message }) => ({
+    pod,
+    reason,
+    message,
+  }));
+  return [...(s.optedOut ?? []), ...Object.values(s.timedOut ?? {}), ...returned]
+    .sort(byPod)
+    .slice(0, SKIPPED_POD_CAP);
 }
 
 /**
@@ -762,8 +910,10 @@ export function applyEvictionAnswer(
     unblock(p);
     p.state = 'Terminating';
     // Whose doing it was: a refusal says not this call's; a call without an answer may have been.
-    if (answer.outcome === 'CallFailed') p.mayHaveEvicted = true;
-    else p.mayHaveEvicted = undefined;
+    if (answer.outcome === 'CallFailed') {
+      p.mayHaveEvicted = true;
+      countEviction(s, p);
+    } else p.mayHaveEvicted = undefined;
     return s;
   }
   const cooldown = (seconds: number, reason: string, message: string) => {
@@ -785,7 +935,9 @@ export function applyEvictionAnswer(
       p.message = undefined;
       p.blockingPdb = undefined;
       p.blockedSinceMs = undefined;
-      for (const key of p.pdbs) pdbOf(key)?.spentAtSeq.push(s.observeSeq);
+      countEviction(s, p);
+      // An exempt pod's eviction spends no disruption (src/drain/eviction-gate.ts).
+      if (p.pdbExempt === undefined) for (const key of p.pdbs) pdbOf(key)?.spentAtSeq.push(s.observeSeq);
       return s;
     }
     case 'Gone':
@@ -860,6 +1012,7 @@ export function applyEvictionAnswer(
       // The call may have taken effect: look before evicting again.
       p.checkAfterSeq = s.observeSeq + 1;
       p.mayHaveEvicted = true;
+      countEviction(s, p);
       return s;
   }
 }
@@ -969,7 +1122,8 @@ function budgetOf(s: NodeDrainState, pdb: PdbRecord, nowMs: number): number {
 
 function evictingBehind(s: NodeDrainState, key: string): number {
   let n = 0;
-  for (const p of Object.values(s.pods)) if (p.state === 'Evicting' && p.pdbs.includes(key)) n++;
+  for (const p of Object.values(s.pods))
+    if (p.state === 'Evicting' && p.pdbExempt === undefined && p.pdbs.includes(key)) n++;
   return n;
 }
 
@@ -1004,6 +1158,7 @@ export function decideNode(
   settings: NodeDrainSettings,
   quiesce = false,
 ): NodeDecision {
+  applyReturnBound(s);
   const pods = Object.values(s.pods).sort(byKey);
   const inFlight = pods.filter((p) => p.state === 'Evicting' || p.state === 'Deleting').length;
   const result = (
@@ -1051,7 +1206,7 @@ export function decideNode(
             reason: DeadlineReason.PodsDeletedAtDeadline,
             message: goneMessage(s),
           }
-        : { phase: 'Drained', reason: NodeReason.Drained, message: goneMessage(s) },
+        : { phase: 'Drained', reason: NodeReason.Drained, message: goneMessage(s) + returnedWords(s) },
     );
   if (awaitsFreshView(s, nowMs))
     return result(s.phase, s.reason, s.message, { freshView: true, wakeAtMs: s.deadlineView!.untilMs });
@@ -1152,7 +1307,9 @@ export function decideNode(
     }
     if (p.checkAfterSeq !== undefined && view.seq < p.checkAfterSeq) continue;
     if (s.paused || quiesce || running >= settings.maxConcurrentPerNode) continue;
-    const key = p.pdbs[0];
+    if (overReturnBound(s, p, evict)) continue; // a returning pod at the next decision
+    // A pod the API server evicts without a PDB check waits for no budget and spends none.
+    const key = p.pdbExempt === undefined ? p.pdbs[0] : undefined;
     if (key !== undefined) {
       const left = budgets.get(key) ?? 0;
       if (left <= 0) continue;
@@ -1220,7 +1377,7 @@ export function decideNode(
  * `NotEvicted` at the deadline).
  */
 function waitsForBudget(s: NodeDrainState, p: PodRecord, nowMs: number): PdbRecord | undefined {
-  if (p.state !== 'Pending' || p.pdbs.length !== 1) return undefined;
+  if (p.state !== 'Pending' || p.pdbs.length !== 1 || p.pdbExempt !== undefined) return undefined;
   const pdb = s.pdbs[p.pdbs[0]!];
   if (!pdb) return undefined;
   if (budgetOf(s, pdb, nowMs) <= 0) return pdb;
@@ -1429,6 +1586,7 @@ export function nodeBudgetRequest(
   if (canEvict)
     for (const p of pods) {
       if (p.state !== 'Pending' || p.pdbs.length !== 1 || p.notBeforeMs > nowMs) continue;
+      if (p.pdbExempt !== undefined) continue; // needs no grant (src/drain/eviction-gate.ts)
       if (group !== undefined && (p.order ?? 0) !== group) continue;
       if (p.checkAfterSeq !== undefined && s.view!.seq < p.checkAfterSeq) continue;
       eligible.set(p.pdbs[0]!, (eligible.get(p.pdbs[0]!) ?? 0) + 1);

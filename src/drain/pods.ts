@@ -13,6 +13,7 @@ import { matchesLabelSelector } from './selector.js';
 import { PodReason } from '../api/reasons.js';
 import { drainOptOut, hasDoNotDisrupt } from './pod-policy.js';
 import type { PodAction } from '../contract/observation.js';
+import type { NodeRequirement, NodeTerm, PodToleration } from './returning.js';
 
 /** Annotation the kubelet puts on the mirror pod of a static pod (`corev1.MirrorPodAnnotationKey`). */
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -55,6 +56,12 @@ export interface PodInfo {
     terminationGracePeriodSeconds?: number;
     /** spec.priorityClassName (critical pods leave last, src/drain/pod-policy.ts). */
     priorityClassName?: string;
+    /** spec.tolerations (a pod tolerating the cordon comes back, src/drain/returning.ts). */
+    tolerations?: PodToleration[];
+    /** spec.nodeSelector. */
+    nodeSelector?: Record<string, string>;
+    /** spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms. */
+    requiredNodeTerms?: NodeTerm[];
   };
   status?: {
     /** `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`. */
@@ -122,6 +129,30 @@ export function toPodInfo(pod: V1Pod): PodInfo {
       info.spec.terminationGracePeriodSeconds = pod.spec.terminationGracePeriodSeconds;
     }
     if (pod.spec.priorityClassName !== undefined) info.spec.priorityClassName = pod.spec.priorityClassName;
+    if (pod.spec.tolerations?.length)
+      info.spec.tolerations = pod.spec.tolerations.map((t) => {
+        const tol: PodToleration = {};
+        if (t.key !== undefined) tol.key = t.key;
+        if (t.operator !== undefined) tol.operator = t.operator;
+        if (t.value !== undefined) tol.value = t.value;
+        if (t.effect !== undefined) tol.effect = t.effect;
+        return tol;
+      });
+    if (pod.spec.nodeSelector) info.spec.nodeSelector = { ...pod.spec.nodeSelector };
+    const terms =
+      pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+    if (terms?.length)
+      info.spec.requiredNodeTerms = terms.map((t) => {
+        const term: NodeTerm = {};
+        const req = (r: { key: string; operator: string; values?: string[] }): NodeRequirement => ({
+          key: r.key,
+          operator: r.operator,
+          ...(r.values ? { values: [...r.values] } : {}),
+        });
+        if (t.matchExpressions) term.matchExpressions = t.matchExpressions.map(req);
+        if (t.matchFields) term.matchFields = t.matchFields.map(req);
+        return term;
+      });
   }
   if (pod.status) {
     info.status = {};

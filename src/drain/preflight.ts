@@ -19,6 +19,9 @@
  * 5. status.disruptionsAllowed <= 0: refused → `UnhealthyPodGuarded` for a pod not Ready (case 3
  *    did not apply), else `DisruptionBudget`.
  *
+ * Cases 1 and 3 are {@link pdbExemption} (src/drain/eviction-gate.ts), the rule the drain evicts
+ * by: such a pod is no blocker and needs no round of its PDB.
+ *
  * Plus `karpenter.sh/do-not-disrupt: "true"` (a `DoNotDisrupt` blocker, which the API server does
  * not know; not with `podSelection.ignoreDoNotDisrupt`): like the drain, which never evicts such a
  * pod, the report does not list it to evict, counts it in no total or PDB round and sends it no
@@ -51,6 +54,10 @@ import {
 import { PodReason, PreflightReason } from '../api/reasons.js';
 import type { EvictResult } from '../contract/eviction.js';
 import { classifyPods, podKey, type PodInfo } from './pods.js';
+import { exemptionOf, isPodReady } from './eviction-gate.js';
+import { placementReturn } from './returning.js';
+
+export { isPodReady };
 import { matchesLabelSelector } from './selector.js';
 
 /** A PodDisruptionBudget as the builder reads it (plain JSON; see `toPreflightPdb` in src/activities/preflight.ts). */
@@ -128,11 +135,6 @@ export function capMessage(text: string): string {
   return text.length <= PREFLIGHT_MESSAGE_CAP ? text : `${text.slice(0, PREFLIGHT_MESSAGE_CAP - 1)}…`;
 }
 
-/** Whether the pod's condition Ready is True (`podutil.IsPodReady`, what a PDB counts as healthy). */
-export function isPodReady(pod: Pick<PodInfo, 'status'>): boolean {
-  return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-}
-
 /**
  * Whether the PDB's status is in sync, and why not: no status yet or status.observedGeneration
  * behind metadata.generation (the eviction subresource answers 429 "still being processed"), or
@@ -208,8 +210,7 @@ export function podsToDryRun(
 
 /** The PDB blocker of one pod to evict, per the eviction subresource's rules (see the module comment). */
 function pdbBlocker(pod: PodInfo, key: string, pdbs: PreflightPdbInput[]): PreflightBlocker | undefined {
-  const phase = pod.status?.phase;
-  if (pdbs.length === 0 || phase === 'Pending') return undefined;
+  if (pdbs.length === 0 || exemptionOf(pod, pdbs) === 'NotRunning') return undefined;
   const names = pdbs.map(pdbKey).sort(compare);
   if (pdbs.length > 1)
     return {
@@ -221,11 +222,7 @@ function pdbBlocker(pod: PodInfo, key: string, pdbs: PreflightPdbInput[]): Prefl
   const pdb = pdbs[0]!;
   const name = names[0]!;
   const ready = isPodReady(pod);
-  if (!ready) {
-    if (pdb.unhealthyPodEvictionPolicy === 'AlwaysAllow') return undefined;
-    if ((pdb.currentHealthy ?? 0) >= (pdb.desiredHealthy ?? 0) && (pdb.desiredHealthy ?? 0) > 0)
-      return undefined;
-  }
+  if (exemptionOf(pod, pdbs) !== undefined) return undefined;
   const stale = pdbNotSynced(pdb);
   if (stale)
     return {
@@ -286,6 +283,7 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
   const refusals: PreflightRefusal[] = [];
   const uses = new Map<string, PreflightPdbUse>();
   let accepted = 0;
+  let returning = 0;
 
   if (input.heldBy && input.heldBy !== input.planName)
     blockers.push({
@@ -318,9 +316,12 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
       if (pdb) blockers.push(pdb);
       continue;
     }
-    // Evict: the PDB rules and the server's verdict.
+    // Evict: the PDB rules and the server's verdict. A pod the API server evicts without a PDB
+    // check (not running; not Ready under its PDB's unhealthyPodEvictionPolicy) spends no
+    // disruption: it needs no round of its PDB (the drain evicts it at once too).
     const names = mine.map(pdbKey).sort(compare);
-    for (const p of mine) {
+    const exempt = exemptionOf(pod, mine) !== undefined;
+    for (const p of exempt ? [] : mine) {
       const k = pdbKey(p);
       const use = uses.get(k) ?? {
         pdb: k,
@@ -344,9 +345,14 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
         ...(verdict.pdb ? { pdb: verdict.pdb } : {}),
         message: verdict.message ?? '',
       });
+    const exemption = exemptionOf(pod, mine);
+    const returns = pod.spec ? placementReturn(pod.spec, input.node) : undefined;
+    if (returns) returning++;
     evict.push({
       pod: d.pod,
       ...(names.length ? { pdbs: names } : {}),
+      ...(exemption ? { pdbExempt: exemption } : {}),
+      ...(returns ? { returns } : {}),
       ...(verdict ? { dryRun: verdict.verdict } : {}),
     });
   }
@@ -363,6 +369,7 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     ...(input.unschedulable ? { unschedulable: true } : {}),
     podsToEvict: evict.length,
     podsSkipped: skipped.length,
+    ...(returning ? { podsReturning: returning } : {}),
     podsBlocked,
     blockerCount: blockers.length,
     dryRunAccepted: accepted,
@@ -459,14 +466,18 @@ export function summarizePreflight(nodes: readonly NodePreflight[], nowMs?: numb
     ...(pdbs.length ? { pdbs: pdbs.slice(0, PREFLIGHT_PDB_CAP) } : {}),
   };
   const errors = ordered.filter((n) => n.error !== undefined).length;
+  const podsReturning = sum((n) => n.podsReturning ?? 0);
   const stuck = pdbs.filter((p) => p.rounds === undefined).map((p) => p.pdb);
   const summary =
     `${report.nodesExamined} node(s) examined, nothing cordoned or evicted: ${report.podsToEvict} pod(s) to evict, ` +
     `${report.podsSkipped} skipped, ${report.blockerCount} blocker(s) on ${nodesBlocked} node(s)` +
     `; dry-run evictions: ${report.dryRunAccepted} accepted, ${report.dryRunRefused} refused` +
     roundsClause(stuck, maxRounds) +
+    (podsReturning
+      ? `; warning: ${podsReturning} pod(s) tolerate the cordon and may come back to their node after their eviction (ReturnsToNode): the drain evicts them once and leaves those that come back`
+      : '') +
     (errors ? `; ${errors} node(s) could not be examined` : '');
-  return { summary, ...report };
+  return { summary, ...report, ...(podsReturning ? { podsReturning } : {}) };
 }
 
 /**

@@ -81,6 +81,7 @@ import {
   type NodeOutcome,
 } from '../drain/node-drain.js';
 import { drained, initialRollState, lastHook, hookStatus } from '../drain/hooks.js';
+import { returningWarnings } from '../drain/returning.js';
 import { runRoll } from './node-roll.js';
 import { nodeDrainSpec, type DrainNodeInput, type NodeDrainSpec } from './messages.js';
 import { evictionTaskQueue } from '../contract/names.js';
@@ -724,6 +725,11 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
     if (warning) {
       s.warned = true;
       recordEvent(DeadlineReason.PodsWillBeDeleted, warning.message);
+    }
+    // Pods that come back: one Warning per node and controller (src/drain/returning.ts).
+    for (const w of returningWarnings(s.returning, node)) {
+      s.returning!.owners[w.ownerUid]!.warned = true;
+      recordEvent(PodPolicyReason.ReturnsToNode, w.message);
     }
     if (decision.outcome && inFlight.size === 0) outcome ??= decision.outcome;
     // A drain that ends forgets its holdings in the plan's ledger: with reporters, evictions

@@ -67,6 +67,17 @@ export interface SimPod {
   deletions?: { atMs: number; gracePeriodSeconds: number }[];
   /** The order group the observation reports (spec.podOrder; absent: 0). */
   order?: number;
+  /** The pod's controller as the observation reports it. */
+  controller?: { uid: string; ref: string };
+  /** The observation's `returns` (the pod tolerates the cordon). */
+  returns?: ObservedPod['returns'];
+  /** The observation's `pdbExempt`; the sim's Eviction API then skips the PDB check, as the API server does. */
+  pdbExempt?: ObservedPod['pdbExempt'];
+  /**
+   * Its controller binds a replacement (same fields, a new name and UID) to the same node as soon
+   * as it is gone: a pod that comes back (src/drain/returning.ts).
+   */
+  comesBack?: boolean;
 }
 
 export interface SimNode {
@@ -167,6 +178,8 @@ export class SimCluster {
   calls: CallRecord[] = [];
   statuses: { atMs: number; status: MaintenancePlanStatus }[] = [];
   events: { type: string; reason: string; message: string }[] = [];
+  /** Replacements bound back so far (names their pods). */
+  private returned = 0;
   graceMs: number;
   readyDelayMs: number;
   observePollMs: number;
@@ -317,6 +330,19 @@ export class SimCluster {
   /** The pod is gone; its replacement becomes Ready `readyDelayMs` later (refill PDBs get it back then). */
   private end(p: SimPod, now: number): void {
     p.gone = true;
+    if (p.comesBack) {
+      const name = `${p.name.replace(/-r\d+$/, '')}-r${++this.returned}`;
+      this.pods.set(`${p.namespace}/${name}`, {
+        namespace: p.namespace,
+        name,
+        uid: `uid-${p.namespace}/${name}`,
+        node: p.node,
+        comesBack: true,
+        ...(p.controller ? { controller: p.controller } : {}),
+        ...(p.returns ? { returns: p.returns } : {}),
+        ...(p.pdbs ? { pdbs: [...p.pdbs] } : {}),
+      });
+    }
     const pdb = p.pdbs?.[0];
     if (pdb && this.refill.has(pdb) && p.evictedTimes)
       this.replacements.push({ pdb, readyAt: now + this.readyDelayMs });
@@ -347,6 +373,9 @@ export class SimCluster {
           : {}),
         pdbs: p.pdbs ?? [],
         ...(p.order !== undefined ? { order: p.order } : {}),
+        ...(p.controller ? { controller: p.controller } : {}),
+        ...(p.returns ? { returns: p.returns } : {}),
+        ...(p.pdbExempt && p.terminatingUntil === undefined ? { pdbExempt: p.pdbExempt } : {}),
       }))
       .sort((a, b) => a.key.localeCompare(b.key));
     const keys = new Set([...pods.flatMap((p) => p.pdbs), ...requested]);
@@ -453,7 +482,8 @@ export class SimCluster {
           };
       }
     }
-    const pdbs = (pod.pdbs ?? []).filter((k) => this.pdbs.has(k));
+    // A pod the API server evicts without a PDB check (src/drain/eviction-gate.ts).
+    const pdbs = pod.pdbExempt ? [] : (pod.pdbs ?? []).filter((k) => this.pdbs.has(k));
     if (pdbs.length > 1)
       return {
         outcome: 'Failed',
@@ -480,7 +510,7 @@ export class SimCluster {
       pod.evictedTimes = (pod.evictedTimes ?? 0) + 1;
       if (pod.terminatingUntil === undefined) {
         this.startTerminating(pod);
-        const pdb = pod.pdbs?.find((k) => this.pdbs.has(k));
+        const pdb = pod.pdbExempt ? undefined : pod.pdbs?.find((k) => this.pdbs.has(k));
         if (pdb) {
           this.pdbs.set(pdb, (this.pdbs.get(pdb) ?? 0) - 1);
           this.bumpPdbVersion(pdb);
