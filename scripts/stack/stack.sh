@@ -298,7 +298,7 @@ COMPONENTS=(temporal kwok kube-scheduler kube-controller-manager kube-apiserver 
 cmd_status() {
   local c rc=0
   # Where this stack lives and listens: DRAINFLOW_STATE and the DRAINFLOW_*_PORT variables pick
-  # another stack beside it (docs/local-stack.md).
+  # another stack beside it (CONTRIBUTING.md, "The local stack").
   echo "state: $STATE"
   echo "ports: kube-apiserver $APISERVER_PORT, etcd $ETCD_PORT, Temporal $TEMPORAL_PORT (UI $TEMPORAL_UI_PORT, metrics $TEMPORAL_METRICS_PORT), kwok $KWOK_PORT"
   for c in "${COMPONENTS[@]}"; do

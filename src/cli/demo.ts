@@ -5,7 +5,7 @@
  * DaemonSet), applies a MaintenancePlan, shows the drain live and ends with a summary.
  * Exit status 0 when the plan ends Drained.
  *
- * `--rolling`: a rolling maintenance instead (README "Rolling maintenance"): uncordon
+ * `--rolling`: a rolling maintenance instead (docs/guides/rolling-maintenance.md): uncordon
  * AfterEachNode, maxUnavailableNodes 1 and an afterDrain Job hook per node (a kernel patch that
  * "reboots" the node and checks its health); each node is drained, patched by its Job and handed
  * back before the next one is cordoned. Exit status 0 when the plan ends Completed with every node

@@ -1,5 +1,5 @@
 /**
- * The rolling-maintenance lines of `drainflow status` and `watch` (README "Rolling maintenance"):
+ * The rolling-maintenance lines of `drainflow status` and `watch` (docs/guides/rolling-maintenance.md):
  * a node's hook run (`status.nodes[].hook`) and what a node waiting to be handed back needs (a
  * per-node release). Pure: the caller passes the time (ms since epoch).
  */

@@ -23,8 +23,8 @@ export interface EvictInput {
 }
 
 /**
- * What one Eviction API call answered (docs/local-stack.md), classified by status code and
- * Status cause, never by message text.
+ * What one Eviction API call answered (CONTRIBUTING.md, "Eviction API answers, as observed"),
+ * classified by status code and Status cause, never by message text.
  */
 export type EvictResult =
   /** 201/200: the pod was evicted (it now terminates within its grace period). */

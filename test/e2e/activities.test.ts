@@ -750,7 +750,8 @@ describe('evictPod: self-healing refusals, heartbeats and cancellation', { timeo
     const ns = await evNamespace('cancel');
     await heldPod(ns, 'slow');
     // An eviction of a terminating pod with a stale UID is held ~10 s by the API server (it retries
-    // its own precondition conflict, docs/local-stack.md), long enough to cancel it.
+    // its own precondition conflict, CONTRIBUTING.md, "Eviction API answers, as observed"), long
+    // enough to cancel it.
     await c.core.deleteNamespacedPod({ namespace: ns, name: 'slow' });
     await waitTerminating(ns, 'slow');
 

@@ -1252,7 +1252,7 @@ describe('the image runtime layout (compiled dist/)', () => {
 const NOT_EXERCISED: Record<string, Record<string, string>> = {
   [OPERATOR_SA]: {
     'update maintenance.drainflow.dev/maintenanceplans/finalizers cluster':
-      'never called: the OwnerReferencesPermissionEnforcement admission plugin checks it (docs/deploy.md §5)',
+      'never called: the OwnerReferencesPermissionEnforcement admission plugin checks it (docs/operations/install.md, "What the pods are allowed to do")',
   },
   [WORKER_SA]: {},
 };

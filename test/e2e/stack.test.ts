@@ -3,7 +3,7 @@
  * asserted against the REAL components — kube-apiserver + kube-controller-manager (disruption controller,
  * ReplicaSets) + kube-scheduler + kwok nodes, and the Temporal dev server — plus the time-skipping test
  * server. If one of these assumptions stops holding (a version bump, a changed kwok stage), this file says
- * which one. See docs/local-stack.md.
+ * which one. See CONTRIBUTING.md, "The local stack".
  *
  * Needs the stack up and its environment loaded (`npm run stack -- up`, then
  * `eval "$(npm run --silent stack -- env)"`). Without KUBECONFIG or TEMPORAL_ADDRESS every test FAILS with

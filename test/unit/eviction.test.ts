@@ -2,7 +2,7 @@
  * Table test of {@link classifyEviction}: one Eviction API answer (status code, headers, raw body) →
  * the activity's outcome, with no I/O. Headers are lower-case, as undici hands them to client-node's
  * middleware; bodies are compact JSON `metav1.Status` objects except the API Priority and Fairness
- * rejection, which is plain text (docs/local-stack.md, "Eviction API answers, as observed").
+ * rejection, which is plain text (CONTRIBUTING.md, "Eviction API answers, as observed").
  *
  * Recorded from Kubernetes 1.34.4 (the local stack; test/e2e/stack.test.ts and
  * test/e2e/activities.test.ts assert them live): 201, 404, 409, both 429 DisruptionBudget answers, the
