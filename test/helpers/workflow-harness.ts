@@ -4,7 +4,7 @@
  * plan workflow, wait while the server skips time and read histories.
  *
  * Determinism guard (until the first release, the only one besides the lint rules; see
- * docs/operations/upgrades.md): after every test, each plan and node workflow the test started (through
+ * docs/upgrading.md): after every test, each plan and node workflow the test started (through
  * this harness's client, and the node children those plans started) is replayed from the history
  * the test server recorded, every run of it, against the current workflow bundle
  * ({@link WorkflowHarness.replayWorkflows}). A nondeterministic change fails the test that ran it.
