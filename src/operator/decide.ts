@@ -29,7 +29,8 @@
  *   status and a Warning Event ({@link closedWorkflowAction}). spec.abort on such a plan (at once, or
  *   later on the Failed plan) hands its nodes back without a workflow, as a deletion does, and the
  *   plan ends Aborted with that reason. No signal is sent to a workflow known to be closed. A
- *   workflow Temporal lost ({@link lostWorkflow}) is projected the same way (WorkflowNotFound).
+ *   workflow Temporal lost ({@link lostWorkflow}) is projected the same way (WorkflowNotFound); one
+ *   lost before any worker ran it ({@link neverRanLost}) is started again.
  * - Orphans (plans gone without the finalizer cleanup, found by the controller's periodic sweep,
  *   not by a plan's reconcile): {@link orphanVerdict}.
  */
@@ -219,6 +220,23 @@ export function lostWorkflow(obs: Observation): boolean {
     plan.statusWorkflowNamespace === undefined ||
     obs.temporalNamespace === undefined ||
     plan.statusWorkflowNamespace === obs.temporalNamespace
+  );
+}
+
+/**
+ * Whether the workflow this operator started for the plan is gone from Temporal before any worker
+ * ran it: described absent on a resync, the plan's status records no workflow and shows no phase or
+ * only the operator's own Pending/AwaitingWorker. Nothing ran, so nothing would be repeated: the
+ * operator starts it again (a plan that ran is never re-run: {@link lostWorkflow}).
+ */
+export function neverRanLost(obs: Observation): boolean {
+  const { plan } = obs;
+  return (
+    obs.workflow?.state === 'absent' &&
+    Boolean(obs.memory?.started) &&
+    obs.spec !== undefined &&
+    plan.statusWorkflowId === undefined &&
+    (plan.phase === undefined || (plan.phase === 'Pending' && plan.reason === PlanReason.AwaitingWorker))
   );
 }
 
@@ -523,6 +541,19 @@ export function decide(obs: Observation): Decision {
   }
 
   if (memory && memory.generation === generation) {
+    if (neverRanLost(obs))
+      return {
+        before: memory,
+        actions: [
+          {
+            type: 'log',
+            level: 'warn',
+            msg: 'Temporal no longer knows the workflow started for this plan, and no worker ever ran it; starting it again',
+          },
+          { type: 'startWorkflow' },
+        ],
+        after: memory,
+      };
     const closedAct = closedWorkflowAction(obs);
     if (closedAct) {
       return {

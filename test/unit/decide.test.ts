@@ -360,6 +360,25 @@ describe('decide', () => {
       after: mem({ relayed: flags(), closedProjected: 'WorkflowNotFound' }),
     },
     {
+      name: 'resync, Pending/AwaitingWorker, the workflow it started is gone before a worker ran it: started again',
+      obs: obs(
+        { phase: 'Pending', reason: 'AwaitingWorker' },
+        { memory: mem({ relayed: flags() }), workflow: absent, resync: true },
+      ),
+      steps: ['startWorkflow'],
+      before: mem({ relayed: flags() }),
+      after: mem({ relayed: flags() }),
+      log: /no worker ever ran it; starting it again/,
+    },
+    {
+      name: 'resync, Pending/Starting written by a worker (no workflow recorded yet), workflow gone: not started again',
+      obs: obs(
+        { phase: 'Pending', reason: 'Starting' },
+        { memory: mem({ relayed: flags() }), workflow: absent, resync: true },
+      ),
+      steps: [],
+    },
+    {
       name: 'resync, the status records the workflow in another Temporal namespace: nothing (not this installation)',
       obs: obs(
         { statusWorkflowId: WF, statusWorkflowNamespace: 'other', phase: 'Running', observedGeneration: 1 },
