@@ -9,7 +9,7 @@
  * - Temporal lost its data: the plan's workflow (and its node workflow) deleted from Temporal, as a
  *   dev server restarted without its database leaves it; the operator marks the plan
  *   Failed/WorkflowNotFound with a Warning Event naming the missing workflow, and deleting the plan
- *   hands the node back.
+ *   or `drainflow abort` (pause refused) hands the node back.
  *
  * Setup: `bash scripts/stack/stack.sh up` and `eval "$(bash scripts/stack/stack.sh env)"`.
  * Isolation: its own kwok nodes (pool label), namespaces, task queue, plan selector and Lease.
@@ -30,7 +30,7 @@ import { uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
 import { MERGE_PATCH, stackClients } from '../helpers/operator-harness.js';
 import { startRunProcess, type DrainflowProcess } from '../helpers/processes.js';
 import { createPlanObject } from '../helpers/direct-plan.js';
-import { blockedPlan, type BlockedPlan } from './cli-fixtures.js';
+import { blockedPlan, runCommand, type BlockedPlan } from './cli-fixtures.js';
 
 const RUN_LABEL = 'drainflow.dev/e2e-orphans';
 
@@ -215,8 +215,13 @@ describe('operator fault paths: orphans and a workflow Temporal lost', () => {
     console.log(`orphans: restored plan got the node ${ms} ms after the operator started`);
   });
 
-  it('Temporal lost the workflow: Failed/WorkflowNotFound with a Warning naming it; deleting the plan hands the node back', async () => {
-    const bp = await blockedPlan(c, 'lost', { [RUN_LABEL]: run });
+  /**
+   * A blocked plan whose workflow (and node workflow) Temporal lost, as a dev server restarted
+   * without its database leaves it, once the restarted operator marked it Failed/WorkflowNotFound
+   * with one Warning naming the workflow; the node still claimed. `failedMs`: operator start to Failed.
+   */
+  const lostWorkflowPlan = async (prefix: string) => {
+    const bp = await blockedPlan(c, prefix, { [RUN_LABEL]: run });
     plans.push(bp);
     const p = await bp.read();
     const workflowId = p.status!.workflow!.workflowId;
@@ -273,7 +278,11 @@ describe('operator fault paths: orphans and a workflow Temporal lost', () => {
     assert.equal(warnings[0]!.type, 'Warning');
     assert.match(warnings[0]!.message ?? '', new RegExp(workflowId));
     assert.equal((await claimOf(bp.node)).holder, bp.name, 'the node stays claimed until abort or deletion');
+    return { bp, failedMs };
+  };
 
+  it('Temporal lost the workflow: Failed/WorkflowNotFound with a Warning naming it; deleting the plan hands the node back', async () => {
+    const { bp, failedMs } = await lostWorkflowPlan('lost');
     const t1 = Date.now();
     await c.custom.deleteClusterCustomObject({
       group: GROUP,
@@ -292,5 +301,29 @@ describe('operator fault paths: orphans and a workflow Temporal lost', () => {
     console.log(
       `lost workflow: operator started → plan Failed/WorkflowNotFound in ${failedMs} ms; plan deletion completed in ${deleteMs} ms`,
     );
+  });
+
+  it('Temporal lost the workflow: drainflow abort (not pause) has the operator hand the node back, phase Aborted', async () => {
+    const { bp } = await lostWorkflowPlan('lost-abort');
+    const paused = await runCommand(['pause', bp.name]);
+    assert.equal(paused.code, 1, paused.out);
+    assert.match(
+      paused.err,
+      /has ended \(plan phase Failed\/WorkflowNotFound\); nothing to pause/,
+      paused.err,
+    );
+    const aborted = await runCommand(['abort', bp.name]);
+    assert.equal(aborted.code, 0, aborted.err);
+    assert.match(aborted.out, /spec\.abort is set and the operator handed them back/, aborted.out);
+    const done = await bp.read();
+    assert.equal(done.spec.abort, true, 'the CLI set spec.abort');
+    assert.deepEqual([done.status?.phase, done.status?.reason], ['Aborted', 'WorkflowNotFound']);
+    assert.deepEqual(await claimOf(bp.node), {
+      unschedulable: false,
+      holder: undefined,
+      uid: undefined,
+      was: undefined,
+    });
+    console.log(`lost workflow: drainflow abort handed the node back in ${aborted.ms} ms`);
   });
 });
