@@ -11,12 +11,17 @@ import { PlanReason, type PlanPhase } from './reasons.js';
  * Plan reason per Temporal close status (`WorkflowExecutionStatus` names as the client's
  * `describe()` gives them). COMPLETED and CONTINUED_AS_NEW are absent: a completed run wrote its
  * own final status, and a run continued as new is followed by the next one.
+ *
+ * `NOT_FOUND` is no Temporal status: it stands for a describe answered NotFound for the workflow
+ * the plan's status records (Temporal lost its history: a dev server restarted without its
+ * database, a namespace deleted and re-created), which the operator projects the same way.
  */
 export const ClosedWorkflowReason = {
   TERMINATED: PlanReason.WorkflowTerminated,
   FAILED: PlanReason.WorkflowFailed,
   TIMED_OUT: PlanReason.WorkflowTimedOut,
   CANCELED: PlanReason.WorkflowCanceled,
+  NOT_FOUND: PlanReason.WorkflowNotFound,
 } as const;
 
 /** One of the {@link ClosedWorkflowReason} values. */
@@ -28,6 +33,7 @@ export const CLOSED_WORKFLOW_VERB: Record<keyof typeof ClosedWorkflowReason, str
   FAILED: 'failed',
   TIMED_OUT: 'timed out',
   CANCELED: 'was cancelled',
+  NOT_FOUND: 'is not known to Temporal any more',
 };
 
 /**
@@ -59,6 +65,7 @@ export const FAILED_REASONS_A_WORKFLOW_CLOSES_WITH: ReadonlySet<string> = new Se
   PlanReason.WorkflowFailed,
   PlanReason.WorkflowTimedOut,
   PlanReason.WorkflowCanceled,
+  PlanReason.WorkflowNotFound,
 ]);
 
 /**

@@ -200,6 +200,12 @@ export const PlanReason = {
   WorkflowTimedOut: 'WorkflowTimedOut',
   /** Failed (operator): the plan's workflow was cancelled from Temporal before the plan ended. */
   WorkflowCanceled: 'WorkflowCanceled',
+  /**
+   * Failed (operator): Temporal no longer knows the plan's workflow (a dev server restarted without
+   * its database, a namespace deleted and re-created): nothing drains or hands back its nodes any
+   * more; `spec.abort: true` or deleting the plan hands them back.
+   */
+  WorkflowNotFound: 'WorkflowNotFound',
   /** Running: the nodes are being cordoned (cordon AllAtStart, or before the drain starts). */
   Cordoning: 'Cordoning',
   /** Running: nodes are being drained. */
@@ -504,6 +510,17 @@ export const EventReason = {
   ChildWorkflowsStopped: 'ChildWorkflowsStopped',
   /** Warning (operator): the plan's workflow closed before the plan ended; the plan is marked Failed. */
   WorkflowClosed: 'WorkflowClosed',
+  /**
+   * Warning (operator): Temporal no longer knows the workflow the plan records (the message names it);
+   * the plan is marked Failed/WorkflowNotFound.
+   */
+  WorkflowNotFound: 'WorkflowNotFound',
+  /**
+   * Warning (operator, on a Node): the node carried the claim of a plan that no longer exists (deleted
+   * without drainflow's cleanup, or replaced by a copy with a new UID); the operator ended that plan's
+   * workflow and handed the node back (uncordoned only when the plan had cordoned it).
+   */
+  OrphanHandedBack: 'OrphanHandedBack',
   /** Warning (operator): a node a closed workflow still claimed could not be handed back; retried. */
   NodeHandBackFailed: 'NodeHandBackFailed',
   /** Warning (operator): the spec is not valid; the plan is set Failed/InvalidSpec. */

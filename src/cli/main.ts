@@ -101,6 +101,10 @@ withTemporal(
     'how often the operator checks that the workflows of unfinished plans still run (default $DRAINFLOW_RESYNC_SECONDS or 60)',
   )
   .option(
+    '--orphan-sweep-seconds <n>',
+    'how often the operator ends the workflows and node claims of plans that no longer exist (default $DRAINFLOW_ORPHAN_SWEEP_SECONDS or 120)',
+  )
+  .option(
     '--log-level <level>',
     'trace, debug, info, warn, error, fatal or silent, for drainflow and the Temporal SDK (default $DRAINFLOW_LOG_LEVEL or info)',
   )

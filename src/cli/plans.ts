@@ -12,7 +12,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
-import { FINAL_PLAN_PHASES, PlanPhase } from '../api/reasons.js';
+import { FINAL_PLAN_PHASES, PlanPhase, PlanReason } from '../api/reasons.js';
 import { closeStatusOfReason, closedWorkflowReason, expectsRunningWorkflow } from '../api/closed-workflow.js';
 import { PlanApi } from '../k8s/plans.js';
 import { flagHasEffect, phaseWords, type SpecFlagName } from '../api/ended-plan.js';
@@ -239,6 +239,13 @@ function uncordonOf(plan: MaintenancePlan): { uncordon?: string } {
 export async function control(ctx: CliContext, name: string, action: ControlAction): Promise<ControlResult> {
   const { plan, handle, client } = await planHandle(ctx, name);
   try {
+    // Temporal lost the workflow and the operator said so: only an abort (the operator's hand-back) is left.
+    if (plan.status?.phase === PlanPhase.Failed && plan.status.reason === PlanReason.WorkflowNotFound) {
+      const refused = endedRefusal(name, action, plan);
+      if (refused) throw new CliError(refused);
+      await kubeApi(ctx).api.patchSpec(name, SPEC_FLAG.abort);
+      return { status: await operatorAborted(ctx, name), by: 'operator', ...uncordonOf(plan) };
+    }
     const desc = await handle.describe();
     if (desc.status.name !== 'RUNNING') {
       const ended = `the workflow of plan "${name}" has ended (${desc.status.name}; plan phase ${plan.status?.phase ?? 'unknown'}${plan.status?.reason ? `/${plan.status.reason}` : ''})`;

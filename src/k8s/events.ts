@@ -57,6 +57,30 @@ export class EventRecorder {
    * concurrently) aggregates into it. Best effort: every error is logged and swallowed.
    */
   async record({ plan, type, reason, message }: PlanEvent): Promise<void> {
+    await this.write(plan, { apiVersion: API_VERSION, kind: KIND }, type, reason, message);
+  }
+
+  /**
+   * Records a core/v1 Event on a Node (involvedObject v1 Node name/uid) in namespace {@link
+   * EVENT_NAMESPACE}, where Kubernetes records the Events of Nodes (`kubectl describe node` shows
+   * them), aggregated and best effort as {@link record}.
+   */
+  async recordOnNode(
+    node: { name: string; uid: string },
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    await this.write(node, { apiVersion: 'v1', kind: 'Node' }, type, reason, message);
+  }
+
+  private async write(
+    plan: PlanRef,
+    kind: { apiVersion: string; kind: string },
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+  ): Promise<void> {
     const core = this.core;
     const msg = message.length > 1024 ? `${message.slice(0, 1021)}...` : message;
     const hash = createHash('sha256')
@@ -99,7 +123,7 @@ export class EventRecorder {
             namespace,
             body: {
               metadata: { name, namespace },
-              involvedObject: { apiVersion: API_VERSION, kind: KIND, name: plan.name, uid: plan.uid },
+              involvedObject: { ...kind, name: plan.name, uid: plan.uid },
               reason,
               message: msg,
               type,

@@ -49,7 +49,11 @@ export function closedWorkflowStatus(input: ClosedWorkflowInput): MaintenancePla
     status?.phase && status.phase !== 'Failed' && status.phase !== 'Aborted'
       ? ` while the plan was ${status.phase}`
       : '';
-  const what = `Temporal workflow ${input.workflowId} ${CLOSED_WORKFLOW_VERB[closeStatus]} (close status ${closeStatus})${was}`;
+  const how =
+    closeStatus === 'NOT_FOUND'
+      ? 'Temporal answered NotFound: its history was lost, e.g. a dev server restarted without its database or the namespace re-created'
+      : `close status ${closeStatus}`;
+  const what = `Temporal workflow ${input.workflowId} ${CLOSED_WORKFLOW_VERB[closeStatus]} (${how})${was}`;
   const gen = input.generation;
   let phase: PlanPhase;
   let message: string;

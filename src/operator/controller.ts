@@ -105,6 +105,7 @@ import { closedWorkflowStatus } from './closed-workflow.js';
 import { CANCEL_GRACE_MS, stopPlanChildren } from './stop-children.js';
 import { nodeStopWords, stopNodeWorkflows } from './node-stops.js';
 import { KeyedQueue, type HandlerResult } from './queue.js';
+import { sweepOrphans } from './orphans.js';
 import { windowAfterDeadline } from '../drain/window-deadline.js';
 import { issueWords } from '../api/issue-words.js';
 import type { SignalDefinition } from '@temporalio/common';
@@ -171,6 +172,11 @@ export class PlanController {
   private readonly resyncDue = new Set<string>();
   /** UIDs of plans whose last describe of their workflow failed: Temporal unreachable ({@link temporalReach}). */
   private readonly temporalDown = new Set<string>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  /** The orphan sweep under way, if any ({@link sweep}). */
+  private sweeping: Promise<void> | undefined;
+  /** Aborted by {@link stop}: a sweep under way ends after its current orphan. */
+  private readonly sweepStop = new AbortController();
 
   constructor(private readonly deps: ControllerDeps) {
     this.log = deps.logger;
@@ -213,6 +219,43 @@ export class PlanController {
     const every = this.deps.config.resyncSeconds * 1000;
     this.resyncTimer = setInterval(() => this.resync(), every);
     this.resyncTimer.unref();
+    // Orphans: once now (as this process starts leading), then every --orphan-sweep-seconds.
+    this.sweep();
+    this.sweepTimer = setInterval(() => this.sweep(), this.deps.config.orphanSweepSeconds * 1000);
+    this.sweepTimer.unref();
+  }
+
+  /**
+   * Starts one orphan sweep (src/operator/orphans.ts) unless one is under way: the workflows on this
+   * task queue and the node claims whose plan no longer exists are ended and their nodes handed
+   * back. Errors are logged; the next sweep tries again.
+   */
+  private sweep(): void {
+    if (this.stopped || this.sweeping) return;
+    const started = Date.now();
+    this.sweeping = sweepOrphans(
+      {
+        client: this.deps.client,
+        core: this.core,
+        plans: this.plans,
+        activities: this.activities,
+        events: this.events,
+        taskQueue: this.deps.config.taskQueue,
+        workflowType: PLAN_WORKFLOW_TYPE,
+        log: this.log.child({ part: 'orphans' }),
+      },
+      this.sweepStop.signal,
+    )
+      .then((ended) => {
+        if (ended.length > 0) this.deps.metrics.operatorActions.inc({ action: 'orphan' }, ended.length);
+        this.log.debug({ ended: ended.length, ms: Date.now() - started }, 'orphan sweep done');
+      })
+      .catch((err: unknown) =>
+        this.log.warn({ err: errorWords(err) }, 'orphan sweep failed; trying again at the next one'),
+      )
+      .finally(() => {
+        this.sweeping = undefined;
+      });
   }
 
   /**
@@ -237,6 +280,9 @@ export class PlanController {
     this.stopped = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     if (this.resyncTimer) clearInterval(this.resyncTimer);
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepStop.abort();
+    await this.sweeping;
     await this.informer?.stop().catch(() => undefined);
     await this.queue.close();
     this.log.info('stopped watching MaintenancePlans');
@@ -372,6 +418,9 @@ export class PlanController {
       deleting: Boolean(plan.metadata.deletionTimestamp),
       hasFinalizer: (plan.metadata.finalizers ?? []).includes(FINALIZER),
       ...(plan.status?.workflow?.workflowId ? { statusWorkflowId: plan.status.workflow.workflowId } : {}),
+      ...(plan.status?.workflow?.namespace
+        ? { statusWorkflowNamespace: plan.status.workflow.namespace }
+        : {}),
       observedGeneration: plan.status?.observedGeneration ?? 0,
       ...(plan.status?.phase ? { phase: plan.status.phase } : {}),
       ...(plan.status?.reason ? { reason: plan.status.reason } : {}),
@@ -383,6 +432,7 @@ export class PlanController {
     const obs: Observation = {
       plan: view,
       workflowId,
+      temporalNamespace: this.deps.config.temporalNamespace,
       ...(memory ? { memory } : {}),
       ...(resync ? { resync } : {}),
     };
@@ -622,7 +672,12 @@ export class PlanController {
       'plan status written for its closed workflow',
     );
     if (action.warn)
-      await this.event(plan, 'Warning', EventReason.WorkflowClosed, status.message ?? action.reason);
+      await this.event(
+        plan,
+        'Warning',
+        closeStatus === 'NOT_FOUND' ? EventReason.WorkflowNotFound : EventReason.WorkflowClosed,
+        status.message ?? action.reason,
+      );
   }
 
   /** Signals the workflow. @returns false when the workflow is closed or unknown (not an error). */

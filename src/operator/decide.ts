@@ -15,7 +15,8 @@
  * - A plan without a workflow: an invalid spec, or one that must not start (`startProblem`: its first
  *   maintenance window opens after its deadline), is marked Failed/InvalidSpec; a valid one gets the
  *   finalizer, then its workflow — unless the status records that workflow (it ran, and Temporal no
- *   longer knows it): a plan is never re-run.
+ *   longer knows it): a plan is never re-run; such a plan is marked Failed/WorkflowNotFound
+ *   ({@link lostWorkflow}), on first sight or at a resync.
  * - A plan whose workflow the operator started or adopted running, and whose status has no phase
  *   yet, is marked Pending/AwaitingWorker ({@link awaitingWorkerStatus}): until a worker runs the
  *   workflow, nothing else writes its status.
@@ -27,11 +28,16 @@
  *   or when spec.abort is newly set — is projected once: phase Failed with the reason of the close
  *   status and a Warning Event ({@link closedWorkflowAction}). spec.abort on such a plan (at once, or
  *   later on the Failed plan) hands its nodes back without a workflow, as a deletion does, and the
- *   plan ends Aborted with that reason. No signal is sent to a workflow known to be closed.
+ *   plan ends Aborted with that reason. No signal is sent to a workflow known to be closed. A
+ *   workflow Temporal lost ({@link lostWorkflow}) is projected the same way (WorkflowNotFound); one
+ *   lost before any worker ran it ({@link neverRanLost}) is started again.
+ * - Orphans (plans gone without the finalizer cleanup, found by the controller's periodic sweep,
+ *   not by a plan's reconcile): {@link orphanVerdict}.
  */
 import type { MaintenancePlanSpec, MaintenancePlanStatus } from '../api/plan.js';
 import { ConditionType, EventReason, PlanPhase, PlanReason } from '../api/reasons.js';
 import {
+  ClosedWorkflowReason,
   closeStatusOfReason,
   closedWorkflowReason,
   expectsRunningWorkflow,
@@ -93,6 +99,8 @@ export interface PlanView {
   hasFinalizer: boolean;
   /** status.workflow.workflowId, when the status records one. */
   statusWorkflowId?: string;
+  /** status.workflow.namespace, when the status records one: the Temporal namespace that ran it. */
+  statusWorkflowNamespace?: string;
   /** status.observedGeneration (0 when absent). */
   observedGeneration: number;
   phase?: PlanPhase;
@@ -124,6 +132,8 @@ export interface Observation {
   workflow?: WorkflowState;
   /** A periodic resync (no informer event): look whether the workflow closed behind the plan's back. */
   resync?: boolean;
+  /** The operator's Temporal namespace (`--temporal-namespace`); see {@link lostWorkflow}. */
+  temporalNamespace?: string;
 }
 
 /** A signal the operator sends to the plan's workflow. */
@@ -193,17 +203,57 @@ export function needsWorkflow(obs: Omit<Observation, 'workflow'>): boolean {
 }
 
 /**
+ * Whether Temporal lost the plan's workflow: the describe answered NotFound (`absent`) for the very
+ * workflow the plan's status records (status.workflow.workflowId is this plan's workflow ID, so a
+ * worker ran it and wrote its status), in the namespace the status names (or none named). Then
+ * Temporal's data is gone (a dev server restarted without its database, a namespace deleted and
+ * re-created), not merely not started yet: a workflow that never ran records no status.workflow.
+ *
+ * Not taken as lost: a workflow recorded in another namespace than the operator's (an operator
+ * pointed at another installation's Temporal namespace must not fail its plans); a plan whose
+ * status names no workflow (its workflow never ran; the operator starts it).
+ */
+export function lostWorkflow(obs: Observation): boolean {
+  const { plan } = obs;
+  if (obs.workflow?.state !== 'absent' || plan.statusWorkflowId !== obs.workflowId) return false;
+  return (
+    plan.statusWorkflowNamespace === undefined ||
+    obs.temporalNamespace === undefined ||
+    plan.statusWorkflowNamespace === obs.temporalNamespace
+  );
+}
+
+/**
+ * Whether the workflow this operator started for the plan is gone from Temporal before any worker
+ * ran it: described absent on a resync, the plan's status records no workflow and shows no phase or
+ * only the operator's own Pending/AwaitingWorker. Nothing ran, so nothing would be repeated: the
+ * operator starts it again (a plan that ran is never re-run: {@link lostWorkflow}).
+ */
+export function neverRanLost(obs: Observation): boolean {
+  const { plan } = obs;
+  return (
+    obs.workflow?.state === 'absent' &&
+    Boolean(obs.memory?.started) &&
+    obs.spec !== undefined &&
+    plan.statusWorkflowId === undefined &&
+    (plan.phase === undefined || (plan.phase === 'Pending' && plan.reason === PlanReason.AwaitingWorker))
+  );
+}
+
+/**
  * The step for a workflow that closed behind the plan's back, or undefined when there is none:
  *
  * - the workflow was seen closed with a projected status ({@link closedWorkflowReason}) while the
  *   phase expects it to run, and it was not projected yet: write Failed with a Warning Event, and
  *   with spec.abort hand the nodes back at once (Aborted);
+ * - Temporal lost the workflow ({@link lostWorkflow}) while the phase expects it to run: the same,
+ *   with reason WorkflowNotFound (the Warning Event names the missing workflow). No new workflow is
+ *   started: see docs/design-decisions.md ("Temporal lost the plan's workflow");
  * - the plan is Failed with such a reason already (projected before, perhaps by an earlier
  *   operator) and spec.abort is set: hand the nodes back (Aborted).
  *
  * A COMPLETED workflow is never projected: it wrote its own final status, which the cache may not
- * show yet. An absent workflow is not either: an operator pointed at another Temporal than the one
- * that ran the plan would otherwise fail every plan.
+ * show yet.
  */
 export function closedWorkflowAction(
   obs: Observation,
@@ -211,8 +261,13 @@ export function closedWorkflowAction(
   const { plan, spec, memory } = obs;
   const abort = Boolean(spec?.abort);
   const wf = obs.workflow;
-  if (wf?.state === 'closed' && expectsRunningWorkflow(plan.phase, plan.reason) && !memory?.closedProjected) {
-    const reason = closedWorkflowReason(wf.status);
+  if (expectsRunningWorkflow(plan.phase, plan.reason) && !memory?.closedProjected) {
+    const reason =
+      wf?.state === 'closed'
+        ? closedWorkflowReason(wf.status)
+        : lostWorkflow(obs)
+          ? ClosedWorkflowReason.NOT_FOUND
+          : undefined;
     if (reason) return { type: 'closedWorkflow', reason, handBack: abort, warn: true };
   }
   if (plan.phase === 'Failed' && abort && closeStatusOfReason(plan.reason)) {
@@ -486,6 +541,19 @@ export function decide(obs: Observation): Decision {
   }
 
   if (memory && memory.generation === generation) {
+    if (neverRanLost(obs))
+      return {
+        before: memory,
+        actions: [
+          {
+            type: 'log',
+            level: 'warn',
+            msg: 'Temporal no longer knows the workflow started for this plan, and no worker ever ran it; starting it again',
+          },
+          { type: 'startWorkflow' },
+        ],
+        after: memory,
+      };
     const closedAct = closedWorkflowAction(obs);
     if (closedAct) {
       return {
@@ -639,4 +707,57 @@ export function decide(obs: Observation): Decision {
       after,
     };
   return { before: mem, actions: [...signalActions(mem.relayed, spec), ...noted], after };
+}
+
+/**
+ * A plan named by something that outlives it: a running plan workflow on the operator's task queue
+ * (its ID `maintenanceplan-<name>-<uid>`, src/workflows/messages.ts planWorkflowId) or node claims
+ * (the annotations of src/k8s/node-claim.ts), gathered by the orphan sweep (src/operator/orphans.ts).
+ */
+export interface OrphanCandidate {
+  /** The plan's metadata.name. */
+  name: string;
+  /** The plan's metadata.uid; undefined for a claim written without the uid annotation (old claims). */
+  uid?: string;
+  /** Its plan workflow is running (seen in the visibility list, or described). */
+  workflowRunning: boolean;
+  /** The nodes carrying its claim, sorted. */
+  nodes: string[];
+}
+
+/**
+ * What the sweep does about one {@link OrphanCandidate} (pure, table-tested):
+ *
+ * - `keep`: the plan exists (read from the API server, not the informer cache, and whatever the
+ *   operator's `--plan-selector`): its reconcile, its deletion and its finalizer own the workflow
+ *   and the claims; a claim without the uid annotation counts by name, as src/k8s/node-claim.ts heldBy does;
+ * - `end`: no plan has the name (deleted without drainflow's cleanup: its finalizer removed by hand
+ *   while the operator was down, or the deletion forced), or the plan of that name has another UID
+ *   (deleted and created again, or restored from a backup: another plan). Then
+ *   `terminate` the running workflow (and the node and hook workflows it left running) first, so
+ *   nothing claims or evicts after the hand-back, and hand back `nodes`: claim removed, uncordoned
+ *   only where that plan had cordoned it (was-unschedulable `'false'`), one Warning Event
+ *   OrphanHandedBack on each node.
+ *
+ * Why terminate rather than the abort signal a deletion sends: nobody reads the workflow's status or
+ * result any more, an abort needs a live worker on the workflow's task queue to make progress (a
+ * terminate takes effect at once, worker or not), and the operator's hand-back without a workflow
+ * is the one a deletion of a plan whose workflow is not running already uses. The price: the
+ * workflow's own hand-back rules are not read, so spec.uncordon Never of a vanished plan is not
+ * known and its nodes are uncordoned where it cordoned them.
+ *
+ * @param now the plan of that name as the API server has it now (its UID), undefined when none.
+ * @param why what the sweep says of the plan when it is an orphan: in the Events and the termination reason.
+ */
+export function orphanVerdict(
+  c: OrphanCandidate,
+  now: { uid: string } | undefined,
+): { verdict: 'keep' } | { verdict: 'end'; why: string; terminate: boolean; handBack: string[] } {
+  if (now !== undefined && (c.uid === undefined || c.uid === now.uid)) return { verdict: 'keep' };
+  const who = c.uid !== undefined ? `plan ${c.name} (uid ${c.uid})` : `plan ${c.name}`;
+  const why =
+    now === undefined
+      ? `${who} no longer exists (deleted without drainflow's cleanup)`
+      : `${who} no longer exists: the plan of that name now is another one (uid ${now.uid}; deleted and created again, or restored from a backup)`;
+  return { verdict: 'end', why, terminate: c.workflowRunning, handBack: c.nodes };
 }

@@ -56,6 +56,7 @@ export const SETTINGS = {
     emptyIsUnset: true,
   },
   resyncSeconds: { flag: '--resync-seconds', env: 'DRAINFLOW_RESYNC_SECONDS' },
+  orphanSweepSeconds: { flag: '--orphan-sweep-seconds', env: 'DRAINFLOW_ORPHAN_SWEEP_SECONDS' },
 } as const satisfies Record<string, SettingSource>;
 
 /** A key of {@link SETTINGS}. */
@@ -78,6 +79,24 @@ const RESYNC_MESSAGE = 'must be a whole number of seconds from 1 to 86400, e.g. 
 
 /** Default period of the operator's resync of plans that expect a running workflow, seconds. */
 export const DEFAULT_RESYNC_SECONDS = 60;
+
+/**
+ * Default period of the operator's sweep for orphans (workflows and node claims of plans that no
+ * longer exist, src/operator/orphans.ts), seconds: one visibility list and one node list per sweep.
+ */
+export const DEFAULT_ORPHAN_SWEEP_SECONDS = 120;
+
+/** A whole number of seconds from 1 to 86400 given as a string, `fallback` when absent. */
+function periodSeconds(fallback: number) {
+  return z
+    .string()
+    .superRefine((v, ctx) => {
+      const ok = /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 86_400;
+      if (!ok) ctx.addIssue({ code: 'custom', message: v === '' ? EMPTY : `${RESYNC_MESSAGE}, got "${v}"` });
+    })
+    .transform(Number)
+    .default(fallback);
+}
 
 /** A TCP port 0-65535 (0: any free port) given as a decimal string or a number. */
 const port = z.union([z.number(), z.string()]).transform((v, ctx) => {
@@ -248,15 +267,13 @@ export const RunConfigSchema = z
      * running workflow, so a workflow terminated, failed, timed out or cancelled behind the plan's back
      * is noticed without any change to the plan (one describe call per such plan and period).
      */
-    resyncSeconds: z
-      .string()
-      .superRefine((v, ctx) => {
-        const ok = /^\d+$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 86_400;
-        if (!ok)
-          ctx.addIssue({ code: 'custom', message: v === '' ? EMPTY : `${RESYNC_MESSAGE}, got "${v}"` });
-      })
-      .transform(Number)
-      .default(DEFAULT_RESYNC_SECONDS),
+    resyncSeconds: periodSeconds(DEFAULT_RESYNC_SECONDS),
+    /**
+     * Every this many seconds (and once when it starts leading) the operator looks for workflows on
+     * its task queue and node claims whose plan no longer exists, ends them and hands the nodes back
+     * (src/operator/orphans.ts).
+     */
+    orphanSweepSeconds: periodSeconds(DEFAULT_ORPHAN_SWEEP_SECONDS),
   })
   .strict();
 /** Validated configuration of `drainflow run`. */
@@ -301,6 +318,7 @@ export interface RunFlags extends ConnectionFlags {
   planSelector?: string;
   maxEvictionsPerSecond?: string;
   resyncSeconds?: string;
+  orphanSweepSeconds?: string;
 }
 
 /** The value of a setting: its flag, else its variable (empty → unset for optional settings). */
@@ -386,6 +404,7 @@ export function loadConfig(flags: RunFlags, env: NodeJS.ProcessEnv = process.env
     planSelector: pick('planSelector', flags.planSelector, env),
     maxEvictionsPerSecond: pick('maxEvictionsPerSecond', flags.maxEvictionsPerSecond, env),
     resyncSeconds: pick('resyncSeconds', flags.resyncSeconds, env),
+    orphanSweepSeconds: pick('orphanSweepSeconds', flags.orphanSweepSeconds, env),
   };
   const cfg = parseSettings(RunConfigSchema, raw);
   if (cfg.mode === 'local' && !cfg.kubeconfig) {

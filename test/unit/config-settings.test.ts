@@ -207,6 +207,13 @@ const BAD: BadRow[] = [
     says: /must be a whole number of seconds from 1 to 86400, e\.g\. 60, got "0"/,
   },
   {
+    what: 'orphan sweep of zero seconds',
+    of: ['run'],
+    env: { DRAINFLOW_ORPHAN_SWEEP_SECONDS: '0' },
+    names: '--orphan-sweep-seconds / DRAINFLOW_ORPHAN_SWEEP_SECONDS',
+    says: /must be a whole number of seconds from 1 to 86400, e\.g\. 60, got "0"/,
+  },
+  {
     what: 'resync that is no whole number',
     of: ['run'],
     env: { DRAINFLOW_RESYNC_SECONDS: '1.5' },
@@ -419,6 +426,7 @@ describe('settings: what loads', () => {
     assert.equal(run.apiKey, undefined);
     assert.equal(run.planSelector, undefined);
     assert.equal(run.resyncSeconds, 60);
+    assert.equal(run.orphanSweepSeconds, 120);
     const cli = loadCliConfig({}, env);
     assert.deepEqual(cli, {
       kubeconfig,

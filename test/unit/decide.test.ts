@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { closedWorkflowStatus } from '../../src/operator/closed-workflow.js';
+import { planOfWorkflowId, runningPlansQuery } from '../../src/operator/orphans.js';
 import { expectsRunningWorkflow } from '../../src/api/closed-workflow.js';
 import type { PlanPhase } from '../../src/api/reasons.js';
 import { MaintenancePlanStatusSchema } from '../../src/api/plan.js';
@@ -16,6 +17,8 @@ import {
   decide,
   deletionWaitEvent,
   mayAbortOnForget,
+  orphanVerdict,
+  type OrphanCandidate,
   specChangeIgnored,
   missingNodeCount,
   needsWorkflow,
@@ -55,6 +58,7 @@ function obs(
     memory?: Memory;
     workflow?: WorkflowState;
     resync?: boolean;
+    temporalNamespace?: string;
   } = {},
 ): Observation {
   const o: Observation = { plan: view(plan), workflowId: WF };
@@ -63,6 +67,7 @@ function obs(
   if (opts.memory) o.memory = opts.memory;
   if (opts.workflow) o.workflow = opts.workflow;
   if (opts.resync) o.resync = true;
+  if (opts.temporalNamespace) o.temporalNamespace = opts.temporalNamespace;
   return o;
 }
 
@@ -304,12 +309,129 @@ describe('decide', () => {
       after: { name: 'p', generation: 1, started: true, relayed: flags() },
     },
     {
-      name: 'the status records a workflow Temporal no longer knows: never re-run',
+      name: 'the status records a workflow Temporal no longer knows: never re-run, Failed/WorkflowNotFound',
       obs: obs({ statusWorkflowId: WF }, { workflow: absent }),
-      steps: ['finalizer'],
+      steps: ['finalizer', 'closed WorkflowNotFound, warn'],
       before: { name: 'p', generation: -1, started: false },
-      after: { name: 'p', generation: 1, started: true, relayed: flags() },
+      after: {
+        name: 'p',
+        generation: 1,
+        started: true,
+        relayed: flags(),
+        closedProjected: 'WorkflowNotFound',
+      },
       log: /not starting it again/,
+    },
+    // ---- Temporal lost the plan's workflow (its database, its namespace)
+    {
+      name: 'first sight after a restart, Running, Temporal lost its workflow: Failed/WorkflowNotFound, one Warning',
+      obs: obs(
+        { statusWorkflowId: WF, statusWorkflowNamespace: 'default', phase: 'Running', observedGeneration: 1 },
+        { workflow: absent, temporalNamespace: 'default' },
+      ),
+      steps: ['finalizer', 'closed WorkflowNotFound, warn'],
+      before: { name: 'p', generation: -1, started: false },
+      after: {
+        name: 'p',
+        generation: 1,
+        started: true,
+        relayed: flags(),
+        closedProjected: 'WorkflowNotFound',
+      },
+    },
+    {
+      name: 'resync, Running, Temporal lost the workflow the status records: Failed/WorkflowNotFound, one Warning',
+      obs: obs(
+        { statusWorkflowId: WF, phase: 'Running', observedGeneration: 1 },
+        { memory: mem({ relayed: flags() }), workflow: absent, resync: true },
+      ),
+      steps: ['closed WorkflowNotFound, warn'],
+      before: mem({ relayed: flags() }),
+      after: mem({ relayed: flags(), closedProjected: 'WorkflowNotFound' }),
+    },
+    {
+      name: 'resync, Drained (holding its nodes for a release), workflow lost: Failed/WorkflowNotFound',
+      obs: obs(
+        { statusWorkflowId: WF, phase: 'Drained', observedGeneration: 1 },
+        { memory: mem({ relayed: flags() }), workflow: absent, resync: true },
+      ),
+      steps: ['closed WorkflowNotFound, warn'],
+      before: mem({ relayed: flags() }),
+      after: mem({ relayed: flags(), closedProjected: 'WorkflowNotFound' }),
+    },
+    {
+      name: 'resync, Pending/AwaitingWorker, the workflow it started is gone before a worker ran it: started again',
+      obs: obs(
+        { phase: 'Pending', reason: 'AwaitingWorker' },
+        { memory: mem({ relayed: flags() }), workflow: absent, resync: true },
+      ),
+      steps: ['startWorkflow'],
+      before: mem({ relayed: flags() }),
+      after: mem({ relayed: flags() }),
+      log: /no worker ever ran it; starting it again/,
+    },
+    {
+      name: 'resync, Pending/Starting written by a worker (no workflow recorded yet), workflow gone: not started again',
+      obs: obs(
+        { phase: 'Pending', reason: 'Starting' },
+        { memory: mem({ relayed: flags() }), workflow: absent, resync: true },
+      ),
+      steps: [],
+    },
+    {
+      name: 'resync, the status records the workflow in another Temporal namespace: nothing (not this installation)',
+      obs: obs(
+        { statusWorkflowId: WF, statusWorkflowNamespace: 'other', phase: 'Running', observedGeneration: 1 },
+        { memory: mem({ relayed: flags() }), workflow: absent, resync: true, temporalNamespace: 'default' },
+      ),
+      steps: [],
+    },
+    {
+      name: 'resync, the status records another workflow ID (an older plan of that name): nothing',
+      obs: obs(
+        { statusWorkflowId: 'maintenanceplan-p-u0', phase: 'Running', observedGeneration: 1 },
+        { memory: mem({ relayed: flags() }), workflow: absent, resync: true },
+      ),
+      steps: [],
+    },
+    {
+      name: 'spec.abort on a Running plan whose workflow Temporal lost: hand back at once, Aborted/WorkflowNotFound',
+      obs: obs(
+        { generation: 2, statusWorkflowId: WF, phase: 'Running', observedGeneration: 1 },
+        {
+          spec: { nodeNames: ['a'], abort: true },
+          memory: mem({ relayed: flags() }),
+          workflow: absent,
+        },
+      ),
+      steps: ['closed WorkflowNotFound, hand back, warn'],
+      before: mem({ relayed: flags() }),
+      after: mem({ generation: 2, relayed: flags(false, false, true), closedProjected: 'WorkflowNotFound' }),
+    },
+    {
+      name: 'Failed/WorkflowNotFound (projected by an earlier operator), spec.abort: hand back, no second Warning',
+      obs: obs(
+        { statusWorkflowId: WF, phase: 'Failed', reason: 'WorkflowNotFound' },
+        { spec: { nodeNames: ['a'], abort: true }, workflow: absent },
+      ),
+      steps: ['finalizer', 'closed WorkflowNotFound, hand back'],
+      before: { name: 'p', generation: -1, started: false },
+      after: {
+        name: 'p',
+        generation: 1,
+        started: true,
+        relayed: flags(false, false, true),
+        closedProjected: 'WorkflowNotFound',
+      },
+    },
+    {
+      name: 'deleted, Temporal lost its workflow: the operator hands the nodes back itself and removes the finalizer',
+      obs: obs(
+        { deleting: true, statusWorkflowId: WF, phase: 'Failed', reason: 'WorkflowNotFound' },
+        { memory: mem({ relayed: flags(), closedProjected: 'WorkflowNotFound' }), workflow: absent },
+      ),
+      steps: ['cleanup(closed)'],
+      before: mem({ relayed: flags(), closedProjected: 'WorkflowNotFound' }),
     },
     // ---- spec change of a plan with a workflow
     {
@@ -769,6 +891,10 @@ describe('closedWorkflowStatus', () => {
       ['WorkflowFailed', 'failed (close status FAILED)'],
       ['WorkflowTimedOut', 'timed out (close status TIMED_OUT)'],
       ['WorkflowCanceled', 'was cancelled (close status CANCELED)'],
+      [
+        'WorkflowNotFound',
+        'is not known to Temporal any more (Temporal answered NotFound: its history was lost',
+      ],
     ] as const) {
       const s = closedWorkflowStatus({
         planName: 'p',
@@ -1066,4 +1192,87 @@ describe('specChangeIgnored', () => {
       assert.equal(ev?.message, message);
       if (ev) assert.equal(ev.reason, 'SpecChangeIgnored');
     });
+});
+
+describe('orphanVerdict', () => {
+  const U1 = '11111111-1111-4111-8111-111111111111';
+  const U2 = '22222222-2222-4222-8222-222222222222';
+  const cand = (over: Partial<OrphanCandidate> = {}): OrphanCandidate => ({
+    name: 'p',
+    uid: U1,
+    workflowRunning: true,
+    nodes: ['n1'],
+    ...over,
+  });
+  const rows: Array<{ name: string; c: OrphanCandidate; now: { uid: string } | undefined; want: string }> = [
+    { name: 'the plan exists (same UID): kept', c: cand(), now: { uid: U1 }, want: 'keep' },
+    {
+      name: 'the plan exists and is being deleted (same UID): kept, its finalizer cleanup owns it',
+      c: cand(),
+      now: { uid: U1 },
+      want: 'keep',
+    },
+    {
+      name: 'no plan of that name (finalizer removed by hand): terminate, hand back',
+      c: cand(),
+      now: undefined,
+      want: 'end terminate n1: plan p (uid 1111…) no longer exists (deleted without',
+    },
+    {
+      name: 'a plan of that name with another UID (restored from a backup): terminate, hand back',
+      c: cand(),
+      now: { uid: U2 },
+      want: 'end terminate n1: plan p (uid 1111…) no longer exists: the plan of that name now is another one (uid 2222…',
+    },
+    {
+      name: 'workflow running, no node claimed yet (gone while Pending): terminate, nothing to hand back',
+      c: cand({ nodes: [] }),
+      now: undefined,
+      want: 'end terminate -: plan p (uid 1111…) no longer exists',
+    },
+    {
+      name: 'claims only, the workflow closed already: hand back, nothing to terminate',
+      c: cand({ workflowRunning: false, nodes: ['n1', 'n2'] }),
+      now: undefined,
+      want: 'end - n1,n2: plan p (uid 1111…) no longer exists',
+    },
+    {
+      name: 'an old claim without the UID annotation, a plan of that name exists: kept (claims count by name)',
+      c: cand({ uid: undefined, workflowRunning: false }),
+      now: { uid: U2 },
+      want: 'keep',
+    },
+    {
+      name: 'an old claim without the UID annotation, no plan of that name: hand back',
+      c: cand({ uid: undefined, workflowRunning: false }),
+      now: undefined,
+      want: "end - n1: plan p no longer exists (deleted without drainflow's cleanup)",
+    },
+  ];
+  const short = (t: string) => t.replace(/([0-9a-f]{4})[0-9a-f]{4}-[0-9a-f-]{27}/g, '$1…');
+  for (const row of rows)
+    it(row.name, () => {
+      const v = orphanVerdict(row.c, row.now);
+      const got =
+        v.verdict === 'keep'
+          ? 'keep'
+          : `end ${v.terminate ? 'terminate' : '-'} ${v.handBack.join(',') || '-'}: ${short(v.why)}`;
+      assert.ok(got.startsWith(row.want), `${got}\n  !startsWith ${row.want}`);
+    });
+});
+
+describe('planOfWorkflowId and runningPlansQuery (the orphan sweep)', () => {
+  it('reads the plan name and UID back from a plan workflow ID, and only from one', () => {
+    const uid = '0b6f5c1e-3a8d-4f0e-9c2b-7d1e5a4f3b2c';
+    assert.deepEqual(planOfWorkflowId(`maintenanceplan-my-plan-2-${uid}`), { name: 'my-plan-2', uid });
+    assert.equal(planOfWorkflowId(`maintenanceplan-p-${uid}-node-n1`), undefined, 'a node workflow');
+    assert.equal(planOfWorkflowId(`maintenanceplan-p-u1`), undefined, 'no UID');
+    assert.equal(planOfWorkflowId(`other-p-${uid}`), undefined, 'another prefix');
+  });
+  it('lists the running plan workflows of one task queue', () => {
+    assert.equal(
+      runningPlansQuery('q"1', 'drainPlanWorkflow'),
+      'WorkflowType = "drainPlanWorkflow" AND WorkflowId STARTS_WITH "maintenanceplan-" AND TaskQueue = "q\\"1" AND ExecutionStatus = "Running"',
+    );
+  });
 });
