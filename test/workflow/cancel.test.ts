@@ -1,7 +1,8 @@
 /**
  * A workflow cancelled from Temporal (the UI's "Request Cancellation", `temporal workflow cancel`)
- * is an ordinary way to stop a drain: the cancelled workflow stops evicting, hands back the nodes
- * it claimed as an abort does, writes why, and closes CANCELED. No workflow task fails on the way
+ * is an ordinary way to stop a drain: the cancelled workflow stops evicting, writes why and closes
+ * CANCELED; a cancelled plan hands back its nodes as an abort does, a cancelled node workflow
+ * leaves its node to the plan's hand-back, as an aborted node does. No workflow task fails on the way
  * (before, a condition the plan's grant pump waited on rejected with CancelledFailure unhandled,
  * so every later workflow task failed and the plan stayed RUNNING with frozen counters).
  */
@@ -9,7 +10,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { abortSignal, nodeWorkflowId, planWorkflowId } from '../../src/workflows/messages.js';
+import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import { abortSignal } from '../../src/contract/plan-messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
@@ -68,7 +70,7 @@ describe('a workflow cancelled from Temporal (time-skipping)', () => {
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
   });
 
-  it("a cancelled node workflow hands its node back and the plan goes on with its others", async () => {
+  it('a cancelled node workflow ends Aborted/WorkflowCanceled and the plan goes on with its others', async () => {
     const sim = stuckCluster();
     const inp = input('cancel-node', { nodeNames: ['n1', 'n2'], maxUnavailableNodes: 2 });
     const planId = planWorkflowId(inp.plan);
@@ -87,7 +89,8 @@ describe('a workflow cancelled from Temporal (time-skipping)', () => {
       );
       const n1 = sim.lastStatus()?.nodes?.find((n) => n.name === 'n1');
       assert.equal(n1?.reason, 'WorkflowCanceled');
-      assert.equal(sim.nodes.get('n1')?.unschedulable, false, 'n1 uncordoned');
+      // Like an aborted node, n1 stays claimed and cordoned until the plan hands its nodes back.
+      assert.equal(sim.nodes.get('n1')?.unschedulable, true, 'n1 still cordoned');
       assert.equal(sim.nodes.get('n2')?.unschedulable, true, 'n2 still cordoned: its drain goes on');
       // The other node drains once its PDB allows: the plan was not frozen by the cancel.
       sim.pdbs.set('app/a', 1);
@@ -99,6 +102,8 @@ describe('a workflow cancelled from Temporal (time-skipping)', () => {
       return wf.resultOf(h, 60_000);
     });
     assert.equal(res.phase, 'Aborted');
+    assert.equal(sim.nodes.get('n1')?.unschedulable, false, 'n1 handed back with the plan');
+    assert.equal(sim.nodes.get('n2')?.unschedulable, false, 'n2 handed back with the plan');
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']));
   });
 });
