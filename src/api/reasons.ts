@@ -198,7 +198,11 @@ export const PlanReason = {
   WorkflowFailed: 'WorkflowFailed',
   /** Failed (operator): the plan's workflow timed out before the plan ended. */
   WorkflowTimedOut: 'WorkflowTimedOut',
-  /** Failed (operator): the plan's workflow was cancelled from Temporal before the plan ended. */
+  /**
+   * Aborted: the plan's workflow was cancelled from Temporal (UI, `temporal workflow cancel`): it
+   * stopped evicting, handed the nodes back as an abort does and closed CANCELED. Failed (operator):
+   * a workflow closed CANCELED before it wrote its final status.
+   */
   WorkflowCanceled: 'WorkflowCanceled',
   /**
    * Failed (operator): Temporal no longer knows the plan's workflow (a dev server restarted without
@@ -279,6 +283,11 @@ export const NodeReason = {
   PausedByUser: 'PausedByUser',
   /** Aborted: the drain was aborted. */
   Aborted: 'Aborted',
+  /**
+   * Aborted: the node's workflow was cancelled from Temporal (UI, CLI): no more evictions; the node
+   * stays claimed and cordoned until the plan hands it back (release, abort or deletion).
+   */
+  WorkflowCanceled: 'WorkflowCanceled',
   /** Failed: an activity failed for good (the message is its error). */
   ActivityFailed: 'ActivityFailed',
   /** Failed: the node's child workflow failed or could not start. */

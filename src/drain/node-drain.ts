@@ -173,6 +173,11 @@ export interface NodeView {
 /** The node drain's whole state: JSON-plain, carried across continue-as-new. */
 export interface NodeDrainState {
   node: string;
+  /**
+   * A cancellation request from Temporal stopped the drain (an abort; the node's final reason is
+   * WorkflowCanceled).
+   */
+  cancelled?: boolean;
   phase: NodePhase;
   reason?: string;
   message?: string;

@@ -127,6 +127,8 @@ export function applyBudgetRequest(ledger: PdbBudgetLedger, req: PdbBudgetReques
   }
   const n = (ledger.nodes[req.node] ??= { grantSeq: 0, holding: {}, wants: {}, issued: [], nextSeq: 1 });
   n.grantSeq = Math.max(n.grantSeq, req.grantSeq);
+  // The next grant is numbered past what the node applied: a node ignores a number it has seen.
+  n.nextSeq = Math.max(n.nextSeq, n.grantSeq + 1);
   n.issued = n.issued.filter((g) => g.seq > n.grantSeq);
   n.holding = { ...req.holding };
   n.wants = { ...req.wants };

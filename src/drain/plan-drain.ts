@@ -19,7 +19,8 @@ import {
 import { aboutNode, type PlanState } from './projection.js';
 import type { NodeProgress, NodeState } from '../contract/progress.js';
 import { applyBudgetRequest, emptyLedger, forgetBudgetNode, type PdbBudgetLedger } from './pdb-budget.js';
-import type { PdbBudgetRequest } from '../contract/budget.js';
+import type { PdbBudgetRequest, PdbGrant } from '../contract/budget.js';
+import type { ControlAction } from '../contract/plan-messages.js';
 
 /** Where the plan workflow is. */
 export type PlanStage =
@@ -68,6 +69,27 @@ export interface PlanRunState {
   outsideWindow?: boolean;
   /** uncordon AfterEachNode: nodes released one by one before their drain started. */
   releasedNodes?: string[];
+  /**
+   * The run was asked to stop by a cancellation request from Temporal (UI, CLI): an abort whose
+   * result says so (Aborted/WorkflowCanceled).
+   */
+  cancelled?: boolean;
+  /**
+   * What a run had not sent yet when it continued as new (only when it could not get quiet; see the
+   * plan workflow's `quiesce`): the next run sends it first.
+   */
+  pending?: {
+    events: PlanEvent[];
+    forwards: PlanForward[];
+    grants: { workflowId: string; grant: PdbGrant }[];
+  };
+}
+
+/** A control the plan forwards to one running node; `generation`: that of the user's control. */
+export interface PlanForward {
+  node: string;
+  action: ControlAction;
+  generation?: number;
 }
 
 /** An Event the plan workflow should record on the plan. */

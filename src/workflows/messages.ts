@@ -26,6 +26,12 @@ export interface DrainPlanInput {
   temporalUiUrl?: string;
   /** State carried across continue-as-new (absent in a plan's first run). */
   carried?: PlanRunState;
+  /**
+   * History length, in events, past which a run continues as new (default 10 000,
+   * `CONTINUE_AS_NEW_EVENTS` of src/workflows/plan.ts); the workflow tests set a small one to cross
+   * many boundaries.
+   */
+  continueAsNewEvents?: number;
 }
 
 /** Final result of the plan workflow. */

@@ -31,6 +31,7 @@
  */
 import {
   ActivityCancellationType,
+  CancelledFailure,
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
@@ -124,8 +125,26 @@ function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Drains one node. @returns the node's final progress (phase Drained, Blocked, Aborted, Failed or Deleted). */
+/**
+ * Drains one node. @returns the node's final progress (phase Drained, Blocked, Aborted, Failed or
+ * Deleted). @throws CancelledFailure when a cancellation request from Temporal stopped it (it then
+ * reported Aborted/WorkflowCanceled to the plan first), so the run closes CANCELED.
+ */
 export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProgress> {
+  const root = CancellationScope.current();
+  const result = await CancellationScope.nonCancellable(() => drainNode(input, root.cancelRequested));
+  if (root.consideredCancelled && result.reason === NodeReason.WorkflowCanceled)
+    throw new CancelledFailure(result.message ?? 'cancelled');
+  return result;
+}
+
+/**
+ * The node workflow's body, shielded from Temporal's cancellation: a cancellation request rejects
+ * `cancelRequested`, which the body takes as an abort ({@link NodeDrainState.cancelled}): no new
+ * evictions, calls in flight cancelled, the node left claimed and cordoned for the plan to hand back
+ * when it ends (as an aborted node), the final report Aborted/WorkflowCanceled.
+ */
+async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>): Promise<NodeProgress> {
   const { node, plan } = input;
   const spec: NodeDrainSpec = input.drain ?? nodeDrainSpec(input.spec!);
   const backoff = spec.retryBackoff;
@@ -206,9 +225,19 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
     applyControl(s, action, generation);
     woken = true;
   });
+  // A cancellation request from Temporal is an abort that says where it came from.
+  cancelRequested.catch(() => {
+    s.cancelled = true;
+    applyControl(s, 'abort');
+    woken = true;
+  });
   let belief: BudgetBelief | undefined;
   setHandler(pdbGrantSignal, (g) => {
-    if (belief && s.budget && g.seq > s.budget.grantSeq) beliefAfterGrant(belief, g);
+    // A grant under a number already applied (sent again, or by a plan task the server refused and
+    // ran again) may differ from the one applied: the plan's ledger is wrong, so the next request
+    // goes out whole.
+    if (s.budget && g.seq <= s.budget.grantSeq) belief = undefined;
+    else if (belief && s.budget) beliefAfterGrant(belief, g);
     applyGrant(s, g);
     woken = true;
   });
@@ -319,6 +348,12 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
     }
   };
   const finish = async (outcome: NodeOutcome): Promise<NodeProgress> => {
+    if (s.cancelled && outcome.phase === NodePhase.Aborted)
+      outcome = {
+        phase: NodePhase.Aborted,
+        reason: NodeReason.WorkflowCanceled,
+        message: `cancelled from Temporal: ${outcome.message}`,
+      };
     if (outcome.phase === NodePhase.Skipped && s.claimed) outcome = await handBack(outcome);
     await Promise.all([...eventsInFlight]);
     s.phase = outcome.phase;
@@ -430,10 +465,11 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
     wokeFor = undefined;
     let handedBack = false;
     let watch: CancellationScope | undefined;
+    let watched: Promise<void> | undefined;
     if (watchRound) {
       const scope = new CancellationScope();
       watch = scope;
-      void scope
+      watched = scope
         .run(() =>
           claimWaiter.waitClaimReleased.executeWithOptions({ summary: `await hand-back of ${node}` }, [
             { plan, node, heldBy: holder, maxWaitSeconds: watchSeconds },
@@ -471,6 +507,8 @@ export async function drainNodeWorkflow(input: DrainNodeInput): Promise<NodeProg
       watch.cancel();
       watch = undefined;
     }
+    // Settles at once once abandoned (ABANDON: the cancelled call's promise rejects at once).
+    await watched;
     if (continueAsNewDue() && !sending) await continueAsNewNow();
   }
 

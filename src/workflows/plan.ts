@@ -42,6 +42,8 @@
  * Deterministic: only pure modules, activity types and `@temporalio/workflow` are imported.
  */
 import {
+  CancellationScope,
+  CancelledFailure,
   ParentClosePolicy,
   allHandlersFinished,
   condition,
@@ -50,6 +52,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
@@ -85,6 +88,7 @@ import {
   runningSummary,
   type PlanEvent,
   type PlanRunState,
+  type PlanForward,
 } from '../drain/plan-drain.js';
 import { planConditions, projectStatus, shownOutcome } from '../drain/projection.js';
 import { windowState, windowedDeadline, windowsError, type WindowState } from '../drain/windows.js';
@@ -124,6 +128,13 @@ import { WakeTimer } from './wake-timer.js';
 const NODE_CALL_CONCURRENCY = 10;
 /** History length (events) after which the plan continues as new at its next quiet point. */
 export const CONTINUE_AS_NEW_EVENTS = 10000;
+
+/**
+ * At most this many rounds of sending and waiting before a run ends or continues as new while
+ * handlers keep producing Events, forwarded controls or grants (a busy plan gets quiet within one
+ * or two); what is left then is carried to the next run ({@link PlanRunState.pending}).
+ */
+const QUIESCE_ROUNDS_MAX = 20;
 /** Age of a run after which it continues as new at its next quiet point, ms (24 h). */
 export const CONTINUE_AS_NEW_AGE_MS = 24 * 3600 * 1000;
 /** After the deadline, how long a running node may take to report its end before it counts as lost, ms. */
@@ -190,6 +201,24 @@ function errorMessage(err: unknown): string {
 
 /** Drains the nodes of one MaintenancePlan. See the module comment. */
 export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPlanResult> {
+  const root = CancellationScope.current();
+  const result = await CancellationScope.nonCancellable(() => drainPlan(input, root.cancelRequested));
+  // The run stopped because Temporal asked it to: it closes CANCELED, which is how Temporal (its
+  // UI, `temporal workflow describe`) shows that a cancellation request was honoured.
+  if (root.consideredCancelled && result.reason === PlanReason.WorkflowCanceled)
+    throw new CancelledFailure(result.message);
+  return result;
+}
+
+/**
+ * The plan workflow's body. It runs shielded from Temporal's cancellation: a cancellation request
+ * (Temporal UI, `temporal workflow cancel`) rejects `cancelRequested`, which the body takes as an
+ * abort ({@link PlanRunState.cancelled}): no more evictions, the nodes handed back as an abort hands
+ * them back, the plan Aborted/WorkflowCanceled. Without the shield every wait of the body (and its
+ * background waits) would reject with CancelledFailure, and the plan would stop where it stood,
+ * its nodes claimed and cordoned, its status frozen.
+ */
+async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>): Promise<DrainPlanResult> {
   const { spec } = input;
   const plan: PlanRef = { name: input.plan.name, uid: input.plan.uid };
   const windows = spec.windows?.length ? spec.windows : undefined;
@@ -239,9 +268,10 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
   let changeSeq = 1;
   let publishedSeq = 0;
   let urgent = false;
-  const events: PlanEvent[] = [];
+  // What the previous run had not sent when it continued as new (see `quiesce`) goes first.
+  const events: PlanEvent[] = s.pending?.events ?? [];
   /** Controls to signal to running nodes; `generation`: the plan generation of the user's control. */
-  const forwards: { node: string; action: ControlAction; generation?: number }[] = [];
+  const forwards: PlanForward[] = s.pending?.forwards ?? [];
   const background = new Set<Promise<void>>();
   let pendingStarts = 0;
   /** What the windows said at the last look (spec.windows). */
@@ -359,6 +389,11 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
     }
     wake();
   };
+  // A cancellation request from Temporal is an abort that says where it came from.
+  cancelRequested.catch(() => {
+    s.cancelled = true;
+    control('abort');
+  });
   /** uncordon AfterEachNode: a per-node release (a node not started yet hands itself back once drained). */
   const releaseOne = (node: string) => {
     if (runningNodes(s).includes(node)) forwards.push({ node, action: 'release' });
@@ -414,7 +449,18 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
   // it delayed them by 0.5 s median, 2 s p90, in the fleet benchmark): they go out once per
   // workflow task from the grant pump below, after every request of that task was applied (one
   // allocation, at most one grant per node).
-  let grantsDue = false;
+  // A carried ledger is allocated first thing in a new run (the previous one sent no grants while
+  // it closed: see `closing`).
+  let grantsDue = s.budget !== undefined;
+  /**
+   * The run is continuing as new: no grant is allocated or delivered any more, the next run does
+   * that first. Why: the server refuses a workflow task that closes the run when a signal arrived
+   * meanwhile (UnhandledCommand), and the SDK runs the task again with the signal. Grants go out
+   * by a local activity, which has run by then: the task's second run would allocate again and
+   * send other grants under the same numbers, which the nodes ignore while the ledger counts them
+   * issued (a PDB that allows disruptions then hands out none).
+   */
+  let closing = false;
   setHandler(pdbBudgetSignal, (req) => {
     applyNodeBudgetRequest(s, req);
     // Nodes of plans that name reporters send their changed progress along (never a final one).
@@ -424,6 +470,16 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
     }
     grantsDue = true;
   });
+  // The grant pump: once per workflow task with new requests, after all of them were applied. It
+  // ends when the run does (`pumping` false) and is awaited there, like every promise of the run.
+  let pumping = true;
+  const grantPump = (async () => {
+    for (;;) {
+      await condition(() => (grantsDue && !closing) || !pumping);
+      if (!pumping) return;
+      sendGrants();
+    }
+  })();
 
   // ---- act: Events, control forwarding, status writes ----
   let planGone = false;
@@ -450,10 +506,11 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
   // other, plus two events and a task in the plan's history per grant (in `scale`, 3.2 s median
   // from the plan's send to the node's history). One delivery runs at a time, so each node gets its
   // grants in `seq` order (a node ignores an older one).
-  const undelivered: GrantDelivery[] = [];
+  const undelivered: GrantDelivery[] = s.pending?.grants ?? [];
+  delete s.pending;
   let delivering = false;
   function deliverGrants(): void {
-    if (delivering || undelivered.length === 0) return;
+    if (delivering || closing || undelivered.length === 0) return;
     delivering = true;
     const grants = undelivered.splice(0);
     track(
@@ -465,6 +522,7 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
   }
   /** Hands out what the PDB budgets allow now (a node that ended may have freed some). */
   function sendGrants(): void {
+    if (closing) return;
     grantsDue = false;
     if (!s.budget || s.aborted) return;
     for (const { node, grant } of allocateBudget(s.budget)) {
@@ -536,11 +594,32 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
       await condition(() => background.size === 0);
     }
   };
+  /**
+   * Brings the run to a quiet point: Events, forwarded controls and grants (none while `closing`:
+   * the next run sends them) sent and answered, no
+   * child starting, every handler finished, the status written; and again while handlers of the
+   * last workflow task produced more of them, so nothing a handler did is lost when the run ends or
+   * continues as new (the check and the end fall in one workflow task: no message can come between).
+   */
+  const quiesce = async (): Promise<void> => {
+    for (let round = 0; round < QUIESCE_ROUNDS_MAX; round++) {
+      flushEvents();
+      await publish(true);
+      await condition(() => background.size === 0 && pendingStarts === 0);
+      await handlersFinished();
+      const quiet =
+        events.length === 0 &&
+        forwards.length === 0 &&
+        (closing || (!grantsDue && undelivered.length === 0)) &&
+        background.size === 0 &&
+        pendingStarts === 0;
+      if (quiet) break;
+    }
+    pumping = false;
+    await grantPump;
+  };
   const close = async (result: DrainPlanResult): Promise<DrainPlanResult> => {
-    flushEvents();
-    await publish(true);
-    await condition(() => background.size === 0);
-    await handlersFinished();
+    await quiesce();
     return result;
   };
 
@@ -548,16 +627,20 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
     const wf = workflowInfo();
     return (
       wf.continueAsNewSuggested ||
-      wf.historyLength >= CONTINUE_AS_NEW_EVENTS ||
+      wf.historyLength >= (input.continueAsNewEvents ?? CONTINUE_AS_NEW_EVENTS) ||
       Date.now() - runStartMs >= CONTINUE_AS_NEW_AGE_MS
     );
   };
   const continueAsNewNow = async (): Promise<never> => {
-    flushEvents();
-    await publish(true);
-    await condition(() => background.size === 0 && pendingStarts === 0);
-    await handlersFinished();
+    closing = true;
+    // The task that decided to close may have sent grants; the run closes in a later one (a timer's
+    // task is never refused), which sends none.
+    await sleep(1);
+    await quiesce();
     s.continuedRuns++;
+    // What a run that never got quiet (QUIESCE_ROUNDS_MAX) still holds goes along; the next run
+    // sends it first.
+    s.pending = { events: events.splice(0), forwards: forwards.splice(0), grants: undelivered.splice(0) };
     return continueAsNew<typeof drainPlanWorkflow>({ ...input, carried: s });
   };
 
@@ -745,12 +828,13 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
       wake();
     }
     if (s.aborted) {
+      const reason = s.cancelled ? PlanReason.WorkflowCanceled : PlanReason.Aborted;
       setPhase(
         PlanPhase.Aborted,
-        PlanReason.Aborted,
-        'aborted during the preflight; nothing was cordoned or evicted',
+        reason,
+        `${s.cancelled ? 'cancelled from Temporal' : 'aborted'} during the preflight; nothing was cordoned or evicted`,
       );
-      return close({ phase: PlanPhase.Aborted, reason: PlanReason.Aborted, message: s.plan.message });
+      return close({ phase: PlanPhase.Aborted, reason, message: s.plan.message });
     }
     const report = summarizePreflight(results, Date.now());
     s.plan.preflight = report;
@@ -815,12 +899,6 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
   s.plan.deadlineWarningSeconds = spec.deadlineWarningSeconds ?? 300;
   s.maxUnavailableNodes = spec.maxUnavailableNodes;
   const timer = new WakeTimer();
-  void (async () => {
-    for (;;) {
-      await condition(() => grantsDue);
-      sendGrants();
-    }
-  })();
 
   // ---- 2. the loop: act → publish → continue-as-new at a quiet point → wait ----
   for (;;) {
@@ -932,12 +1010,13 @@ export async function drainPlanWorkflow(input: DrainPlanInput): Promise<DrainPla
           wake();
         }
         if (s.aborted) {
+          const reason = s.cancelled ? PlanReason.WorkflowCanceled : PlanReason.Aborted;
           setPhase(
             PlanPhase.Aborted,
-            PlanReason.Aborted,
-            'aborted: no more evictions; nodes handed back per spec.uncordon',
+            reason,
+            `${s.cancelled ? 'cancelled from Temporal' : 'aborted'}: no more evictions; nodes handed back per spec.uncordon`,
           );
-          return close({ phase: PlanPhase.Aborted, reason: PlanReason.Aborted, message: s.plan.message });
+          return close({ phase: PlanPhase.Aborted, reason, message: s.plan.message });
         }
         if (spec.uncordon === 'OnDelete') {
           if (s.plan.phase !== PlanPhase.Completed)

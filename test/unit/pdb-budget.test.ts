@@ -72,6 +72,16 @@ describe('the plan ledger', () => {
     assert.deepEqual(allocateBudget(l), [{ node: 'n2', grant: { seq: 1, grants: { 'app/a': 1 } } }]);
   });
 
+  it("the next grant is numbered past the node's grantSeq, even when the ledger numbered lower (a grant sent by a refused workflow task)", () => {
+    const l = withPdb(3);
+    // The node applied grant 4 that the ledger never recorded: a grant numbered 1 would be ignored.
+    applyBudgetRequest(l, req('n2', { grantSeq: 4, wants: { 'app/a': 1 } }));
+    assert.deepEqual(allocateBudget(l), [{ node: 'n2', grant: { seq: 5, grants: { 'app/a': 1 } } }]);
+    // A later request that has not seen grant 5 keeps it issued and the numbering goes on.
+    applyBudgetRequest(l, req('n2', { grantSeq: 4, wants: { 'app/a': 2 } }));
+    assert.deepEqual(allocateBudget(l), [{ node: 'n2', grant: { seq: 6, grants: { 'app/a': 1 } } }]);
+  });
+
   it('a report of an older resourceVersion does not raise the allowance; a newer one does', () => {
     const l = withPdb(0, '20');
     applyBudgetRequest(l, req('n2', { pdbs: [{ key: 'app/a', allowed: 3, resourceVersion: '19' }] }));

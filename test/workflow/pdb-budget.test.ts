@@ -6,7 +6,7 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { releaseSignal } from '../../src/contract/plan-messages.js';
+import { pauseSignal, releaseSignal, resumeSignal } from '../../src/contract/plan-messages.js';
 import { planWorkflowId } from '../../src/contract/names.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, evictedTwice, workflowIds } from '../helpers/drain-checks.js';
@@ -229,5 +229,61 @@ describe('one PDB budget per plan (time-skipping)', () => {
       }
     }
     assert.ok(!signals.includes('pdbBudget') && !signals.includes('pdbGrant'), signals.join(','));
+  });
+});
+
+describe('the PDB budget across continue-as-new (time-skipping)', () => {
+  /**
+   * The plan continues as new every 40 history events (dozens of boundaries in one drain) while
+   * budget requests and grants flow: grants, Events and forwarded controls that handlers produce in
+   * the last workflow task of a run reach the next one, so no PDB stalls while it allows disruptions.
+   */
+  it('5 nodes sharing 3 PDBs, a new run every 40 events: every pod leaves, within budget', async () => {
+    const { sim, names } = sharedPdbs(5);
+    const inp = {
+      ...input('shared-pdbs-can', { nodeNames: names, maxUnavailableNodes: 5, uncordon: 'OnRelease' }),
+      continueAsNewEvents: 40,
+    };
+    const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal);
+    assert.equal(res.phase, 'Completed');
+    assert.equal(sim.evictions().length, 30, 'one eviction call per pod');
+    assert.deepEqual(sim.overBudget, [], 'no call beyond what its PDB allowed');
+    assert.deepEqual(evictedTwice(sim), []);
+    const runs = await wf.runs(planWorkflowId(inp.plan));
+    assert.ok(runs.length >= 5, `the plan continued as new often (${runs.length} runs)`);
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
+  });
+
+  it('pause, resume and release sent around the boundaries all take effect', async () => {
+    const { sim, names } = sharedPdbs(3);
+    const inp = {
+      ...input('controls-can', { nodeNames: names, maxUnavailableNodes: 3, uncordon: 'OnRelease' }),
+      continueAsNewEvents: 30,
+    };
+    const res = await wf.withWorker(sim, async (tq) => {
+      const h = await wf.startPlan(tq, inp);
+      await wf.waitUntil(() => sim.evictions().length >= 2, 'evictions under way', 60_000, '100ms');
+      await h.signal(pauseSignal);
+      await wf.waitUntil(
+        () => sim.lastStatus()?.nodes?.every((n) => n.phase === 'Paused' || n.phase === 'Drained') === true,
+        'every running node Paused',
+        60_000,
+      );
+      const calls = sim.evictions().length;
+      await wf.skip('5m');
+      assert.equal(sim.evictions().length, calls, 'no eviction while paused');
+      await h.signal(resumeSignal);
+      await wf.waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained after the resume', 120_000);
+      await h.signal(releaseSignal);
+      return wf.resultOf(h);
+    });
+    assert.equal(res.phase, 'Completed');
+    assert.equal(sim.evictions().length, 18);
+    assert.ok(
+      [...sim.nodes.values()].every((n) => !n.unschedulable),
+      'every node handed back',
+    );
+    assert.ok((await wf.runs(planWorkflowId(inp.plan))).length >= 3, 'the plan continued as new');
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
   });
 });
