@@ -14,7 +14,7 @@
  * 'suite') are counted.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { TestEvent } from 'node:test/reporters';
 
 /** What the reporter keeps of one test file. */
@@ -52,7 +52,8 @@ export default async function* report(source: AsyncIterable<TestEvent>): AsyncGe
   for await (const event of source) {
     const file = event.data && 'file' in event.data ? event.data.file : undefined;
     if (!file) continue;
-    const e = entry(file);
+    // Events of one file name it absolute or relative (a test's stdout comes relative): one key.
+    const e = entry(resolve(file));
     e.last = Date.now();
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
     if (event.data.nesting === 0) e.testMs += event.data.details.duration_ms;
