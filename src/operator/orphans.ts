@@ -27,7 +27,7 @@ import { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION } from '../k8s/node-cl
 import type { PlanApi } from '../k8s/plans.js';
 import { planWorkflowId } from '../contract/names.js';
 import { orphanVerdict, type OrphanCandidate } from './decide.js';
-import { stopPlanChildren } from './stop-children.js';
+import { isRunning, stopPlanChildren } from './stop-children.js';
 
 /** Page size of the node list. */
 const LIST_PAGE_SIZE = 500;
@@ -196,14 +196,4 @@ async function endOrphan(
     children,
     handedBack,
   };
-}
-
-/** Whether the latest run of `id` is running (false when Temporal does not know it). */
-async function isRunning(client: Client, id: string): Promise<boolean> {
-  try {
-    return (await client.workflow.getHandle(id).describe()).status.name === 'RUNNING';
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return false;
-    throw err;
-  }
 }

@@ -87,8 +87,11 @@ export async function stopPlanChildren(
   return { cancelled: [...cancelled], terminated: [...terminated] };
 }
 
-/** Whether the latest run of `id` is running (false when Temporal does not know it). */
-async function isRunning(client: Client, id: string): Promise<boolean> {
+/**
+ * Whether the latest run of workflow `id` is running (false when Temporal does not know it).
+ * @throws what describing the workflow throws, but NotFound (e.g. Temporal unavailable).
+ */
+export async function isRunning(client: Client, id: string): Promise<boolean> {
   try {
     return (await client.workflow.getHandle(id).describe()).status.name === 'RUNNING';
   } catch (err) {

@@ -32,7 +32,7 @@ import { createObserveNode } from '../../src/activities/observe.js';
 import { WatchCache } from '../../src/k8s/watch-cache.js';
 import type { MaintenancePlanSpecInput, MaintenancePlanStatus } from '../../src/api/plan.js';
 import { abortSignal } from '../../src/contract/plan-messages.js';
-import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
+import { planFinished, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,
   deleteNamespace,
@@ -104,27 +104,13 @@ describe('pod policy on the real stack', () => {
   }
 
   async function startPlan(name: string, spec: MaintenancePlanSpecInput): Promise<string> {
-    const plan = await createDirectPlan(c, name, spec);
+    const { uid, workflowId } = await h.startDirectPlan(name, spec);
     plans.push(name);
-    h.allPlans.add(name);
-    workflowIds.push(plan.workflowId);
-    await h.client.workflow.start('drainPlanWorkflow', {
-      taskQueue: h.opts.taskQueue,
-      workflowId: plan.workflowId,
-      args: [plan.input],
-    });
-    return plan.input.plan.uid;
+    workflowIds.push(workflowId);
+    return uid;
   }
 
-  const finished = (name: string): Promise<MaintenancePlanStatus> =>
-    waitFor(
-      async () => {
-        const st = await readPlanStatus(c, name);
-        return st?.phase && !['Pending', 'Running'].includes(st.phase) ? st : undefined;
-      },
-      90_000,
-      { what: `plan ${name} finished`, intervalMs: 250 },
-    );
+  const finished = (name: string): Promise<MaintenancePlanStatus> => planFinished(c, name);
 
   before(async () => {
     await h.connect();

@@ -23,7 +23,7 @@ import { PodPolicyReason } from '../../src/api/reasons.js';
 import { RETURN_SLACK } from '../../src/drain/returning.js';
 import { abortSignal } from '../../src/contract/plan-messages.js';
 import { auditLogFile, auditMark, auditedCalls } from '../helpers/audit.js';
-import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
+import { planFinished, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,
   deleteNamespace,
@@ -50,27 +50,13 @@ describe('pods that come back to the cordoned node', () => {
   const plans: string[] = [];
 
   async function startPlan(name: string, spec: MaintenancePlanSpecInput): Promise<string> {
-    const plan = await createDirectPlan(c, name, spec);
+    const { uid, workflowId } = await h.startDirectPlan(name, spec);
     plans.push(name);
-    h.allPlans.add(name);
-    workflowIds.push(plan.workflowId);
-    await h.client.workflow.start('drainPlanWorkflow', {
-      taskQueue: h.opts.taskQueue,
-      workflowId: plan.workflowId,
-      args: [plan.input],
-    });
-    return plan.input.plan.uid;
+    workflowIds.push(workflowId);
+    return uid;
   }
 
-  const finished = (name: string): Promise<MaintenancePlanStatus> =>
-    waitFor(
-      async () => {
-        const st = await readPlanStatus(c, name);
-        return st?.phase && !['Pending', 'Running'].includes(st.phase) ? st : undefined;
-      },
-      90_000,
-      { what: `plan ${name} finished`, intervalMs: 250 },
-    );
+  const finished = (name: string): Promise<MaintenancePlanStatus> => planFinished(c, name);
 
   before(async () => {
     assert.ok(auditLogFile(), 'DRAINFLOW_AUDIT_LOG is not set: eval "$(bash scripts/stack/stack.sh env)"');

@@ -26,7 +26,7 @@ import {
   type MaintenancePlanStatus,
 } from '../../src/api/plan.js';
 import { abortSignal, releaseNodeUpdate } from '../../src/contract/plan-messages.js';
-import { createDirectPlan, refusedPlanStatus, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
+import { planFinished, refusedPlanStatus, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,
   createNode,
@@ -92,27 +92,14 @@ describe('rolling maintenance on the real stack', () => {
   /** Creates the plan and starts its workflow. */
   async function startPlan(prefix: string, spec: MaintenancePlanSpecInput): Promise<string> {
     const name = uniqueName(prefix);
-    const plan = await createDirectPlan(c, name, spec);
+    const { workflowId } = await h.startDirectPlan(name, spec);
     plans.push(name);
-    h.allPlans.add(name);
-    workflows.push(plan.workflowId);
-    await h.client.workflow.start('drainPlanWorkflow', {
-      taskQueue: h.opts.taskQueue,
-      workflowId: plan.workflowId,
-      args: [plan.input],
-    });
+    workflows.push(workflowId);
     return name;
   }
 
   const finished = (name: string, timeoutMs = 90_000): Promise<MaintenancePlanStatus> =>
-    waitFor(
-      async () => {
-        const st = await readPlanStatus(c, name);
-        return st?.phase && !['Pending', 'Running', 'Paused'].includes(st.phase) ? st : undefined;
-      },
-      timeoutMs,
-      { what: `plan ${name} finished`, intervalMs: 250 },
-    );
+    planFinished(c, name, { timeoutMs, active: ['Pending', 'Running', 'Paused'] });
 
   const invalid: Array<[string, Record<string, unknown>, RegExp]> = [
     [

@@ -26,7 +26,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { MaintenancePlanSpecInput, MaintenancePlanStatus } from '../../src/api/plan.js';
 import { abortSignal } from '../../src/contract/plan-messages.js';
 import { auditLogFile, auditMark, auditedCalls } from '../helpers/audit.js';
-import { createDirectPlan, readPlanStatus, showStatus } from '../helpers/direct-plan.js';
+import { planFinished, showStatus } from '../helpers/direct-plan.js';
 import {
   createNamespace,
   deleteNamespace,
@@ -34,7 +34,6 @@ import {
   makeDeployment,
   makePdb,
   uniqueName,
-  waitFor,
   waitPdb,
   waitPodsReady,
   type Clients,
@@ -66,26 +65,12 @@ describe('a not-Ready pod behind a PodDisruptionBudget allowing 0', () => {
   });
 
   async function startPlan(name: string, spec: MaintenancePlanSpecInput): Promise<void> {
-    const plan = await createDirectPlan(c, name, spec);
+    const { workflowId } = await h.startDirectPlan(name, spec);
     plans.push(name);
-    h.allPlans.add(name);
-    workflowIds.push(plan.workflowId);
-    await h.client.workflow.start('drainPlanWorkflow', {
-      taskQueue: h.opts.taskQueue,
-      workflowId: plan.workflowId,
-      args: [plan.input],
-    });
+    workflowIds.push(workflowId);
   }
 
-  const finished = (name: string): Promise<MaintenancePlanStatus> =>
-    waitFor(
-      async () => {
-        const st = await readPlanStatus(c, name);
-        return st?.phase && !['Pending', 'Running'].includes(st.phase) ? st : undefined;
-      },
-      90_000,
-      { what: `plan ${name} finished`, intervalMs: 250 },
-    );
+  const finished = (name: string): Promise<MaintenancePlanStatus> => planFinished(c, name);
 
   before(async () => {
     assert.ok(auditLogFile(), 'DRAINFLOW_AUDIT_LOG is not set: eval "$(bash scripts/stack/stack.sh env)"');

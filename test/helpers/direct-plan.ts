@@ -17,7 +17,7 @@ import {
 } from '../../src/api/plan.js';
 import type { DrainPlanInput } from '../../src/workflows/messages.js';
 import { planWorkflowId } from '../../src/contract/names.js';
-import type { Clients } from './k8s.js';
+import { waitFor, type Clients } from './k8s.js';
 
 /**
  * Creates the MaintenancePlan object `name` with `spec` (given as is: the API server defaults and
@@ -101,4 +101,23 @@ export async function readPlanStatus(c: Clients, name: string): Promise<Maintena
 /** A plan status for assertion messages (indented JSON). */
 export function showStatus(st: MaintenancePlanStatus | undefined): string {
   return `status: ${JSON.stringify(st, null, 1)}`;
+}
+
+/**
+ * Waits until plan `name` has left its active phases (default Pending and Running); polls its
+ * status every 250 ms for at most `timeoutMs` (ms). @returns the status then. @throws when it does not.
+ */
+export function planFinished(
+  c: Clients,
+  name: string,
+  { timeoutMs = 90_000, active = ['Pending', 'Running'] }: { timeoutMs?: number; active?: string[] } = {},
+): Promise<MaintenancePlanStatus> {
+  return waitFor(
+    async () => {
+      const st = await readPlanStatus(c, name);
+      return st?.phase && !active.includes(st.phase) ? st : undefined;
+    },
+    timeoutMs,
+    { what: `plan ${name} finished`, intervalMs: 250 },
+  );
 }

@@ -36,6 +36,7 @@ import {
   type Clients,
 } from './k8s.js';
 import { freePort, startDrainflow, startWorkerProcess, type DrainflowProcess } from './processes.js';
+import { createDirectPlan } from './direct-plan.js';
 
 export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** Label on a run's plans; the operator under test selects them with --plan-selector. */
@@ -231,6 +232,24 @@ export class OperatorHarness {
   }
 
   /** Creates or updates a plan labelled for this run with `kubectl apply`. */
+  /**
+   * Creates plan `name` unlabelled (no operator acts on it) and starts its workflow on this
+   * harness's task queue, as the operator would. @returns the plan's UID and workflow ID.
+   */
+  async startDirectPlan(
+    name: string,
+    spec: MaintenancePlanSpecInput,
+  ): Promise<{ uid: string; workflowId: string }> {
+    const plan = await createDirectPlan(this.c, name, spec);
+    this.allPlans.add(name);
+    await this.client.workflow.start('drainPlanWorkflow', {
+      taskQueue: this.opts.taskQueue,
+      workflowId: plan.workflowId,
+      args: [plan.input],
+    });
+    return { uid: plan.input.plan.uid, workflowId: plan.workflowId };
+  }
+
   applyPlan(name: string, spec: MaintenancePlanSpecInput): void {
     this.plans.add(name);
     this.allPlans.add(name);
