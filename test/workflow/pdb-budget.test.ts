@@ -244,7 +244,8 @@ describe('the PDB budget across continue-as-new (time-skipping)', () => {
       ...input('shared-pdbs-can', { nodeNames: names, maxUnavailableNodes: 5, uncordon: 'OnRelease' }),
       continueAsNewEvents: 40,
     };
-    const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal);
+    // Dozens of runs: 120 s of real time for a loaded 2-core host (5 s alone).
+    const res = await wf.driveTo(sim, inp, 'Drained', releaseSignal, undefined, 120_000);
     assert.equal(res.phase, 'Completed');
     assert.equal(sim.evictions().length, 30, 'one eviction call per pod');
     assert.deepEqual(sim.overBudget, [], 'no call beyond what its PDB allowed');
