@@ -281,6 +281,12 @@ export const NodeReason = {
   NodeNotFound: 'NodeNotFound',
   /** Paused: no new evictions until resumed (a node not claimed yet: not cordoned until resumed). */
   PausedByUser: 'PausedByUser',
+  /**
+   * Paused: the node's deadline passed while the plan was paused (by the user, or outside the
+   * maintenance windows): nothing is deleted, skipped or ended while paused; onDeadline applies
+   * when the plan is resumed.
+   */
+  PausedPastDeadline: 'PausedPastDeadline',
   /** Aborted: the drain was aborted. */
   Aborted: 'Aborted',
   /**

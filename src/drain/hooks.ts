@@ -15,7 +15,7 @@
  * PURE and DETERMINISTIC: imported by workflow code. No I/O, no clock (times are parameters).
  */
 import type { HookStatus } from '../api/plan.js';
-import { HookPhase, NodePhase, RollReason } from '../api/reasons.js';
+import { HookPhase, NodePhase, NodeReason, RollReason } from '../api/reasons.js';
 
 /** Which hook. */
 export type HookName = 'beforeDrain' | 'afterDrain';
@@ -122,6 +122,54 @@ export function nextRollStep(r: RollState, cfg: RollSettings): RollStep {
     message:
       'drained; waiting for a per-node release (drainflow release PLAN --node NODE, or the node annotation drainflow.dev/release=true)',
   };
+}
+
+/** What a node paused when hook `name` was due does now ({@link heldHookStep}). */
+export type HeldHookStep =
+  | { kind: 'wait' }
+  | { kind: 'start' }
+  | {
+      kind: 'end';
+      phase: 'Aborted' | 'Blocked' | 'Drained';
+      reason: string;
+      message: string;
+    };
+
+/**
+ * A hook due while the node is paused (the user's pause, or outside the maintenance windows)
+ * starts only once it is resumed: a hook is disruptive work on the node. A deadline that passes
+ * while paused ends the node only after the resume, as the drain's deadline policy applies then
+ * (src/drain/node-drain.ts): a beforeDrain hook's node ends Blocked/DeadlineExceeded (still
+ * cordoned, nothing evicted), an afterDrain hook's Drained (still cordoned, handed back with the
+ * plan). An abort ends it at once.
+ */
+export function heldHookStep(
+  name: HookName,
+  s: { paused: boolean; aborted: boolean },
+  pastDeadline: boolean,
+): HeldHookStep {
+  if (s.aborted)
+    return {
+      kind: 'end',
+      phase: NodePhase.Aborted,
+      reason: NodeReason.Aborted,
+      message: `aborted before the ${name} hook`,
+    };
+  if (s.paused) return { kind: 'wait' };
+  if (!pastDeadline) return { kind: 'start' };
+  return name === 'beforeDrain'
+    ? {
+        kind: 'end',
+        phase: NodePhase.Blocked,
+        reason: NodeReason.DeadlineExceeded,
+        message: 'deadline passed while paused, before the beforeDrain hook started',
+      }
+    : {
+        kind: 'end',
+        phase: NodePhase.Drained,
+        reason: NodeReason.Drained,
+        message: 'drained; deadline passed while paused, before the afterDrain hook started',
+      };
 }
 
 /** Records that hook `name` started at `nowMs` as `ref` (a hook starts once: a second call is ignored). */

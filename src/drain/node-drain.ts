@@ -1089,7 +1089,8 @@ export interface DeletionWarning {
 /**
  * The PodsWillBeDeleted Warning due now, if any: onDeadline DeletePods, not sent yet, before the
  * deadline, at or after `deadline − deadlineWarningSeconds` (at once when the deadline is closer),
- * the node observed, not aborted, and pods still to leave. Does not mark it sent (the caller sets
+ * the node observed and cordoned, not paused (a paused node deletes nothing at the deadline; the
+ * notice goes out after the resume), not aborted, and pods still to leave. Does not mark it sent (the caller sets
  * {@link NodeDrainState.warned} once it recorded the Event).
  */
 export function deletionWarning(
@@ -1098,7 +1099,8 @@ export function deletionWarning(
   settings: NodeDrainSettings,
 ): DeletionWarning | undefined {
   if (settings.onDeadline !== 'DeletePods' || settings.deadlineWarningSeconds === undefined) return undefined;
-  if (s.warned || s.aborted || !s.view?.exists || nowMs >= s.deadlineMs) return undefined;
+  if (s.warned || s.aborted || s.paused || !s.view?.exists || !s.view.unschedulable || nowMs >= s.deadlineMs)
+    return undefined;
   const atMs = s.deadlineMs - settings.deadlineWarningSeconds * 1000;
   if (nowMs < atMs) return undefined;
   const pods = Object.values(s.pods)
@@ -1112,6 +1114,30 @@ export function deletionWarning(
     atMs,
     message: `node ${s.node}: ${pods.length} pod(s) will be deleted without the Eviction API (PodDisruptionBudgets bypassed) at ${new Date(s.deadlineMs).toISOString()} unless they leave before: ${named}${more}`,
   };
+}
+
+/**
+ * When the deadline's policy started to apply, ms since epoch: the first decision past the
+ * deadline while not paused ({@link DeadlineView}; at the resume for a node paused over the
+ * deadline), 0 before. DeletePods' wait for the pods it deleted counts from it too.
+ */
+function policyAppliedAtMs(s: NodeDrainState): number {
+  return s.deadlineView ? s.deadlineView.untilMs - FRESH_VIEW_WAIT_MS : 0;
+}
+
+/** What a policy does at the resume of a node paused past its deadline, for its Paused message. */
+const AT_RESUME: Record<OnDeadline, string> = {
+  Stop: 'the node ends Blocked/DeadlineExceeded, still cordoned',
+  SkipNode: 'the node is skipped and handed back',
+  DeletePods: 'the pods left are deleted without the Eviction API',
+};
+
+/**
+ * The message of a node paused past its deadline: nothing happens while paused (a pause stops
+ * every disruption, the deadline's deletions included), and `onDeadline` applies at the resume.
+ */
+function pausedPastDeadlineMessage(s: NodeDrainState, policy: OnDeadline, left: number): string {
+  return `paused past the deadline ${new Date(s.deadlineMs).toISOString()} with ${left} pod(s) left: onDeadline ${policy} applies when resumed (${AT_RESUME[policy]})`;
 }
 
 /** Disruptions this drain may still spend behind `pdb` now. */
@@ -1156,6 +1182,13 @@ export function awaitsFreshView(s: NodeDrainState, nowMs: number): boolean {
  * Skipped, deletions, else ends Blocked/DeadlineExceeded; node schedulable →
  * Blocked/NodeUncordonedExternally, no eviction; paused → Paused; otherwise evict what cooldowns, the PDB budgets and
  * `maxConcurrentPerNode` allow. `quiesce` (a continue-as-new is due) starts no new eviction.
+ *
+ * A pause disrupts nothing (the user's, or the plan's outside its maintenance windows): no
+ * eviction, and a deadline that passes while paused applies its policy only after the resume (the
+ * node stays Paused, saying what the policy will do; the resume then waits for a view observed
+ * after it, as at the deadline). DeletePods deletes nothing on a node an admin uncordoned: it
+ * ends Blocked/DeadlineExceeded as under Stop. Such decisions carry no `wakeAtMs` (a resume or an
+ * observation wakes the node).
  */
 export function decideNode(
   s: NodeDrainState,
@@ -1189,8 +1222,11 @@ export function decideNode(
 
   if (s.aborted)
     return end({ phase: NodePhase.Aborted, reason: NodeReason.Aborted, message: 'drain aborted' });
+  const policy = settings.onDeadline ?? 'Stop';
+  // Paused past the deadline: the policy waits for the resume, which then takes a fresh view.
+  if (s.paused && nowMs >= s.deadlineMs) delete s.deadlineView;
   // The first decision past the deadline: every observation started so far started before it.
-  if (nowMs >= s.deadlineMs)
+  else if (nowMs >= s.deadlineMs)
     s.deadlineView ??= { afterSeq: s.observeSeq, untilMs: nowMs + FRESH_VIEW_WAIT_MS };
   const view = s.view;
   if (!view)
@@ -1213,19 +1249,25 @@ export function decideNode(
           }
         : { phase: 'Drained', reason: NodeReason.Drained, message: goneMessage(s) + returnedWords(s) },
     );
+  if (s.paused && nowMs >= s.deadlineMs)
+    return result(
+      NodePhase.Paused,
+      NodeReason.PausedPastDeadline,
+      pausedPastDeadlineMessage(s, policy, pods.length),
+    );
   if (awaitsFreshView(s, nowMs))
     return result(s.phase, s.reason, s.message, { freshView: true, wakeAtMs: s.deadlineView!.untilMs });
-  const policy = settings.onDeadline ?? 'Stop';
   if (nowMs >= s.deadlineMs && policy === 'SkipNode')
     return end({
       phase: NodePhase.Skipped,
       reason: DeadlineReason.SkippedAtDeadline,
       message: `still not drained at its deadline with ${pods.length} pod(s) left: skipped and handed back`,
     });
-  if (nowMs >= s.deadlineMs && policy === 'DeletePods' && pods.length > 0) {
+  // DeletePods deletes only on a cordoned node: one an admin uncordoned ends as under Stop.
+  if (nowMs >= s.deadlineMs && policy === 'DeletePods' && pods.length > 0 && view.unschedulable) {
     const graces = pods.map((p) => p.graceSeconds ?? 30);
     const giveUpAtMs =
-      Math.max(s.deadlineMs, settings.planDeadlineMs ?? s.deadlineMs) +
+      Math.max(s.deadlineMs, settings.planDeadlineMs ?? s.deadlineMs, policyAppliedAtMs(s)) +
       Math.max(...graces) * 1000 +
       DELETE_WAIT_SLACK_MS;
     if (nowMs < giveUpAtMs) {
@@ -1267,7 +1309,7 @@ export function decideNode(
       reason: NodeReason.DeadlineExceeded,
       message: view.unschedulable
         ? `deadline passed with ${left} pod(s) not evicted`
-        : `deadline passed while the node was uncordoned by someone else (${left} pod(s) left)`,
+        : `deadline passed while the node was uncordoned by someone else (${left} pod(s) left${policy === 'DeletePods' ? ', none deleted: onDeadline DeletePods deletes pods only on a cordoned node' : ''})`,
     });
   }
   let wakeAtMs = s.deadlineMs;

@@ -67,6 +67,11 @@ export interface PlanRunState {
   settledAtMs?: number;
   /** No maintenance window is open (spec.windows): a pause apart from the user's {@link paused}. */
   outsideWindow?: boolean;
+  /**
+   * When the plan was last resumed (by the user, or a maintenance window opening), ms since epoch:
+   * a node paused past the deadline reports its end only after it ({@link lostNodesAtMs}).
+   */
+  resumedAtMs?: number;
   /** uncordon AfterEachNode: nodes released one by one before their drain started. */
   releasedNodes?: string[];
   /**
@@ -263,6 +268,17 @@ export function nodesToStart(s: PlanRunState, maxUnavailableNodes: number, nowMs
     if (!started.has(n.name)) out.push(n.name);
   }
   return out;
+}
+
+/**
+ * From when a running node that has not reported its end counts as lost (its workflow was
+ * terminated), ms since epoch: `graceMs` after the plan's deadline, or after the last resume when
+ * that came later; undefined while the plan is held (paused by the user or outside its windows):
+ * a node paused past its deadline applies its deadline policy only once resumed.
+ */
+export function lostNodesAtMs(s: PlanRunState, held: boolean, graceMs: number): number | undefined {
+  if (held || s.plan.deadlineMs === undefined) return undefined;
+  return Math.max(s.plan.deadlineMs, s.resumedAtMs ?? 0) + graceMs;
 }
 
 /** Whether every node either ended or can no longer start. */

@@ -12,6 +12,7 @@ import {
   DeadlineReason,
   FINAL_PLAN_PHASES,
   NodePhase,
+  NodeReason,
   PlanPhase,
   PlanReason,
   PreflightReason,
@@ -363,7 +364,10 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
     // waited for before the pause (they are looked at again when it resumes). Its pods stay pending.
     const pausedHidden = n.phase === NodePhase.Paused;
     const message = windowNode
-      ? state.message
+      ? // A node paused past its deadline says what its policy does when the window opens.
+        n.reason === NodeReason.PausedPastDeadline
+        ? `${state.message ?? 'outside the maintenance windows'}; ${n.message}`
+        : state.message
       : nodeSkipped && blockers.length > 0
         ? `${n.message ?? (n.phase === 'Aborted' ? 'aborted' : 'skipped at its deadline')}; held then by ${blockerSummary(blockers, 5)}`
         : n.message;

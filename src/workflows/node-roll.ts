@@ -40,6 +40,7 @@ import type { Hook, PodSelection } from '../api/plan.js';
 import { NodePhase, NodeReason, RollReason } from '../api/reasons.js';
 import {
   drainStarts,
+  heldHookStep,
   hookEnded,
   hookJobName,
   hookStarted,
@@ -291,9 +292,8 @@ async function childTookATask(workflowId: string): Promise<boolean | undefined> 
 
 /**
  * Waits, before hook `name` starts, while the node is paused (by the user or the maintenance
- * windows): the hook starts once resumed. @returns an outcome when the node ends first (abort, or
- * the plan's deadline: a beforeDrain hook's node ends Blocked, an afterDrain hook's Drained and
- * still cordoned, as at the end of the release wait).
+ * windows): the hook starts once resumed ({@link heldHookStep}). @returns an outcome when the node
+ * ends instead (abort; a deadline that passed while paused, at the resume).
  */
 async function holdHook(ctx: RollContext, name: HookName): Promise<NodeOutcome | undefined> {
   const { s } = ctx;
@@ -301,24 +301,22 @@ async function holdHook(ctx: RollContext, name: HookName): Promise<NodeOutcome |
   s.reason = NodeReason.PausedByUser;
   s.message = `paused: the ${name} hook starts when the plan is resumed`;
   for (;;) {
-    if (s.aborted) return { phase: 'Aborted', reason: 'Aborted', message: `aborted before the ${name} hook` };
-    if (!s.paused) return undefined;
-    if (Date.now() >= ctx.deadlineMs())
-      return name === 'beforeDrain'
-        ? {
-            phase: 'Blocked',
-            reason: NodeReason.DeadlineExceeded,
-            message: 'deadline passed while paused, before the beforeDrain hook started',
-          }
-        : {
-            phase: 'Drained',
-            reason: 'Drained',
-            message: 'drained; deadline passed while paused, before the afterDrain hook started',
-          };
+    const step = heldHookStep(name, s, Date.now() >= ctx.deadlineMs());
+    if (step.kind === 'end') return { phase: step.phase, reason: step.reason, message: step.message };
+    if (step.kind === 'start') return undefined;
+    if (Date.now() >= ctx.deadlineMs()) {
+      s.reason = NodeReason.PausedPastDeadline;
+      s.message = `paused past the deadline: the node ends when the plan is resumed, without the ${name} hook`;
+    }
     if (ctx.continueAsNewDue()) await ctx.continueAsNewNow();
     const again = ctx.report();
-    const until = Math.min(ctx.deadlineMs(), again ?? Infinity);
-    await condition(() => !s.paused || s.aborted, Math.max(1, until - Date.now()));
+    // The deadline changes the message (a past one wakes nothing: the resume does).
+    const deadline = ctx.deadlineMs() > Date.now() ? ctx.deadlineMs() : Infinity;
+    const until = Math.min(deadline, again ?? Infinity);
+    await condition(
+      () => !s.paused || s.aborted,
+      until === Infinity ? undefined : Math.max(1, until - Date.now()),
+    );
   }
 }
 

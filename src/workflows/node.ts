@@ -809,7 +809,10 @@ async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>)
     } else if (!observing && !quiesce && now >= nextObserveAtMs) startObserve();
     requestBudget(quiesce || outcome !== undefined);
     const reportAt = report();
-    timer.ensure(decision.wakeAtMs ?? s.deadlineMs);
+    // A wake time that has passed asks for nothing (a node paused past its deadline waits for the
+    // resume): ensuring it would wake the loop at once, again and again, within one task.
+    const wakeAt = decision.wakeAtMs ?? s.deadlineMs;
+    if (wakeAt > now) timer.ensure(wakeAt);
     const timeoutAt = deleteTimeout !== undefined ? nextDeleteTimeoutAt(s, deleteTimeout) : undefined;
     if (timeoutAt !== undefined) timer.ensure(timeoutAt);
     if (reportAt !== undefined) timer.ensure(reportAt);

@@ -82,6 +82,7 @@ import {
   nodeWorkflowFailed,
   nodeDeadlineMs,
   nodesToStart,
+  lostNodesAtMs,
   pendingNode,
   planOutcome,
   runningNodes,
@@ -375,6 +376,7 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
         if (s.plan.phase === PlanPhase.Paused)
           setPhase(PlanPhase.Paused, WindowReason.OutsideMaintenanceWindow, outsideMessage());
       } else {
+        s.resumedAtMs = Date.now();
         forwardAll('resume', args?.generation);
         if (s.plan.phase === PlanPhase.Paused)
           setPhase(PlanPhase.Running, PlanReason.Draining, 'draining nodes');
@@ -761,6 +763,7 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
     }
     if (!w.open !== (s.outsideWindow ?? false)) {
       s.outsideWindow = !w.open;
+      if (w.open && !s.paused) s.resumedAtMs = Date.now();
       if (!s.paused && !s.aborted) forwardAll(w.open ? 'resume' : 'pause');
       wake();
     }
@@ -947,8 +950,10 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
     } else if (s.stage === 'Drain') {
       if (!s.outsideWindow)
         for (const node of nodesToStart(s, spec.maxUnavailableNodes, now)) startNode(node);
-      // A node that never reports its end after the deadline (its workflow was terminated) is lost.
-      if (now >= deadlineMs + LOST_NODE_GRACE_MS && pendingStarts === 0)
+      // A node that never reports its end after the deadline (its workflow was terminated) is lost;
+      // not while the plan is held (a node paused past its deadline waits for the resume).
+      const lostAt = lostNodesAtMs(s, held(), LOST_NODE_GRACE_MS);
+      if (lostAt !== undefined && now >= lostAt && pendingStarts === 0)
         for (const node of runningNodes(s))
           nodeWorkflowFailed(s, node, 'the node drain did not report its end after the deadline');
       if (pendingStarts === 0 && drainSettled(s, now)) {
@@ -1047,7 +1052,10 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
     // A quiet plan continues as new by age too, so something must wake it then.
     timer.ensure(runStartMs + CONTINUE_AS_NEW_AGE_MS);
     if (Date.now() < deadlineMs) timer.ensure(deadlineMs);
-    else if (s.stage === 'Drain') timer.ensure(deadlineMs + LOST_NODE_GRACE_MS);
+    else if (s.stage === 'Drain') {
+      const lostAt = lostNodesAtMs(s, held(), LOST_NODE_GRACE_MS);
+      if (lostAt !== undefined && lostAt > Date.now()) timer.ensure(lostAt);
+    }
     if (publishAt !== undefined) timer.ensure(publishAt);
     // The next window boundary (a durable timer: exact across worker restarts, no polling).
     if (windowChangeMs !== undefined && s.stage !== 'Settled') timer.ensure(windowChangeMs);
