@@ -606,7 +606,11 @@ export type SkippedPod = z.infer<typeof SkippedPodSchema>;
 export const HookStatusSchema = z
   .object({
     name: z.enum(['beforeDrain', 'afterDrain']).describe('Which hook: beforeDrain or afterDrain.'),
-    phase: z.enum(HookPhase).describe('Running, Succeeded or Failed.'),
+    phase: z
+      .enum(HookPhase)
+      .describe(
+        'Running, Succeeded, Failed, or Stopped (the plan was aborted while it ran: its Job deleted or its workflow cancelled).',
+      ),
     started: z.string().optional().describe('RFC 3339 time the hook started.'),
     ref: z.string().optional().describe('The Job (namespace/name) or the child workflow ID running it.'),
     message: z.string().optional().describe("The hook's failure message, or what it waits for."),

@@ -83,6 +83,12 @@ export const HookPhase = {
   Succeeded: 'Succeeded',
   /** The hook failed; the node is Blocked/HookFailed until released by hand. */
   Failed: 'Failed',
+  /**
+   * The plan was aborted (or its workflow cancelled) while the hook ran: its Job was deleted
+   * (foreground propagation, its pods first) or its child workflow cancelled before the node was
+   * handed back.
+   */
+  Stopped: 'Stopped',
 } as const;
 /** A value of {@link HookPhase}. */
 export type HookPhase = ValueOf<typeof HookPhase>;
