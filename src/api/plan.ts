@@ -630,6 +630,12 @@ export const NodeStatusSchema = z
         'CamelCase reason of the node phase, e.g. NodeHeldByOtherPlan, PodsNotEvictable, NodeUncordonedExternally, NodeDeleted, DeadlineExceeded.',
       ),
     message: z.string().optional().describe('Human-readable details of the node phase.'),
+    heldBy: z
+      .string()
+      .optional()
+      .describe(
+        'Phase Waiting, reason NodeHeldByOtherPlan: the plan whose claim the node carries (read by other plans to find claim cycles).',
+      ),
     podsTotal: z.number().int().describe('Pods to evict from this node.'),
     podsEvicted: z.number().int().describe('Pods evicted and gone.'),
     podsDeleted: z
