@@ -36,6 +36,7 @@ import { createEvictionActivities } from './eviction.js';
 import { createGrantDeliveryActivities, type GrantDeliveryActivities } from './grant-delivery.js';
 import { createHookWorkflowActivities, type HookWorkflowActivities } from './hook-workflow.js';
 import { createJobActivities, type JobActivities } from './jobs.js';
+import { createClaimCycleActivities, type ClaimCycleActivities } from './claim-cycle.js';
 import { createNodeActivities } from './nodes.js';
 import { createObserveNode } from './observe.js';
 import { createPlanStatusActivities } from './plan-status.js';
@@ -87,7 +88,12 @@ export interface ActivityDeps {
  */
 export function createActivities(
   deps: ActivityDeps,
-): DrainActivities & PreflightActivities & JobActivities & HookWorkflowActivities & GrantDeliveryActivities {
+): DrainActivities &
+  PreflightActivities &
+  JobActivities &
+  HookWorkflowActivities &
+  GrantDeliveryActivities &
+  ClaimCycleActivities {
   const log = deps.logger ?? pino({ name: 'drainflow.activities', level: 'info' });
   const port = deps.port ?? createKubernetesPort(deps.kubeConfig, log);
   const pods = createPodActivities(port);
@@ -107,6 +113,8 @@ export function createActivities(
     ...createJobActivities(deps.kubeConfig),
     /** Workflow hooks: whether a worker ever took the hook's child workflow (see ./hook-workflow.ts). */
     ...createHookWorkflowActivities(),
+    /** Claim cycles between plans: the waits a plan's own lead to (see ./claim-cycle.ts). */
+    ...createClaimCycleActivities(port),
     /** The plan's PDB grants, signalled through the worker's client (see ./grant-delivery.ts). */
     ...createGrantDeliveryActivities(),
     /** onDeadline DeletePods: one DELETE of a pod, no Eviction API (see ./delete-pod.ts). */

@@ -1,6 +1,7 @@
 /**
  * The activities of Job hooks (spec.hooks.beforeDrain / afterDrain with `job`): create the hook's
- * Job for one node, and wait for it to end. Over the batch/v1 calls of src/k8s/jobs.ts.
+ * Job for one node, wait for it to end, and stop it (a plan aborted while it runs). Over the
+ * batch/v1 calls of src/k8s/jobs.ts.
  *
  * The Job drainflow makes of the user's template ({@link buildHookJob}):
  * - name {@link hookJobName} (deterministic: a retried or replayed creation finds the Job it made,
@@ -33,6 +34,9 @@ export const CORDON_TAINT = 'node.kubernetes.io/unschedulable';
 /** How often {@link JobActivities.waitHookJob} reads the Job, ms. */
 export const JOB_POLL_MS = 2000;
 
+/** How often {@link JobActivities.stopHookJob} reads the Job it deleted, ms. */
+export const JOB_STOP_POLL_MS = 500;
+
 /** Input of {@link JobActivities.createHookJob}. */
 export interface CreateHookJobInput {
   plan: PlanRef;
@@ -50,10 +54,32 @@ export interface HookJobEnd {
   message: string;
 }
 
+/** Input of {@link JobActivities.stopHookJob}. */
+export interface StopHookJobInput {
+  namespace: string;
+  name: string;
+  /** Longest wait for the Job to be gone after the delete call, seconds. */
+  waitSeconds: number;
+}
+
+/** What {@link JobActivities.stopHookJob} saw: `gone` false when the Job was still there at the bound. */
+export interface StopHookJobResult {
+  gone: boolean;
+}
+
 /** The activities of Job hooks. */
 export interface JobActivities {
   /** Creates the hook's Job ({@link buildHookJob}); a Job of that name already there is kept. */
   createHookJob(input: CreateHookJobInput): Promise<{ created: boolean }>;
+  /**
+   * Stops a hook's Job: deletes it with `propagationPolicy: Foreground` (the garbage collector
+   * deletes its pods first, so the Job object is gone only once no pod of it is left; kubelet gives
+   * each pod its termination grace period), then waits, heartbeating, until a read answers 404,
+   * at most `waitSeconds`. A Job already gone is `{gone: true}` at once.
+   * @throws PermanentKubernetesError when the delete is refused (403: the worker's Role lacks jobs
+   * delete), TransientKubernetesError on transport errors and 5xx.
+   */
+  stopHookJob(input: StopHookJobInput): Promise<StopHookJobResult>;
   /**
    * Waits, heartbeating, until the Job completed or failed, at most `timeoutSeconds`.
    * @returns its end; a missing Job is a failure ("deleted").
@@ -135,6 +161,15 @@ export function jobEnd(job: V1Job, pods: V1Pod[]): HookJobEnd | undefined {
   return undefined;
 }
 
+/** The activity's context, undefined when called outside an activity (tests). */
+function currentContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
 /** Builds the {@link JobActivities} over a KubeConfig (or a given port, for tests). */
 export function createJobActivities(
   kubeConfig: KubeConfig,
@@ -145,14 +180,19 @@ export function createJobActivities(
       const res = await port.createJob(input.job.namespace, buildHookJob(input));
       return { created: res === 'created' };
     },
+    async stopHookJob({ namespace, name, waitSeconds }) {
+      const ctx = currentContext();
+      if ((await port.deleteJob(namespace, name)) === 'gone') return { gone: true };
+      const end = Date.now() + waitSeconds * 1000;
+      for (;;) {
+        ctx?.heartbeat();
+        if (!(await port.readJob(namespace, name))) return { gone: true };
+        if (Date.now() >= end) return { gone: false };
+        await (ctx ? ctx.sleep(JOB_STOP_POLL_MS) : new Promise((r) => setTimeout(r, JOB_STOP_POLL_MS)));
+      }
+    },
     async waitHookJob({ namespace, name, timeoutSeconds }) {
-      const ctx = (() => {
-        try {
-          return Context.current();
-        } catch {
-          return undefined;
-        }
-      })();
+      const ctx = currentContext();
       const end = Date.now() + timeoutSeconds * 1000;
       for (;;) {
         ctx?.heartbeat();

@@ -606,7 +606,11 @@ export type SkippedPod = z.infer<typeof SkippedPodSchema>;
 export const HookStatusSchema = z
   .object({
     name: z.enum(['beforeDrain', 'afterDrain']).describe('Which hook: beforeDrain or afterDrain.'),
-    phase: z.enum(HookPhase).describe('Running, Succeeded or Failed.'),
+    phase: z
+      .enum(HookPhase)
+      .describe(
+        'Running, Succeeded, Failed, or Stopped (the plan was aborted while it ran: its Job deleted or its workflow cancelled).',
+      ),
     started: z.string().optional().describe('RFC 3339 time the hook started.'),
     ref: z.string().optional().describe('The Job (namespace/name) or the child workflow ID running it.'),
     message: z.string().optional().describe("The hook's failure message, or what it waits for."),
@@ -626,6 +630,12 @@ export const NodeStatusSchema = z
         'CamelCase reason of the node phase, e.g. NodeHeldByOtherPlan, PodsNotEvictable, NodeUncordonedExternally, NodeDeleted, DeadlineExceeded.',
       ),
     message: z.string().optional().describe('Human-readable details of the node phase.'),
+    heldBy: z
+      .string()
+      .optional()
+      .describe(
+        'Phase Waiting, reason NodeHeldByOtherPlan: the plan whose claim the node carries (read by other plans to find claim cycles).',
+      ),
     podsTotal: z.number().int().describe('Pods to evict from this node.'),
     podsEvicted: z.number().int().describe('Pods evicted and gone.'),
     podsDeleted: z

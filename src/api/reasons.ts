@@ -83,6 +83,12 @@ export const HookPhase = {
   Succeeded: 'Succeeded',
   /** The hook failed; the node is Blocked/HookFailed until released by hand. */
   Failed: 'Failed',
+  /**
+   * The plan was aborted (or its workflow cancelled) while the hook ran: its Job was deleted
+   * (foreground propagation, its pods first) or its child workflow cancelled before the node was
+   * handed back.
+   */
+  Stopped: 'Stopped',
 } as const;
 /** A value of {@link HookPhase}. */
 export type HookPhase = ValueOf<typeof HookPhase>;
@@ -141,6 +147,11 @@ export const ConditionType = {
   Previewed: 'Previewed',
   /** Plans with spec.windows, until a final phase: True while a maintenance window is open. */
   InMaintenanceWindow: 'InMaintenanceWindow',
+  /**
+   * Set once the plan was seen in a claim cycle: True while it waits for a node held by another
+   * plan that waits (directly or through others) for a node this plan holds (src/drain/claim-cycle.ts).
+   */
+  ClaimCycle: 'ClaimCycle',
 } as const;
 /** A value of {@link ConditionType}. */
 export type ConditionType = ValueOf<typeof ConditionType>;
@@ -168,6 +179,10 @@ export const ConditionReason = {
   PausedByUser: 'PausedByUser',
   /** Paused False. */
   NotPaused: 'NotPaused',
+  /** ClaimCycle True: the plan and the plans named wait for each other's nodes; the message names them and the nodes. */
+  WaitsForEachOther: 'WaitsForEachOther',
+  /** ClaimCycle False: the cycle seen before is broken (a plan of it ended or handed a node back). */
+  NoClaimCycle: 'NoClaimCycle',
 } as const;
 /** A value of {@link ConditionReason}. */
 export type ConditionReason = ValueOf<typeof ConditionReason>;
@@ -542,6 +557,12 @@ export const EventReason = {
   InvalidSpec: 'InvalidSpec',
   /** Warning (plan workflow): handing a node back at the end of the plan failed. */
   HandBackFailed: 'HandBackFailed',
+  /**
+   * Warning (plan workflow), once per cycle: the plan waits for a node held by another plan that
+   * waits (directly or through others) for a node this plan holds; the message names the plans and
+   * nodes. Neither can go on until one of them ends.
+   */
+  ClaimCycle: 'ClaimCycle',
   /**
    * Warning (operator): the operator could not reach Temporal to look at the plan's running
    * workflow (the message names the address and the error); once per plan per outage.

@@ -14,6 +14,8 @@ export interface NodeState {
   /** CamelCase reason of the node phase (e.g. NodeHeldByOtherPlan, DeadlineExceeded). */
   reason?: string;
   message?: string;
+  /** Phase Waiting, reason NodeHeldByOtherPlan: the name of the plan whose claim the node carries. */
+  heldBy?: string;
   podsTotal: number;
   podsEvicted: number;
   /** Pods that waiting will not evict (Block decisions, Failed evictions). */

@@ -98,7 +98,9 @@ export function nextRollStep(r: RollState, cfg: RollSettings): RollStep {
   if (configured) {
     if (!run) return { kind: 'runHook', name };
     if (run.phase === HookPhase.Running) return { kind: 'waitHook', name };
-    if (run.phase === HookPhase.Failed) {
+    // A stopped hook (aborted while it ran) ends its node Aborted at once; should the step be asked
+    // again, it is a hook that did not succeed.
+    if (run.phase === HookPhase.Failed || run.phase === HookPhase.Stopped) {
       const message = `${name} hook failed: ${run.message ?? 'no message'}`;
       if (cfg.uncordonAfterEachNode && r.released)
         return {
@@ -185,6 +187,17 @@ export function hookEnded(r: RollState, name: HookName, ok: boolean, message?: s
   run.phase = ok ? HookPhase.Succeeded : HookPhase.Failed;
   if (message !== undefined) run.message = message;
   else delete run.message;
+}
+
+/**
+ * Records that hook `name`, still running, was stopped (the plan aborted: its Job deleted or its
+ * workflow cancelled), with `message` saying how. A hook that already ended keeps its end.
+ */
+export function hookStopped(r: RollState, name: HookName, message: string): void {
+  const run = hookRun(r, name);
+  if (!run || run.phase !== HookPhase.Running) return;
+  run.phase = HookPhase.Stopped;
+  run.message = message;
 }
 
 /** Moves from BeforeDrain to Drain (when {@link nextRollStep} said `drain`). */

@@ -6,6 +6,7 @@
  * PURE and DETERMINISTIC: imported by workflow code. No I/O, no clock: the time is a parameter.
  * Mutating reducers change the state they are given and return what the caller must act on.
  */
+import type { ClaimCycleState } from './claim-cycle.js';
 import type { OnDeadline } from '../api/plan.js';
 import {
   BlockerReason,
@@ -74,6 +75,8 @@ export interface PlanRunState {
   resumedAtMs?: number;
   /** uncordon AfterEachNode: nodes released one by one before their drain started. */
   releasedNodes?: string[];
+  /** Claim cycles with other plans (src/drain/claim-cycle.ts): the last check's finding. */
+  claimCycle?: ClaimCycleState;
   /**
    * The run was asked to stop by a cancellation request from Temporal (UI, CLI): an abort whose
    * result says so (Aborted/WorkflowCanceled).
@@ -185,6 +188,8 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
   n.phase = p.phase;
   n.reason = p.reason;
   n.message = p.message;
+  if (p.heldBy !== undefined) n.heldBy = p.heldBy;
+  else delete n.heldBy;
   n.podsTotal = p.podsTotal;
   n.podsEvicted = p.podsEvicted;
   n.podsFailed = p.podsFailed;

@@ -376,6 +376,7 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
       phase: n.phase,
       ...(reason ? { reason } : {}),
       ...(message ? { message } : {}),
+      ...(n.heldBy && n.phase === NodePhase.Waiting ? { heldBy: n.heldBy } : {}),
       podsTotal: n.podsTotal,
       podsEvicted: n.podsEvicted,
       ...(n.podsDeleted ? { podsDeleted: n.podsDeleted } : {}),

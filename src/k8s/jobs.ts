@@ -13,6 +13,12 @@ export interface JobPort {
   createJob(namespace: string, job: V1Job): Promise<'created' | 'exists'>;
   /** Reads the Job; undefined when it does not exist (404). */
   readJob(namespace: string, name: string): Promise<V1Job | undefined>;
+  /**
+   * Deletes the Job with `propagationPolicy: Foreground`: the API server sets its
+   * deletionTimestamp and the `foregroundDeletion` finalizer, the garbage collector deletes its
+   * pods, then the Job itself goes. `'gone'` when it does not exist (404).
+   */
+  deleteJob(namespace: string, name: string): Promise<'deleting' | 'gone'>;
   /** Pods of the Job (label `batch.kubernetes.io/job-name=<name>`, set by the Job controller). */
   listJobPods(namespace: string, name: string): Promise<V1Pod[]>;
 }
@@ -40,6 +46,15 @@ export function createJobPort(kubeConfig: KubeConfig): JobPort {
       } catch (err) {
         if (apiCode(err) === 404) return undefined;
         throw classifyError(err, `read job ${namespace}/${name}`);
+      }
+    },
+    async deleteJob(namespace, name) {
+      try {
+        await batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Foreground' });
+        return 'deleting';
+      } catch (err) {
+        if (apiCode(err) === 404) return 'gone';
+        throw classifyError(err, `delete job ${namespace}/${name}`);
       }
     },
     async listJobPods(namespace, name) {

@@ -11,6 +11,10 @@
  * - A `job` hook is two activities over the Kubernetes API (src/activities/jobs.ts): create the
  *   Job of the deterministic name {@link hookJobName} (an existing one is kept, so a retried call
  *   does not run it twice), then wait for it, heartbeating, at most `timeoutSeconds`.
+ * - An abort (or a cancellation from Temporal) while a hook runs stops it before the node ends
+ *   and the plan hands it back: a `workflow` hook's child is cancelled and awaited, a `job` hook's
+ *   Job deleted with foreground propagation (its pods first) and awaited, each at most
+ *   {@link HOOK_STOP_SECONDS}; the hook's status reads `Stopped`.
  * - The release wait observes the node (`observeNode`, so the annotation drainflow.dev/release=true
  *   is noticed) and wakes on the plan's `release` signal; it ends at the plan's deadline with the
  *   node still cordoned (the plan hands it back on release or deletion, as without AfterEachNode).
@@ -21,8 +25,11 @@
  * Deterministic: only pure modules, activity types and `@temporalio/workflow` are imported.
  */
 import {
+  ActivityCancellationType,
   ActivityFailure,
   CancellationScope,
+  ChildWorkflowCancellationType,
+  ParentClosePolicy,
   ChildWorkflowFailure,
   ApplicationFailure,
   TimeoutFailure,
@@ -44,6 +51,7 @@ import {
   hookEnded,
   hookJobName,
   hookStarted,
+  hookStopped,
   hookWorkflowId,
   nextRollStep,
   release,
@@ -61,9 +69,23 @@ const k8s = proxyActivities<DrainActivities>({
   startToCloseTimeout: '60s',
   retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
 });
-const jobs = proxyActivities<JobActivities>({
+// Creating a hook's Job: a cancellation (abort) waits for the call in flight to end, so the Job
+// cannot be created after it was deleted.
+const creator = proxyActivities<JobActivities>({
   startToCloseTimeout: '60s',
   retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+/**
+ * Longest wait, seconds, of each step of stopping a hook at an abort: the cancelled hook's end
+ * (the child workflow closing, the Job's wait acknowledging), then the deleted Job being gone.
+ */
+export const HOOK_STOP_SECONDS = 60;
+// Stopping a hook's Job: a few tries (the delete is idempotent: 404 is "gone"), each bounded.
+const stopper = proxyActivities<JobActivities>({
+  startToCloseTimeout: `${HOOK_STOP_SECONDS + 30}s`,
+  heartbeatTimeout: '20s',
+  retry: { initialInterval: '1s', maximumInterval: '10s', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 
 // At most 3 attempts: a worker without the activity (older, or a test's) leaves the message generic.
@@ -187,20 +209,30 @@ async function runHook(
   s.phase = name === 'beforeDrain' ? NodePhase.Cordoned : NodePhase.Drained;
   s.reason = RollReason.HookRunning;
   s.message = `${name} hook running`;
+  // The hook runs in a scope of its own: an abort cancels it (the child workflow gets a
+  // cancellation request; the Job's creation in flight ends, its wait is dropped), then the Job is
+  // deleted, before the node is handed back.
+  const scope = new CancellationScope();
   let result: Promise<void>;
   if (hook.workflow) {
     const wid = hookWorkflowId(nodeWfId, name);
     hookStarted(r, name, wid, Date.now());
     ctx.report();
-    result = startChild(hook.workflow.type, {
-      workflowId: wid,
-      taskQueue: hook.workflow.taskQueue,
-      args: [{ plan: plan.name, node }],
-      workflowExecutionTimeout: `${hook.workflow.timeoutSeconds}s`,
-      staticSummary: `${name} hook of node ${node}`,
-    })
-      .then((h) => h.result() as Promise<unknown>)
-      .then(() => undefined);
+    result = scope.run(() =>
+      startChild(hook.workflow!.type, {
+        workflowId: wid,
+        taskQueue: hook.workflow!.taskQueue,
+        args: [{ plan: plan.name, node }],
+        workflowExecutionTimeout: `${hook.workflow!.timeoutSeconds}s`,
+        staticSummary: `${name} hook of node ${node}`,
+        // A cancellation waits for the child to close (bounded by HOOK_STOP_SECONDS below); a
+        // child still open when the node's drain closes is terminated (parentClosePolicy).
+        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+        parentClosePolicy: ParentClosePolicy.TERMINATE,
+      })
+        .then((h) => h.result() as Promise<unknown>)
+        .then(() => undefined),
+    );
   } else {
     const job = hook.job!;
     const jobName = hookJobName(plan.uid, node, name);
@@ -210,19 +242,25 @@ async function runHook(
       startToCloseTimeout: `${job.timeoutSeconds + 60}s`,
       heartbeatTimeout: '30s',
       retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+      // Not waited for when cancelled: it only reads the Job, and the worker learns of the
+      // cancellation only with its next heartbeat sent (throttled to most of heartbeatTimeout).
+      cancellationType: ActivityCancellationType.TRY_CANCEL,
     });
-    result = (async () => {
-      await jobs.createHookJob.executeWithOptions({ summary: `${name} job on ${node}` }, [
+    result = scope.run(async () => {
+      // Waits for a creation in flight to end even when cancelled: a Job created after its
+      // deletion would run on a node handed back.
+      await creator.createHookJob.executeWithOptions({ summary: `${name} job on ${node}` }, [
         { plan, node, hook: name, name: jobName, job },
       ]);
       const end = await waiter.waitHookJob.executeWithOptions({ summary: `wait ${name} job on ${node}` }, [
         { namespace: job.namespace, name: jobName, timeoutSeconds: job.timeoutSeconds },
       ]);
       if (!end.succeeded) throw ApplicationFailure.nonRetryable(end.message, 'HookJobFailed');
-    })();
+    });
   }
   let settled: { ok: boolean; message?: string; timedOut?: boolean } | undefined;
-  result.then(
+  // Followed by the loop below (and, on an abort, awaited with a bound): never left unobserved.
+  const following = result.then(
     () => (settled = { ok: true }),
     (err: unknown) =>
       (settled = {
@@ -238,12 +276,23 @@ async function runHook(
       again !== undefined ? Math.max(1, again - Date.now()) : undefined,
     );
     if (settled) break;
-    if (s.aborted)
+    if (s.aborted) {
+      const stopped = await stopHook(
+        ctx,
+        name,
+        hook,
+        scope,
+        following,
+        () => settled !== undefined,
+        nodeWfId,
+      );
+      hookStopped(r, name, stopped);
       return {
         phase: NodePhase.Aborted,
         reason: NodeReason.Aborted,
-        message: `aborted during the ${name} hook`,
+        message: `aborted during the ${name} hook; ${stopped}`,
       };
+    }
   }
   // A failed hook says why in its own words and sends a Warning Event.
   if (!settled.ok) {
@@ -268,6 +317,52 @@ async function runHook(
   s.message = undefined;
   ctx.report();
   return undefined;
+}
+
+/**
+ * Stops hook `name`, still running, of an aborted node: cancels its scope (the child workflow's
+ * cancellation request, or the Job's creation and wait), waits for that at most
+ * {@link HOOK_STOP_SECONDS}, then, for a Job hook, deletes the Job with foreground propagation
+ * and waits for it to be gone (bounded the same). @returns how it went, in words for the node's
+ * message and its hook's status. Never throws: the node is handed back whatever this saw.
+ */
+async function stopHook(
+  ctx: RollContext,
+  name: HookName,
+  hook: Hook,
+  scope: CancellationScope,
+  following: Promise<unknown>,
+  settled: () => boolean,
+  nodeWfId: string,
+): Promise<string> {
+  scope.cancel();
+  const ended = await condition(settled, `${HOOK_STOP_SECONDS}s`);
+  await (ended ? following : Promise.resolve());
+  if (hook.workflow) {
+    const wid = hookWorkflowId(nodeWfId, name);
+    return ended
+      ? `its workflow ${wid} was cancelled`
+      : `its workflow ${wid} was asked to cancel and had not closed after ${HOOK_STOP_SECONDS} s (it is terminated when the node's drain closes)`;
+  }
+  const job = hook.job!;
+  const ref = `${job.namespace}/${hookJobName(ctx.plan.uid, ctx.node, name)}`;
+  try {
+    const { gone } = await stopper.stopHookJob.executeWithOptions(
+      { summary: `stop ${name} job on ${ctx.node}` },
+      [
+        {
+          namespace: job.namespace,
+          name: hookJobName(ctx.plan.uid, ctx.node, name),
+          waitSeconds: HOOK_STOP_SECONDS,
+        },
+      ],
+    );
+    return gone
+      ? `its Job ${ref} was deleted`
+      : `its Job ${ref} was deleted (foreground) and was still there after ${HOOK_STOP_SECONDS} s`;
+  } catch (err) {
+    return `deleting its Job ${ref} failed: ${errorMessage(err)}`;
+  }
 }
 
 /** The innermost cause of a child workflow's or activity's failure. */

@@ -256,6 +256,7 @@ async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>)
       phase: s.phase,
       ...(s.reason ? { reason: s.reason } : {}),
       ...(s.message ? { message: s.message } : {}),
+      ...(s.phase === NodePhase.Waiting && s.heldBy ? { heldBy: s.heldBy } : {}),
       ...nodeCounts(s),
       blockedBy: nodeBlockers(s, now),
       ...podPolicyProgress(s),

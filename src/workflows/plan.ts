@@ -72,7 +72,15 @@ import {
   PreflightReason,
   WindowReason,
 } from '../api/reasons.js';
-import { statusEquals } from '../drain/conditions.js';
+import { setCondition, statusEquals } from '../drain/conditions.js';
+import {
+  applyClaimCycle,
+  claimCycleCondition,
+  claimCycleKey,
+  findClaimCycle,
+  statusWaits,
+} from '../drain/claim-cycle.js';
+import type { ClaimCycleActivities } from '../activities/claim-cycle.js';
 import { allocateBudget } from '../drain/pdb-budget.js';
 import {
   applyNodeBudgetRequest,
@@ -124,6 +132,17 @@ import { nodeControlSignal, nodeProgressSignal, pdbBudgetSignal } from '../contr
 import type { NodeProgress } from '../contract/progress.js';
 import { drainNodeWorkflow } from './node.js';
 import { WakeTimer } from './wake-timer.js';
+
+/** First wait between two claim-cycle checks while the same nodes wait for other plans, ms. */
+export const CLAIM_CYCLE_CHECK_FIRST_MS = 5_000;
+/** Longest wait between two claim-cycle checks, ms (the wait doubles from the first). */
+export const CLAIM_CYCLE_CHECK_MAX_MS = 120_000;
+
+// Claim cycles: a few tries (reads only); a check that fails is made again at the next one.
+const cycles = proxyActivities<ClaimCycleActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumInterval: '5s', backoffCoefficient: 2, maximumAttempts: 3 },
+});
 
 /** `cordonNode` activities in flight at once while spec.cordon is AllAtStart, and `releaseNode` at hand-back. */
 const NODE_CALL_CONCURRENCY = 10;
@@ -403,8 +422,61 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
       s.releasedNodes.push(node);
     wake();
   };
-  const project = (): MaintenancePlanStatus =>
-    projectStatus({ ...s.plan, conditions: planConditions(s.plan, Date.now()) });
+  /** The plan's conditions now: those of its phase, and ClaimCycle once a cycle was seen. */
+  const conditionsNow = () => {
+    const c = planConditions(s.plan, Date.now());
+    const cycle = claimCycleCondition(s.claimCycle, s.plan.observedGeneration);
+    return cycle ? setCondition(c, cycle, new Date(Date.now()).toISOString()) : c;
+  };
+  /**
+   * Claim cycles: while nodes of the plan wait for other plans' claims, the worker reads the
+   * waits they lead to (claimWaitGraph) at once when the waits change, then after
+   * CLAIM_CYCLE_CHECK_FIRST_MS, doubling up to CLAIM_CYCLE_CHECK_MAX_MS; a cycle through this plan
+   * sets the ClaimCycle condition and sends one Warning Event per cycle.
+   */
+  let cycleWaitsKey = '';
+  let cycleCheckAtMs = 0;
+  let cycleBackoffMs = CLAIM_CYCLE_CHECK_FIRST_MS;
+  let cycleChecking = false;
+  const checkClaimCycle = (now: number): number | undefined => {
+    const waits = s.stage === 'Settled' || s.aborted ? [] : statusWaits(plan.name, s.plan.nodes);
+    if (waits.length === 0) {
+      cycleWaitsKey = '';
+      if (s.claimCycle?.active && !cycleChecking) {
+        s.claimCycle = applyClaimCycle(s.claimCycle, undefined).next;
+        wake();
+      }
+      return undefined;
+    }
+    const key = claimCycleKey(waits);
+    if (key !== cycleWaitsKey) {
+      cycleWaitsKey = key;
+      cycleCheckAtMs = now;
+      cycleBackoffMs = CLAIM_CYCLE_CHECK_FIRST_MS;
+    }
+    if (cycleChecking) return undefined;
+    if (now < cycleCheckAtMs) return cycleCheckAtMs;
+    cycleChecking = true;
+    cycleCheckAtMs = now + cycleBackoffMs;
+    cycleBackoffMs = Math.min(cycleBackoffMs * 2, CLAIM_CYCLE_CHECK_MAX_MS);
+    track(
+      cycles.claimWaitGraph
+        .executeWithOptions({ summary: 'claim cycle check' }, [
+          { plan, waits: waits.map((w) => ({ node: w.node, heldBy: w.heldBy })) },
+        ])
+        .then(({ edges }) => {
+          const r = applyClaimCycle(s.claimCycle, findClaimCycle(plan.name, edges));
+          s.claimCycle = r.next;
+          if (r.warning) events.push({ type: 'Warning', reason: EventReason.ClaimCycle, message: r.warning });
+          if (r.changed) wake();
+        })
+        .finally(() => {
+          cycleChecking = false;
+        }),
+    );
+    return cycleCheckAtMs;
+  };
+  const project = (): MaintenancePlanStatus => projectStatus({ ...s.plan, conditions: conditionsNow() });
   setHandler(pauseSignal, (a) => control('pause', a));
   setHandler(resumeSignal, (a) => control('resume', a));
   setHandler(abortSignal, (a) => control('abort', a));
@@ -563,7 +635,7 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
     deferredWrites = 0;
     urgent = false;
     const seq = changeSeq;
-    s.plan.conditions = planConditions(s.plan, Date.now());
+    s.plan.conditions = conditionsNow();
     const status = projectStatus(s.plan);
     lastPublishMs = Date.now();
     if (!published || !statusEquals(status, published)) {
@@ -941,6 +1013,7 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
             n.phase = NodePhase.Waiting;
             n.reason = NodeReason.NodeHeldByOtherPlan;
             n.message = `node ${n.name} is held by plan ${res.heldBy}`;
+            n.heldBy = res.heldBy;
           }
           // NodeNotFound or an error: the node's own drain tries again and reports it.
         });
@@ -1044,6 +1117,7 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
       }
     }
 
+    const cycleCheckAt = checkClaimCycle(Date.now());
     flushEvents();
     const publishAt = await publish(false);
     if (continueAsNewDue()) await continueAsNewNow();
@@ -1057,6 +1131,7 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
       if (lostAt !== undefined && lostAt > Date.now()) timer.ensure(lostAt);
     }
     if (publishAt !== undefined) timer.ensure(publishAt);
+    if (cycleCheckAt !== undefined) timer.ensure(cycleCheckAt);
     // The next window boundary (a durable timer: exact across worker restarts, no polling).
     if (windowChangeMs !== undefined && s.stage !== 'Settled') timer.ensure(windowChangeMs);
     woken = false;

@@ -590,11 +590,10 @@ describe('deploy/default on the API server', () => {
     deny(WORKER_SA, '*', '*');
     deny(WORKER_SA, '*', 'nodes');
     deny(WORKER_SA, 'create', 'clusterrolebindings');
-    // Job hooks: create and get Jobs in drainflow-system only; no delete, list, watch or update.
-    for (const v of ['create', 'get']) checks.push([WORKER_SA, true, [v, 'jobs.batch', '-n', NS]]);
-    for (const v of ['create', 'get']) deny(WORKER_SA, v, 'jobs.batch', '-n', ns);
-    for (const v of ['delete', 'list', 'watch', 'update', 'patch'])
-      deny(WORKER_SA, v, 'jobs.batch', '-n', NS);
+    // Job hooks: create, get and delete Jobs in drainflow-system only; no list, watch or update.
+    for (const v of ['create', 'get', 'delete']) checks.push([WORKER_SA, true, [v, 'jobs.batch', '-n', NS]]);
+    for (const v of ['create', 'get', 'delete']) deny(WORKER_SA, v, 'jobs.batch', '-n', ns);
+    for (const v of ['list', 'watch', 'update', 'patch']) deny(WORKER_SA, v, 'jobs.batch', '-n', NS);
     deny(WORKER_SA, 'create', 'cronjobs.batch', '-n', NS);
 
     // operator: Leases only in its own namespace, and only get/create/update.
@@ -784,6 +783,10 @@ describe('deploy/default on the API server', () => {
     assert.deepEqual(await acts.waitHookJob({ namespace: NS, name: jobName, timeoutSeconds: 60 }), {
       succeeded: true,
       message: 'completed',
+    });
+    // stopHookJob (DELETE with foreground propagation, then GET until 404; a plan aborted mid-hook).
+    assert.deepEqual(await acts.stopHookJob({ namespace: NS, name: jobName, waitSeconds: 60 }), {
+      gone: true,
     });
 
     // Outside the grant: a plain pod delete is refused.

@@ -11,6 +11,8 @@
  * - a failing Job hook (kwok fails its pod, stage `drainflow-pod-fail`): the node is blocked with
  *   the pod's termination message, a Warning Event HookFailed goes out, and after a per-node
  *   release the plan ends Completed/HandedBackWithHookFailures;
+ * - an abort while a Job hook runs (kwok keeps the pod running, annotation drainflow.dev/test-hold):
+ *   the Job is deleted with foreground propagation and gone before the node is handed back;
  * - a per-node release through the CLI (`drainflow release P --node N`) and through the node
  *   annotation drainflow.dev/release=true (removed again by the hand-back).
  *
@@ -317,6 +319,95 @@ describe('rolling maintenance on the real stack', () => {
     assert.equal(final.reason, 'HandedBackWithHookFailures', showStatus(final));
     assert.match(final.message ?? '', new RegExp(`handed back by hand after a failed hook: ${nodes[0]}`));
     assert.notEqual((await c.core.readNode({ name: nodes[0]! })).spec?.unschedulable, true, 'uncordoned');
+  });
+
+  it('an abort while a Job hook runs deletes the Job (foreground: its pod first) before the node is handed back', async () => {
+    // kwok runs the hook's pod until it is deleted (scripts/stack/kwok-stages.yaml: a Job pod
+    // annotated drainflow.dev/test-hold never completes).
+    const node = nodes[1]!;
+    const name = await startPlan('rolling-jobabort', {
+      nodeNames: [node],
+      uncordon: 'AfterEachNode',
+      drainTimeoutSeconds: 600,
+      hooks: {
+        afterDrain: {
+          job: {
+            namespace: ns,
+            timeoutSeconds: 600,
+            template: {
+              spec: {
+                template: {
+                  metadata: { annotations: { 'drainflow.dev/test-hold': 'true' } },
+                  spec: { containers: [{ name: 'patch', image: 'busybox' }] },
+                },
+              },
+            },
+          },
+        },
+      },
+    });
+    const status = await waitFor(
+      async () => {
+        const n = (await readPlanStatus(c, name))?.nodes?.[0];
+        return n?.hook?.phase === 'Running' && n.hook.ref ? n : undefined;
+      },
+      90_000,
+      { what: `plan ${name}: the afterDrain hook runs`, intervalMs: 250 },
+    );
+    const jobName = status.hook!.ref!.split('/')[1]!;
+    const podsOfJob = async () =>
+      (
+        await c.core.listNamespacedPod({
+          namespace: ns,
+          labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
+        })
+      ).items;
+    await waitFor(async () => (await podsOfJob()).some((p) => p.status?.phase === 'Running'), 60_000, {
+      what: `the pod of Job ${jobName} running on ${node}`,
+      intervalMs: 250,
+    });
+    const readJob = () =>
+      batch.readNamespacedJob({ namespace: ns, name: jobName }).then(
+        (j) => j,
+        () => undefined,
+      );
+    assert.ok(await readJob(), 'the Job runs');
+    const abortedAt = Date.now();
+    await h.client.workflow.getHandle(workflows.at(-1)!).signal(abortSignal);
+    // Sample until the node is handed back: the Job must be gone by then.
+    const samples: { job: boolean; uncordoned: boolean }[] = [];
+    await waitFor(
+      async () => {
+        const [job, n] = await Promise.all([readJob(), c.core.readNode({ name: node })]);
+        samples.push({ job: job !== undefined, uncordoned: n.spec?.unschedulable !== true });
+        return samples.at(-1)!.uncordoned;
+      },
+      120_000,
+      { what: `${node} handed back`, intervalMs: 100 },
+    );
+    const handedBackAfterMs = Date.now() - abortedAt;
+    assert.ok(
+      samples.every((x) => !(x.uncordoned && x.job)),
+      'no sample saw the node uncordoned while the Job existed',
+    );
+    assert.ok(
+      samples.some((x) => !x.uncordoned),
+      'the node was still cordoned right after the abort',
+    );
+    assert.equal(await readJob(), undefined, 'the Job is gone');
+    assert.deepEqual(await podsOfJob(), [], "the Job's pod is gone");
+    const final = await finished(name);
+    assert.equal(final.phase, 'Aborted', showStatus(final));
+    const n = final.nodes![0]!;
+    assert.equal(n.phase, 'Aborted', showStatus(final));
+    assert.match(
+      n.message ?? '',
+      new RegExp(`aborted during the afterDrain hook; its Job ${ns}/${jobName} was deleted`),
+    );
+    assert.equal(n.hook?.phase, 'Stopped');
+    console.log(
+      `[e2e] abort during a Job hook: node handed back ${handedBackAfterMs} ms after the abort, Job gone first`,
+    );
   });
 
   it('a per-node release through the CLI and through the node annotation', async () => {

@@ -7,7 +7,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import { buildHookJob, CORDON_TAINT, HOOK_LABELS, jobEnd } from '../../src/activities/jobs.js';
+import {
+  buildHookJob,
+  CORDON_TAINT,
+  createJobActivities,
+  HOOK_LABELS,
+  jobEnd,
+} from '../../src/activities/jobs.js';
+import type { JobPort } from '../../src/k8s/jobs.js';
 import { MaintenancePlanSpecSchema, ROLLING_MESSAGES } from '../../src/api/plan.js';
 import { PlanReason } from '../../src/api/reasons.js';
 import {
@@ -16,6 +23,7 @@ import {
   hookEnded,
   hookJobName,
   hookStarted,
+  hookStopped,
   initialRollState,
   nextRollStep,
   release,
@@ -52,6 +60,7 @@ const startA = (r: RollState) => hookStarted(r, 'afterDrain', 'ref-a', T0 + 1000
 const okA = (r: RollState) => hookEnded(r, 'afterDrain', true);
 const failA = (r: RollState) => hookEnded(r, 'afterDrain', false, 'health check failed');
 const rel = (r: RollState) => release(r);
+const stopA = (r: RollState) => hookStopped(r, 'afterDrain', 'its Job ns/j was deleted');
 
 describe('nextRollStep (hook state transitions)', () => {
   const table: [string, RollSettings, RollState, RollStep['kind'], Partial<RollStep>?][] = [
@@ -148,6 +157,13 @@ describe('nextRollStep (hook state transitions)', () => {
     ],
     ['no hook, released before the drain: drain first', NO_HOOK, state(rel), 'drain'],
     ['done', NO_HOOK, state((r) => (r.stage = 'Done')), 'end'],
+    [
+      'afterDrain stopped (abort): not a success, no hand-back of its own',
+      HOOKS_AFTER,
+      state(toDrain, isDrained, startA, stopA),
+      'await',
+      { phase: 'Blocked', reason: 'HookFailed' },
+    ],
   ];
   for (const [name, cfg, r, kind, fields] of table) {
     it(name, () => {
@@ -166,6 +182,81 @@ describe('nextRollStep (hook state transitions)', () => {
     okB(r);
     failB(r); // an end after the end is ignored
     assert.equal(r.hooks[0]!.phase, 'Succeeded');
+  });
+});
+
+describe('hookStopped', () => {
+  it('marks a running hook Stopped with how; a hook that already ended keeps its end', () => {
+    const r = state(startA);
+    stopA(r);
+    assert.deepEqual(r.hooks, [
+      {
+        name: 'afterDrain',
+        phase: 'Stopped',
+        startedAtMs: T0 + 1000,
+        ref: 'ref-a',
+        message: 'its Job ns/j was deleted',
+      },
+    ]);
+    okA(r); // an end after the stop is ignored
+    assert.equal(r.hooks[0]!.phase, 'Stopped');
+    const done = state(startA, okA);
+    stopA(done);
+    assert.equal(done.hooks[0]!.phase, 'Succeeded', 'a stop after the end is ignored');
+    const none = state();
+    stopA(none);
+    assert.deepEqual(none.hooks, [], 'a hook that never started is not recorded');
+  });
+});
+
+/** An in-memory JobPort: deleted Jobs stay (terminating) for `lingerReads` reads, as under foreground deletion. */
+function memoryJobPort(lingerReads: number) {
+  const jobs = new Map<string, { job: V1Job; deleting?: number }>();
+  const calls: string[] = [];
+  const port: JobPort = {
+    createJob: async (ns, job) => {
+      const key = `${ns}/${job.metadata!.name}`;
+      if (jobs.has(key)) return 'exists';
+      jobs.set(key, { job });
+      return 'created';
+    },
+    readJob: async (ns, name) => {
+      const e = jobs.get(`${ns}/${name}`);
+      if (e?.deleting !== undefined && e.deleting-- <= 0) jobs.delete(`${ns}/${name}`);
+      return jobs.get(`${ns}/${name}`)?.job;
+    },
+    deleteJob: async (ns, name) => {
+      calls.push(`delete ${ns}/${name}`);
+      const e = jobs.get(`${ns}/${name}`);
+      if (!e) return 'gone';
+      e.deleting ??= lingerReads;
+      return 'deleting';
+    },
+    listJobPods: async () => [],
+  };
+  return { port, jobs, calls };
+}
+
+describe('stopHookJob (over an in-memory JobPort)', () => {
+  const job: V1Job = { metadata: { name: 'j' } };
+  it('deletes the Job and waits until a read finds it gone', async () => {
+    const m = memoryJobPort(2);
+    m.jobs.set('ns/j', { job });
+    const acts = createJobActivities(undefined as never, m.port);
+    assert.deepEqual(await acts.stopHookJob({ namespace: 'ns', name: 'j', waitSeconds: 30 }), { gone: true });
+    assert.deepEqual(m.calls, ['delete ns/j']);
+    assert.equal(m.jobs.size, 0);
+  });
+  it('a Job already gone is gone at once', async () => {
+    const m = memoryJobPort(0);
+    const acts = createJobActivities(undefined as never, m.port);
+    assert.deepEqual(await acts.stopHookJob({ namespace: 'ns', name: 'j', waitSeconds: 30 }), { gone: true });
+  });
+  it('a Job still there at the bound is reported, not waited for longer', async () => {
+    const m = memoryJobPort(Number.MAX_SAFE_INTEGER);
+    m.jobs.set('ns/j', { job });
+    const acts = createJobActivities(undefined as never, m.port);
+    assert.deepEqual(await acts.stopHookJob({ namespace: 'ns', name: 'j', waitSeconds: 0 }), { gone: false });
   });
 });
 

@@ -15,8 +15,11 @@ import { PlanReason } from '../../src/api/reasons.js';
 import { hookWorkflowId } from '../../src/drain/hooks.js';
 import { createGrantDeliveryActivities } from '../../src/activities/grant-delivery.js';
 import { createHookWorkflowActivities } from '../../src/activities/hook-workflow.js';
+import { createJobActivities } from '../../src/activities/jobs.js';
+import type { JobPort } from '../../src/k8s/jobs.js';
 import { WEEKDAYS } from '../../src/api/calendar.js';
 import {
+  abortSignal,
   pauseSignal,
   releaseNodeUpdate,
   releaseSignal,
@@ -67,13 +70,14 @@ interface HookScript {
  * and the user's hook worker on `${tq}-hooks`. `restartMain` stops drainflow's worker and starts a
  * new one on the same queue (a worker restart: the new one replays the workflows' histories).
  */
-async function workers(sim: SimCluster, script: HookScript, restartable = false) {
+async function workers(sim: SimCluster, script: HookScript, restartable = false, extra: object = {}) {
   const tq = `rolling-${++seq}`;
   const hookTq = `${tq}-hooks`;
   const activities = {
     ...sim.activities(),
     ...createHookWorkflowActivities(),
     ...createGrantDeliveryActivities(),
+    ...extra,
   };
   const hookRuns: { node: string; atMs: number; cordoned: string[] }[] = [];
   const start = async () => {
@@ -128,6 +132,45 @@ async function workers(sim: SimCluster, script: HookScript, restartable = false)
       await hooksDone;
     },
   };
+}
+
+/**
+ * The Job activities (src/activities/jobs.ts) over an in-memory batch/v1: a Job never ends by
+ * itself (its pod runs on), a deleted one is gone after two reads (foreground deletion: its pods
+ * first). Deletions and disappearances go into the sim's call log, so their order against the
+ * node's hand-back can be read.
+ */
+function neverEndingJobs(sim: SimCluster) {
+  const jobs = new Map<string, { deleting?: number }>();
+  const log = (name: string, key: string) =>
+    sim.calls.push({ name, atMs: 0, arg: { job: key }, result: undefined });
+  const port: JobPort = {
+    createJob: async (ns, job) => {
+      const key = `${ns}/${job.metadata!.name}`;
+      if (jobs.has(key)) return 'exists';
+      jobs.set(key, {});
+      log('createJob', key);
+      return 'created';
+    },
+    readJob: async (ns, name) => {
+      const key = `${ns}/${name}`;
+      const e = jobs.get(key);
+      if (e?.deleting !== undefined && e.deleting-- <= 0) {
+        jobs.delete(key);
+        log('jobGone', key);
+      }
+      return jobs.has(key) ? { metadata: { name, namespace: ns }, status: { active: 1 } } : undefined;
+    },
+    deleteJob: async (ns, name) => {
+      const e = jobs.get(`${ns}/${name}`);
+      log('deleteJob', `${ns}/${name}`);
+      if (!e) return 'gone';
+      e.deleting ??= 2;
+      return 'deleting';
+    },
+    listJobPods: async () => [],
+  };
+  return { jobs, activities: createJobActivities(undefined as never, port) };
 }
 
 /** Most nodes cordoned at once, from the sim's cordon and release calls in call order. */
@@ -344,6 +387,94 @@ describe('rolling maintenance (time-skipping)', () => {
             [],
             `${id}: no failed workflow task`,
           );
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('an abort during a workflow hook cancels the child and awaits its close before the node is handed back', async () => {
+    const sim = threeNodes();
+    const w = await workers(sim, { holdSeconds: 24 * 3600 });
+    try {
+      const inp = input('rolling-abort-wf', rollingSpec(w.hookTq, { nodeNames: ['n1'] }));
+      const h = await startPlan(w.tq, inp);
+      await waitUntil(
+        () => sim.lastStatus()?.nodes?.[0]?.hook?.phase === 'Running',
+        'the afterDrain hook of n1 runs',
+      );
+      await h.signal(abortSignal);
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Aborted', final.message);
+      const hookId = hookWorkflowId(nodeWorkflowId(planWorkflowId(inp.plan), 'n1'), 'afterDrain');
+      const desc = await wf.env.client.workflow.getHandle(hookId).describe();
+      assert.equal(
+        desc.status.name,
+        'CANCELLED',
+        'the hook workflow was cancelled (not left to a termination)',
+      );
+      const n1 = sim.lastStatus()!.nodes!.find((n) => n.name === 'n1')!;
+      assert.equal(n1.phase, 'Aborted', n1.message);
+      assert.match(
+        n1.message ?? '',
+        new RegExp(`aborted during the afterDrain hook; its workflow ${hookId} was cancelled`),
+      );
+      assert.equal(n1.hook?.phase, 'Stopped');
+      assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'n1 handed back');
+      const releasedAt = sim.calls.find((c) => c.name === 'releaseNode')!.atMs;
+      assert.ok(desc.closeTime!.getTime() <= releasedAt, 'the hook workflow closed before the hand-back');
+      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('an abort during a Job hook deletes the Job and waits until it is gone before the node is handed back', async () => {
+    const sim = threeNodes();
+    const jobs = neverEndingJobs(sim);
+    const w = await workers(sim, { holdSeconds: 0 }, false, jobs.activities);
+    try {
+      const inp = input(
+        'rolling-abort-job',
+        rollingSpec(w.hookTq, {
+          nodeNames: ['n1'],
+          hooks: {
+            afterDrain: {
+              job: {
+                namespace: 'hooks',
+                timeoutSeconds: 3600,
+                template: {
+                  spec: { template: { spec: { containers: [{ name: 'patch', image: 'busybox' }] } } },
+                },
+              },
+            },
+          },
+        }),
+      );
+      const h = await startPlan(w.tq, inp);
+      await waitUntil(() => jobs.jobs.size === 1, 'the Job of n1 was created');
+      await waitUntil(
+        () => sim.lastStatus()?.nodes?.[0]?.hook?.phase === 'Running',
+        'the afterDrain hook of n1 runs',
+      );
+      await h.signal(abortSignal);
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Aborted', final.message);
+      assert.equal(jobs.jobs.size, 0, 'the Job is gone');
+      const order = sim.calls.map((c) => c.name);
+      const deleted = order.indexOf('deleteJob');
+      const gone = order.indexOf('jobGone');
+      const released = order.indexOf('releaseNode');
+      assert.ok(deleted >= 0 && gone > deleted, `the Job was deleted, then gone (${order.join(', ')})`);
+      assert.ok(released > gone, `the node was handed back after the Job was gone (${order.join(', ')})`);
+      assert.equal(sim.nodes.get('n1')!.unschedulable, false, 'n1 handed back');
+      const n1 = sim.lastStatus()!.nodes!.find((n) => n.name === 'n1')!;
+      assert.equal(n1.phase, 'Aborted', n1.message);
+      assert.match(
+        n1.message ?? '',
+        /aborted during the afterDrain hook; its Job hooks\/drainflow-after-n1-\w+ was deleted/,
+      );
+      assert.equal(n1.hook?.phase, 'Stopped');
+      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
     } finally {
       await w.stop();
     }
