@@ -192,7 +192,8 @@ const FINGERPRINT_HEX_DIGITS = 16;
 
 /**
  * The fingerprint of an observation: the first 16 hex digits of the sha256 of a canonical JSON array
- * of exactly the material fields, in a fixed order: node exists and unschedulable; per pod (in the
+ * of exactly the material fields, in a fixed order: node exists and unschedulable (then `released`
+ * when set, and the node's `metadata.uid` when known); per pod (in the
  * given order, which is sorted by key) key, uid, action, reason, pdbs, deletionTimestampMs (or null),
  * and the order group when set;
  * per PDB key and disruptionsAllowed (and its resourceVersion with `pdbVersions`: `true` for every
@@ -212,10 +213,14 @@ export function observationFingerprint(
   const versioned = (key: string): boolean => pdbVersions === true || listed(key);
   const material = (key: string): boolean => !listedOnly || !Array.isArray(pdbVersions) || listed(key);
   const canonical = JSON.stringify([
-    // `released` only when set, so the fingerprints of nodes without the annotation stay as they were.
-    content.node.released
-      ? [content.node.exists, content.node.unschedulable, true]
-      : [content.node.exists, content.node.unschedulable],
+    // `released` only when set, so the fingerprints of nodes without the annotation stay as they
+    // were; the node's uid, so a Node created again under the name is a change.
+    [
+      content.node.exists,
+      content.node.unschedulable,
+      ...(content.node.released ? [true] : []),
+      ...(content.node.uid !== undefined ? [content.node.uid] : []),
+    ],
     content.pods.map((p) => {
       const base = [p.key, p.uid, p.action, p.reason, p.pdbs, p.deletionTimestampMs ?? null];
       const withOrder = p.order !== undefined ? [...base, p.order] : base;

@@ -9,8 +9,10 @@ import { NODE_RELEASE_ANNOTATION, type LabelSelector } from '../api/plan.js';
 import { matchesLabelSelector } from '../drain/selector.js';
 import {
   NODE_CLAIM_ANNOTATION,
+  NODE_CLAIM_NODE_UID_ANNOTATION,
   NODE_CLAIM_UID_ANNOTATION,
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
+  copiedClaim,
   heldBy,
 } from '../k8s/node-claim.js';
 import { CONFLICT, retryOnConflict } from '../k8s/patch.js';
@@ -67,16 +69,28 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
      * Claims and cordons a node with one merge patch guarded by the node's resourceVersion (409 Conflict
      * → re-read and retry, see src/k8s/patch.ts). First claim: sets {@link NODE_CLAIM_ANNOTATION} =
      * plan name, {@link NODE_CLAIM_UID_ANNOTATION} = plan uid, {@link NODE_WAS_UNSCHEDULABLE_ANNOTATION} =
-     * `'true'|'false'` (spec.unschedulable before) and `spec.unschedulable: true`. Already claimed by
-     * this plan: re-cordons if someone uncordoned it and returns the recorded `wasUnschedulable`.
-     * Claimed by another plan (other name, or same name with another uid): changes nothing.
+     * `'true'|'false'` (spec.unschedulable before), {@link NODE_CLAIM_NODE_UID_ANNOTATION} = the
+     * Node's `metadata.uid` and `spec.unschedulable: true`. Already claimed by this plan: re-cordons
+     * if someone uncordoned it and returns the recorded `wasUnschedulable`. Claimed by another plan
+     * (other name, or same name with another uid): changes nothing. `nodeUid` given and the Node now
+     * under that name has another uid (deleted and created again): `NodeReplaced`, nothing written.
+     * The patch carries the Node's `metadata.uid` too (immutable: the API server refuses a patch of
+     * another object), beside the resourceVersion guard.
      *
      * @throws TransientKubernetesError when conflicts persist or on transport errors / 5xx.
      */
-    async cordonNode({ plan, node }) {
+    async cordonNode({ plan, node, nodeUid }) {
       return retryOnConflict<CordonResult>(`cordon node ${node}`, async (attempt) => {
         const current = await port.readNode(node);
         if (!current) return { outcome: 'NodeNotFound' };
+        const uid = current.metadata?.uid ?? '';
+        if (nodeUid !== undefined && uid !== nodeUid) {
+          log.info(
+            { node, plan: plan.name, claimed: nodeUid, now: uid },
+            'cordonNode: node re-created, not claimed',
+          );
+          return { outcome: 'NodeReplaced', nodeUid: uid };
+        }
         const ann = current.metadata?.annotations ?? {};
         const holder = heldBy(current, plan);
         if (holder === 'other') {
@@ -89,23 +103,34 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
           result = {
             outcome: 'Cordoned',
             wasUnschedulable: ann[NODE_WAS_UNSCHEDULABLE_ANNOTATION] === 'true',
+            nodeUid: uid,
           };
-          if (current.spec?.unschedulable !== true || ann[NODE_CLAIM_UID_ANNOTATION] === undefined) {
+          if (
+            current.spec?.unschedulable !== true ||
+            ann[NODE_CLAIM_UID_ANNOTATION] === undefined ||
+            ann[NODE_CLAIM_NODE_UID_ANNOTATION] === undefined
+          ) {
             patch = {
-              metadata: { resourceVersion: rv, annotations: { [NODE_CLAIM_UID_ANNOTATION]: plan.uid } },
+              metadata: {
+                uid,
+                resourceVersion: rv,
+                annotations: { [NODE_CLAIM_UID_ANNOTATION]: plan.uid, [NODE_CLAIM_NODE_UID_ANNOTATION]: uid },
+              },
               spec: { unschedulable: true },
             };
           }
         } else {
           const wasUnschedulable = current.spec?.unschedulable === true;
-          result = { outcome: 'Cordoned', wasUnschedulable };
+          result = { outcome: 'Cordoned', wasUnschedulable, nodeUid: uid };
           patch = {
             metadata: {
+              uid,
               resourceVersion: rv,
               annotations: {
                 [NODE_CLAIM_ANNOTATION]: plan.name,
                 [NODE_CLAIM_UID_ANNOTATION]: plan.uid,
                 [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: String(wasUnschedulable),
+                [NODE_CLAIM_NODE_UID_ANNOTATION]: uid,
               },
             },
             spec: { unschedulable: true },
@@ -130,25 +155,35 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
      * Removes this plan's claim from a node with one resourceVersion-guarded merge patch (conflicts
      * retried), and sets `spec.unschedulable` back to unset when `uncordon` is true and the node was
      * not unschedulable before the plan ({@link NODE_WAS_UNSCHEDULABLE_ANNOTATION} != `'true'`).
-     * A node that is missing or not claimed by this plan (name and uid) is left alone.
+     * A node that is missing or not claimed by this plan (name and uid) is left alone, and so is a
+     * Node created again under the claimed node's name (`left: 'replaced'`): its `metadata.uid` is not
+     * `nodeUid`, or its claim was copied from the Node that is gone ({@link copiedClaim}). The patch
+     * carries the Node's `metadata.uid` beside the resourceVersion guard.
      *
      * @returns `uncordoned: true` when this call made the node schedulable again.
      * @throws TransientKubernetesError when conflicts persist or on transport errors / 5xx.
      */
-    async releaseNode({ plan, node, uncordon }) {
+    async releaseNode({ plan, node, uncordon, nodeUid }) {
       return retryOnConflict(`release node ${node}`, async () => {
         const current = await port.readNode(node);
         if (!current) return { uncordoned: false, left: 'gone' as const };
+        const uid = current.metadata?.uid;
+        if ((nodeUid !== undefined && uid !== nodeUid) || copiedClaim(current)) {
+          log.info({ node, plan: plan.name, claimed: nodeUid, now: uid }, 'node re-created: not handed back');
+          return { uncordoned: false, left: 'replaced' as const };
+        }
         if (heldBy(current, plan) !== 'self') return { uncordoned: false, left: 'notClaimed' as const };
         const ann = current.metadata?.annotations ?? {};
         const doUncordon = uncordon && ann[NODE_WAS_UNSCHEDULABLE_ANNOTATION] !== 'true';
         const patch: { metadata: object; spec?: object } = {
           metadata: {
+            uid,
             resourceVersion: current.metadata?.resourceVersion,
             annotations: {
               [NODE_CLAIM_ANNOTATION]: null,
               [NODE_CLAIM_UID_ANNOTATION]: null,
               [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: null,
+              [NODE_CLAIM_NODE_UID_ANNOTATION]: null,
               // A per-node release (uncordon AfterEachNode) is used up by the hand-back.
               [NODE_RELEASE_ANNOTATION]: null,
             },

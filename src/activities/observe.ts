@@ -114,31 +114,33 @@ export function throwIfNotSynced(watch: NodeWatch, what: string, startedAt: numb
 }
 
 /**
- * The material content of node `node` as the cache sees it now: node existence and
+ * The material content of node `node` as the cache sees it now: node existence, `metadata.uid` and
  * `spec.unschedulable`; its pods classified and matched with PDBs ({@link buildNodePods}), plus the
  * `requested` PDBs ({@link withRequestedPdbs}). A node that
  * does not exist has no pods and no PDBs (pods still bound to a deleted node are left to the pod
- * garbage collector).
+ * garbage collector); nor has a Node of another uid than `claimedUid` (deleted and created again
+ * under the name: its pods are not the drain's, and the history need not carry them).
  */
-function snapshot(
+export function snapshot(
   node: V1Node | undefined,
   pods: Parameters<typeof buildNodePods>[0],
   pdbsIn: Parameters<typeof buildNodePods>[1],
   selection: ObserveNodeInput['selection'],
   requested: ObserveNodeInput['pdbs'],
   order: Parameters<typeof buildNodePods>[3] = {},
+  claimedUid?: string,
 ): ObservationContent {
   if (node === undefined) return { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
-  const { pods: items, pdbs } = buildNodePods(pods, pdbsIn, selection, order);
-  return {
-    node: {
-      exists: true,
-      unschedulable: node.spec?.unschedulable === true,
-      ...(node.metadata?.annotations?.[NODE_RELEASE_ANNOTATION] === 'true' ? { released: true } : {}),
-    },
-    pods: items,
-    pdbs: withRequestedPdbs(pdbs, requested, pdbsIn),
+  const uid = node.metadata?.uid;
+  const self = {
+    exists: true,
+    unschedulable: node.spec?.unschedulable === true,
+    ...(node.metadata?.annotations?.[NODE_RELEASE_ANNOTATION] === 'true' ? { released: true } : {}),
+    ...(uid ? { uid } : {}),
   };
+  if (claimedUid !== undefined && uid !== claimedUid) return { node: self, pods: [], pdbs: [] };
+  const { pods: items, pdbs } = buildNodePods(pods, pdbsIn, selection, order);
+  return { node: self, pods: items, pdbs: withRequestedPdbs(pdbs, requested, pdbsIn) };
 }
 
 /**
@@ -235,6 +237,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
           ...(input.podOrder ? { podOrder: input.podOrder } : {}),
           namespaceLabels: (ns) => nsLabels?.get(ns),
         },
+        input.nodeUid,
       );
       return {
         content,

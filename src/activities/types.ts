@@ -27,6 +27,20 @@ export type CordonResult =
       outcome: 'Cordoned';
       /** Whether the node was already unschedulable before this plan first cordoned it. */
       wasUnschedulable: boolean;
+      /**
+       * The claimed Node's `metadata.uid`: the node this plan holds (a Node created again under the
+       * same name is another one). Absent in answers of workers from before it existed.
+       */
+      nodeUid?: string;
+    }
+  | {
+      /**
+       * The call named the node it claimed before (`nodeUid`), and a Node of that name with another
+       * uid stands in its place: deleted and created again. Nothing was written.
+       */
+      outcome: 'NodeReplaced';
+      /** The `metadata.uid` of the Node now under that name. */
+      nodeUid: string;
     }
   | {
       outcome: 'HeldByOtherPlan';
@@ -103,6 +117,11 @@ export interface ObserveNodeInput {
    * namespaceSelector in it the activity lists the namespaces (RBAC: namespaces list) once per call.
    */
   podOrder?: PodOrderRule[];
+  /**
+   * The `metadata.uid` of the Node the plan claimed. A Node under that name with another uid (deleted
+   * and created again) is observed without its pods and PDBs: its pods are not this drain's.
+   */
+  nodeUid?: string;
 }
 
 /** Result of {@link DrainActivities.listNodePods}. */
@@ -142,16 +161,28 @@ export interface DrainActivities {
    * (spec.unschedulable=true), recording whether it was unschedulable before. Idempotent: a node
    * already claimed by this plan returns the recorded `wasUnschedulable`.
    */
-  cordonNode(input: { plan: PlanRef; node: string }): Promise<CordonResult>;
+  cordonNode(input: {
+    plan: PlanRef;
+    node: string;
+    /**
+     * The `metadata.uid` of the Node this plan claimed before (spec.cordon AllAtStart), when there
+     * was one: a Node under that name with another uid is not claimed (`NodeReplaced`).
+     */
+    nodeUid?: string;
+  }): Promise<CordonResult>;
   /**
    * Hands a node back: uncordons it unless it was unschedulable before the plan, and removes the
-   * claim. Does nothing to a node not claimed by this plan. `uncordon: false` only removes the claim.
+   * claim. Does nothing to a node not claimed by this plan, nor to a Node created again under the
+   * claimed node's name (another `metadata.uid` than `nodeUid`, or than the uid its copied claim
+   * names). `uncordon: false` only removes the claim.
    * @returns whether the node was uncordoned, and when not, why (`left`, see NotUncordoned).
    */
   releaseNode(input: {
     plan: PlanRef;
     node: string;
     uncordon: boolean;
+    /** The claimed Node's `metadata.uid` ({@link CordonResult} `nodeUid`), when known. */
+    nodeUid?: string;
   }): Promise<{ uncordoned: boolean; left?: NotUncordoned }>;
   /**
    * Lists the pods bound to the node, classified, with the PDBs covering them. No workflow calls

@@ -39,6 +39,13 @@ export const NODE_CLAIM_ANNOTATION = `${GROUP}/held-by`;
  * plan deleted and re-created under the same name is not mistaken for the one that claimed the node.
  */
 export const NODE_CLAIM_UID_ANNOTATION = `${GROUP}/held-by-uid`;
+/**
+ * Annotation on a Node holding its own `metadata.uid` when the plan claimed it. A Node deleted and
+ * created again under the same name is another object with another uid (the API server assigns a
+ * new one); a claim copied onto it (a Node re-created from a saved manifest) then names a node that
+ * is gone, and counts as no claim (src/k8s/node-claim.ts heldBy).
+ */
+export const NODE_CLAIM_NODE_UID_ANNOTATION = `${GROUP}/claimed-node-uid`;
 /** Annotation on a Node recording whether it was unschedulable before the plan cordoned it. */
 export const NODE_WAS_UNSCHEDULABLE_ANNOTATION = `${GROUP}/was-unschedulable`;
 

@@ -65,7 +65,7 @@ export const NodePhase = {
   Aborted: 'Aborted',
   /** The node's drain failed (an activity refused for good, its child workflow failed). */
   Failed: 'Failed',
-  /** The Node object was deleted during the drain. */
+  /** The Node object was deleted during the drain (or deleted and created again: another UID). */
   Deleted: 'Deleted',
   /** Handed back undrained (at its deadline under onDeadline SkipNode, or released after a failed hook). */
   Skipped: 'Skipped',
@@ -288,7 +288,10 @@ export const NodeReason = {
   PodsNotEvictable: 'PodsNotEvictable',
   /** Blocked: someone uncordoned the node; no eviction until it is cordoned again (Warning Event). */
   NodeUncordonedExternally: 'NodeUncordonedExternally',
-  /** Deleted: the Node object was deleted during the drain (Warning Event). */
+  /**
+   * Deleted: the Node object was deleted during the drain, or deleted and created again under its
+   * name (another UID: a node this plan did not claim, neither drained nor handed back) (Warning Event).
+   */
   NodeDeleted: 'NodeDeleted',
   /** Waiting: another plan holds the node (Warning Event); tried again as soon as that plan hands it back (the worker watches the Node), at the latest after eviction.retryBackoff (5 s doubling up to 120 s by default); while the plan is paused, not tried (nor cordoned) until resumed. */
   NodeHeldByOtherPlan: 'NodeHeldByOtherPlan',

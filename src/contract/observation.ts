@@ -94,9 +94,11 @@ export type NodeObservation =
       fingerprint: string;
       /**
        * The node itself: whether it exists and whether `spec.unschedulable` is true; `released` when
-       * it carries the annotation drainflow.dev/release=true (a per-node release, uncordon AfterEachNode).
+       * it carries the annotation drainflow.dev/release=true (a per-node release, uncordon AfterEachNode);
+       * `uid`, its `metadata.uid` when it exists (a Node deleted and created again under the same
+       * name has another: it is another node).
        */
-      node: { exists: boolean; unschedulable: boolean; released?: boolean };
+      node: { exists: boolean; unschedulable: boolean; released?: boolean; uid?: string };
       /** Every pod bound to the node (`spec.nodeName`), classified, sorted by key. Empty when the node does not exist. */
       pods: ObservedPod[];
       /** Every PDB matching at least one of `pods`, sorted by key. */

@@ -52,6 +52,8 @@ export interface NodeProgress extends Omit<NodeState, 'name'> {
   cordonedByPlan?: boolean;
   /** Whether this plan holds the claim on the node. */
   claimed?: boolean;
+  /** The claimed Node's `metadata.uid`, once claimed (a Node created again under the name is another). */
+  nodeUid?: string;
   /** Whether this is the node drain's last report (its workflow is ending). */
   final?: boolean;
 }

@@ -10,9 +10,11 @@
  * Why `releaseNode` did not uncordon the node: `notClaimed` (the node no longer carries this plan's
  * claim: handed back already, e.g. by the operator), `gone` (the node does not exist),
  * `notAsked` (uncordon was false), `wasUnschedulable` (it was unschedulable before the plan
- * cordoned it), `alreadySchedulable` (someone uncordoned it meanwhile).
+ * cordoned it), `alreadySchedulable` (someone uncordoned it meanwhile), `replaced` (the claimed
+ * Node was deleted and another created under its name: another `metadata.uid`, not this plan's).
  */
-export type NotUncordoned = 'notClaimed' | 'gone' | 'notAsked' | 'wasUnschedulable' | 'alreadySchedulable';
+export type NotUncordoned =
+  'notClaimed' | 'gone' | 'notAsked' | 'wasUnschedulable' | 'alreadySchedulable' | 'replaced';
 
 /**
  * The words for a hand-back's answer. An answer without `left` (recorded by workers from before
@@ -25,6 +27,8 @@ export function handBackWording(res: { uncordoned: boolean; left?: NotUncordoned
       return 'no longer claimed by this plan (handed back already); left as it is';
     case 'gone':
       return 'the node is gone';
+    case 'replaced':
+      return "the node was deleted and created again under its name: the new node is not this plan's; left as it is";
     case 'notAsked':
       return 'left cordoned';
     case 'alreadySchedulable':

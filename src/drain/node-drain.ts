@@ -164,7 +164,14 @@ export interface PdbRecord {
 /** What the node's last observation said about the node itself. */
 export interface NodeView {
   fingerprint: string;
+  /**
+   * Whether the node this drain claimed exists: a Node of its name with the claimed uid
+   * ({@link NodeDrainState.nodeUid}). A Node deleted and created again under the name is another
+   * node: the claimed one does not exist, and {@link NodeView.replacedBy} names the new one.
+   */
   exists: boolean;
+  /** The `metadata.uid` of the Node that stands under the name in place of the claimed one. */
+  replacedBy?: string;
   unschedulable: boolean;
   /** Sequence number of that observation. */
   seq: number;
@@ -185,6 +192,12 @@ export interface NodeDrainState {
   claimed: boolean;
   /** Whether this plan cordoned the node (false when it was unschedulable before). */
   cordonedByPlan: boolean;
+  /**
+   * The `metadata.uid` of the Node this plan claimed (the claim's answer). Nodes are identified by
+   * uid: a Node deleted and created again under the same name has another, and is not this plan's.
+   * Absent before the claim (and in states of workers from before it existed: then not compared).
+   */
+  nodeUid?: string;
   /** Claim attempts refused because another plan holds the node (drives the retry backoff). */
   claimRounds: number;
   /** The plan that held the node at the last refused claim attempt; absent once claimed. */
@@ -552,10 +565,29 @@ function unblock(p: PodRecord): void {
 }
 
 /**
+ * The uid of the Node that stands under the claimed node's name in its place, when it is another
+ * one: the node exists, both uids are known (`claimedUid` is absent before the claim and in states of
+ * workers from before it was recorded; `node.uid` in answers of such workers) and they differ. The
+ * API server gives every created object a new `metadata.uid`, so a Node deleted and created again
+ * under the same name (a re-provisioned machine, a Node restored from a saved manifest) has another
+ * uid: it is not the node the plan claimed. `undefined` otherwise.
+ */
+export function replacingUid(
+  claimedUid: string | undefined,
+  node: { exists: boolean; uid?: string },
+): string | undefined {
+  if (!node.exists || claimedUid === undefined || node.uid === undefined) return undefined;
+  return node.uid === claimedUid ? undefined : node.uid;
+}
+
+/**
  * Applies one observation with material changes. `seq` is the sequence number the observation was
  * started with (see {@link NodeDrainState.observeSeq}).
  *
  * - Node absent: only the view changes (the pods go with the node; {@link decideNode} ends it).
+ *   So it is when a Node of another uid than the claimed one ({@link replacingUid}) stands under
+ *   the name: the claimed node was deleted, this one is another node and its pods are not this
+ *   drain's.
  * - A pod that must leave and is not tracked is added (Pending; Terminating when it already has a
  *   deletionTimestamp; Blocked when a rule blocks it or it has more than one PDB).
  * - A tracked pod missing from the observation, or now skipped (e.g. finished), is gone: counted and
@@ -570,13 +602,15 @@ export function applyObservation(
   seq: number,
   nowMs: number,
 ): NodeDrainState {
+  const replacedBy = replacingUid(s.nodeUid, obs.node);
   s.view = {
     fingerprint: obs.fingerprint,
-    exists: obs.node.exists,
+    exists: obs.node.exists && replacedBy === undefined,
     unschedulable: obs.node.unschedulable,
     seq,
+    ...(replacedBy !== undefined ? { replacedBy } : {}),
   };
-  if (!obs.node.exists) return s;
+  if (!s.view.exists) return s;
 
   const pdbs: Record<string, PdbRecord> = {};
   for (const o of obs.pdbs) {
@@ -1237,7 +1271,7 @@ export function decideNode(
     return end({
       phase: NodePhase.Deleted,
       reason: NodeReason.NodeDeleted,
-      message: deletedNodeMessage(s),
+      message: deletedNodeMessage(s, view.replacedBy),
     });
   if (pods.length === 0 && view.unschedulable)
     return end(
@@ -1509,15 +1543,20 @@ function deletedNodePods(s: NodeDrainState): { evicted: number; deleted: number;
 
 /**
  * The end message of a node deleted during the drain, with how its pods left (`deletedNodeCounts`):
- * `node n1 was deleted during the drain: 2 pod(s) evicted, 2 never evicted went with the node`.
+ * `node n1 was deleted during the drain: 2 pod(s) evicted, 2 never evicted went with the node`;
+ * `replacedBy`: the uid of the Node created again under its name, which the message names.
  */
-function deletedNodeMessage(s: NodeDrainState): string {
+function deletedNodeMessage(s: NodeDrainState, replacedBy?: string): string {
   const { evicted, deleted, withNode } = deletedNodePods(s);
   const other = s.goneWithoutEviction ?? 0;
   const deletedAll = (s.deletedGone ?? 0) + deleted;
   const evictedAll = s.podsGone - (s.deletedGone ?? 0) - other + evicted;
+  const what =
+    replacedBy === undefined
+      ? 'was deleted during the drain'
+      : `was deleted and created again under its name during the drain (uid ${s.nodeUid ?? '?'}, now ${replacedBy}): the new node is another node, not claimed by this plan, so it is not drained, cordoned or uncordoned by it`;
   return (
-    `node ${s.node} was deleted during the drain: ${evictedAll} pod(s) evicted` +
+    `node ${s.node} ${what}: ${evictedAll} pod(s) evicted` +
     (other ? `, ${other} gone without eviction before` : '') +
     (deletedAll ? `, ${deletedAll} deleted at the deadline` : '') +
     (withNode ? `, ${withNode} never evicted went with the node` : '')

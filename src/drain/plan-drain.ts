@@ -42,8 +42,11 @@ export interface PlanRunState {
   paused: boolean;
   aborted: boolean;
   released: boolean;
-  /** Nodes this plan holds the claim of, with whether it cordoned them. */
-  claimed: Record<string, { cordonedByPlan: boolean }>;
+  /**
+   * Nodes this plan holds the claim of, with whether it cordoned them and the claimed Node's
+   * `metadata.uid` (the hand-back touches no other Node of that name).
+   */
+  claimed: Record<string, { cordonedByPlan: boolean; nodeUid?: string }>;
   /** Nodes whose drain (child workflow) was started, in start order. */
   started: string[];
   /** Nodes whose drain ended (final report or child result). */
@@ -206,7 +209,10 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
   if (p.skipped?.length) n.skipped = p.skipped;
   else delete n.skipped;
   if (p.hook) n.hook = p.hook;
-  if (p.claimed) s.claimed[p.node] = { cordonedByPlan: p.cordonedByPlan ?? false };
+  if (p.claimed) {
+    const nodeUid = p.nodeUid ?? s.claimed[p.node]?.nodeUid;
+    s.claimed[p.node] = { cordonedByPlan: p.cordonedByPlan ?? false, ...(nodeUid ? { nodeUid } : {}) };
+  }
   // A node skipped at its deadline, or handed back on its own (uncordon AfterEachNode), handed
   // itself back: the plan holds it no more. So does one deleted while it awaited its release (it
   // reports claimed false: nothing is left to hand back).

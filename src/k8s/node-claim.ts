@@ -3,7 +3,7 @@
  * and the operator's deletion cleanup: which annotations make up a claim, whose claim a node
  * carries, and which nodes carry a plan's claim.
  *
- * A claim is three annotations on the Node, written by the `cordonNode` activity in one
+ * A claim is four annotations on the Node, written by the `cordonNode` activity in one
  * resourceVersion-guarded merge patch and removed by `releaseNode` the same way:
  *
  * | annotation                                   | value                                              |
@@ -11,6 +11,12 @@
  * | {@link NODE_CLAIM_ANNOTATION}                | the plan's `metadata.name`                         |
  * | {@link NODE_CLAIM_UID_ANNOTATION}            | the plan's `metadata.uid` (absent on old claims)   |
  * | {@link NODE_WAS_UNSCHEDULABLE_ANNOTATION}    | `'true'`/`'false'`: `spec.unschedulable` before it |
+ * | {@link NODE_CLAIM_NODE_UID_ANNOTATION}       | the Node's own `metadata.uid` at the claim          |
+ *
+ * Nodes are identified by UID: a Node deleted and created again under the same name gets a new
+ * `metadata.uid` from the API server, and is another node. A claim copied onto it (a Node re-created
+ * from a saved manifest, annotations and `spec.unschedulable` included) names the uid of a Node that
+ * is gone, and is no claim: no plan cordoned this node, none hands it back or drains it.
  *
  * Annotations are not selectable server-side (no annotation selector exists), so finding a plan's
  * nodes means listing every Node and filtering here.
@@ -18,27 +24,45 @@
 import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
 import {
   NODE_CLAIM_ANNOTATION,
+  NODE_CLAIM_NODE_UID_ANNOTATION,
   NODE_CLAIM_UID_ANNOTATION,
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
 } from '../api/plan.js';
 import type { PlanRef } from '../contract/names.js';
 
 // The three annotations are defined once, with the API's other names (src/api/plan.ts).
-export { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, NODE_WAS_UNSCHEDULABLE_ANNOTATION };
+export {
+  NODE_CLAIM_ANNOTATION,
+  NODE_CLAIM_NODE_UID_ANNOTATION,
+  NODE_CLAIM_UID_ANNOTATION,
+  NODE_WAS_UNSCHEDULABLE_ANNOTATION,
+};
 
 /** Page size of the node list of {@link listClaimedNodes}. */
 const LIST_PAGE_SIZE = 500;
 
 /**
- * Whose claim the node carries, seen from `plan`: `'none'` (no or empty {@link NODE_CLAIM_ANNOTATION}),
- * `'self'` (the name matches and the uid annotation matches or is absent: a claim without the uid
- * annotation counts by name), `'other'` (another name, or this name with another uid: a plan deleted
- * and re-created under the same name is another plan).
+ * Whether the node carries a claim copied from another Node object: {@link NODE_CLAIM_NODE_UID_ANNOTATION}
+ * names another uid than the node's own `metadata.uid` (the claimed Node was deleted and this one
+ * created under its name from a manifest that kept the annotations). A claim without that
+ * annotation (written before it existed) is not taken as copied.
+ */
+export function copiedClaim(node: V1Node): boolean {
+  const claimed = node.metadata?.annotations?.[NODE_CLAIM_NODE_UID_ANNOTATION];
+  return claimed !== undefined && claimed !== '' && claimed !== node.metadata?.uid;
+}
+
+/**
+ * Whose claim the node carries, seen from `plan`: `'none'` (no or empty {@link NODE_CLAIM_ANNOTATION},
+ * or a claim copied from a Node that is gone: {@link copiedClaim}), `'self'` (the name matches and
+ * the uid annotation matches or is absent: a claim without the uid annotation counts by name),
+ * `'other'` (another name, or this name with another uid: a plan deleted and re-created under the
+ * same name is another plan).
  */
 export function heldBy(node: V1Node, plan: PlanRef): 'none' | 'self' | 'other' {
   const ann = node.metadata?.annotations ?? {};
   const name = ann[NODE_CLAIM_ANNOTATION];
-  if (name === undefined || name === '') return 'none';
+  if (name === undefined || name === '' || copiedClaim(node)) return 'none';
   const uid = ann[NODE_CLAIM_UID_ANNOTATION];
   return name === plan.name && (uid === undefined || uid === plan.uid) ? 'self' : 'other';
 }

@@ -888,9 +888,11 @@ export class PlanController {
 
   /**
    * Hands back, without a workflow, the nodes that still carry this plan's claim: one paged list of
-   * all Nodes ({@link listClaimedNodes}: held-by = plan name and held-by-uid = plan uid or absent),
-   * then for each the `releaseNode` activity's own implementation, run in this process: a merge patch
-   * guarded by the node's resourceVersion (409 → re-read and retry) that removes the three claim
+   * all Nodes ({@link listClaimedNodes}: held-by = plan name and held-by-uid = plan uid or absent;
+   * a claim copied onto a Node created again under the claimed one's name is none), then for each
+   * the `releaseNode` activity's own implementation, run in this process, for the listed Node's
+   * uid (a Node created again under the name since is left alone): a merge patch
+   * guarded by the node's resourceVersion (409 → re-read and retry) that removes the claim
    * annotations and, when `uncordon` is true and was-unschedulable is not `'true'`, removes
    * `spec.unschedulable` — exactly what the workflow's hand-back on abort does.
    *
@@ -919,7 +921,15 @@ export class PlanController {
     for (const n of nodes) {
       const node = n.metadata?.name ?? '';
       try {
-        const { uncordoned } = await this.activities.releaseNode({ plan: ref, node, uncordon });
+        // The Node listed, by uid: one created again under its name since is not this plan's.
+        const nodeUid = n.metadata?.uid;
+        const { uncordoned, left } = await this.activities.releaseNode({
+          plan: ref,
+          node,
+          uncordon,
+          ...(nodeUid ? { nodeUid } : {}),
+        });
+        if (left === 'replaced' || left === 'gone') continue;
         let how = 'uncordoned';
         if (!uncordoned) {
           how = !uncordon

@@ -23,7 +23,7 @@ import type { Logger } from 'pino';
 import type { NodeActivities } from '../activities/nodes.js';
 import { EventReason } from '../api/reasons.js';
 import type { EventRecorder } from '../k8s/events.js';
-import { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION } from '../k8s/node-claim.js';
+import { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, copiedClaim } from '../k8s/node-claim.js';
 import type { PlanApi } from '../k8s/plans.js';
 import { planWorkflowId } from '../contract/names.js';
 import { orphanVerdict, type OrphanCandidate } from './decide.js';
@@ -115,7 +115,8 @@ export async function sweepOrphans(deps: OrphanSweepDeps, stop: AbortSignal): Pr
       const ann = n.metadata?.annotations ?? {};
       const holder = ann[NODE_CLAIM_ANNOTATION];
       const node = n.metadata?.name;
-      if (!holder || !node) continue;
+      // A claim copied onto a Node created again under the name is no claim (src/k8s/node-claim.ts).
+      if (!holder || !node || copiedClaim(n)) continue;
       candidate(holder, ann[NODE_CLAIM_UID_ANNOTATION] || undefined).nodes.push(node);
       nodeUids.set(node, n.metadata?.uid ?? '');
     }
@@ -168,7 +169,7 @@ async function endOrphan(
   const ref = { name: c.name, uid: c.uid ?? '' };
   for (const node of v.handBack) {
     const res = await deps.activities.releaseNode({ plan: ref, node, uncordon: true });
-    if (res.left === 'gone' || res.left === 'notClaimed') continue;
+    if (res.left === 'gone' || res.left === 'notClaimed' || res.left === 'replaced') continue;
     const how = res.uncordoned
       ? 'uncordoned'
       : res.left === 'wasUnschedulable'

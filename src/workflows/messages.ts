@@ -148,4 +148,9 @@ export interface DrainNodeInput {
    * relay, src/operator/node-stops.ts) as new, and pause while its plan runs.
    */
   controlGeneration?: number;
+  /**
+   * spec.cordon AllAtStart: the `metadata.uid` of the Node the plan claimed before it started this
+   * drain. The drain claims no other Node of that name (one deleted and created again meanwhile).
+   */
+  nodeUid?: string;
 }

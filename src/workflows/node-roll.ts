@@ -168,7 +168,7 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
       let answer: { uncordoned: boolean; left?: NotUncordoned };
       try {
         answer = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
-          { plan, node, uncordon: true },
+          { plan, node, uncordon: true, ...(s.nodeUid !== undefined ? { nodeUid: s.nodeUid } : {}) },
         ]);
       } catch (err) {
         return {

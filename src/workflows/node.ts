@@ -83,6 +83,7 @@ import {
 } from '../drain/node-drain.js';
 import { drained, initialRollState, lastHook, hookStatus } from '../drain/hooks.js';
 import { returningWarnings } from '../drain/returning.js';
+import { handBackWording } from '../drain/hand-back.js';
 import { runRoll } from './node-roll.js';
 import { nodeDrainSpec, type DrainNodeInput, type NodeDrainSpec } from './messages.js';
 import { evictionTaskQueue } from '../contract/names.js';
@@ -266,6 +267,7 @@ async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>)
       ...(s.lastError ? { lastError: s.lastError } : {}),
       cordonedByPlan: s.cordonedByPlan,
       claimed: s.claimed,
+      ...(s.nodeUid !== undefined ? { nodeUid: s.nodeUid } : {}),
       ...(lastHook(s.roll) ? { hook: hookStatus(lastHook(s.roll)!) } : {}),
       ...(final ? { final: true } : {}),
     };
@@ -336,13 +338,19 @@ async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>)
   /** onDeadline SkipNode: hands the node back (uncordoned unless it was unschedulable before the plan). */
   const handBack = async (outcome: NodeOutcome): Promise<NodeOutcome> => {
     try {
-      const { uncordoned } = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
-        { plan, node, uncordon: true },
+      const answer = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
+        { plan, node, uncordon: true, ...(s.nodeUid !== undefined ? { nodeUid: s.nodeUid } : {}) },
       ]);
       s.claimed = false;
       return {
         ...outcome,
-        message: `${outcome.message}${uncordoned ? ' (uncordoned)' : ' (left unschedulable: it was before the plan)'}`,
+        message: `${outcome.message}${
+          answer.uncordoned
+            ? ' (uncordoned)'
+            : answer.left === 'replaced'
+              ? ` (${handBackWording(answer)})`
+              : ' (left unschedulable: it was before the plan)'
+        }`,
       };
     } catch (err) {
       return { ...outcome, message: `${outcome.message}; handing it back failed: ${errorMessage(err)}` };
@@ -356,6 +364,9 @@ async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>)
         message: `cancelled from Temporal: ${outcome.message}`,
       };
     if (outcome.phase === NodePhase.Skipped && s.claimed) outcome = await handBack(outcome);
+    // The claimed Node is gone (deleted, or deleted and created again): nothing is left to hand
+    // back, and no Node of that name is this plan's.
+    if (outcome.phase === NodePhase.Deleted) s.claimed = false;
     await Promise.all([...eventsInFlight]);
     s.phase = outcome.phase;
     s.reason = outcome.reason;
@@ -426,7 +437,11 @@ async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>)
     }
     let res;
     try {
-      res = await k8s.cordonNode.executeWithOptions({ summary: `cordon ${node}` }, [{ plan, node }]);
+      // A node the plan claimed already (spec.cordon AllAtStart) is that Node, by uid.
+      const claimedUid = s.nodeUid ?? input.nodeUid;
+      res = await k8s.cordonNode.executeWithOptions({ summary: `cordon ${node}` }, [
+        { plan, node, ...(claimedUid !== undefined ? { nodeUid: claimedUid } : {}) },
+      ]);
     } catch (err) {
       return finish({
         phase: NodePhase.Failed,
@@ -437,11 +452,20 @@ async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>)
     if (res.outcome === 'Cordoned') {
       s.claimed = true;
       s.cordonedByPlan = !res.wasUnschedulable;
+      if (res.nodeUid !== undefined) s.nodeUid = res.nodeUid;
       delete s.heldBy;
       s.phase = NodePhase.Cordoned;
       s.reason = undefined;
       s.message = undefined;
       break;
+    }
+    if (res.outcome === 'NodeReplaced') {
+      s.nodeUid = input.nodeUid;
+      return finish({
+        phase: NodePhase.Deleted,
+        reason: NodeReason.NodeDeleted,
+        message: `node ${node} was deleted and created again under its name before its drain started (uid ${input.nodeUid ?? '?'}, now ${res.nodeUid}): the new node is another node, not claimed by this plan, so it is not drained, cordoned or uncordoned by it`,
+      });
     }
     if (res.outcome === 'NodeNotFound')
       return finish({
@@ -560,6 +584,7 @@ async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>)
                 }
               : {}),
             ...(spec.podOrder ? { podOrder: spec.podOrder } : {}),
+            ...(s.nodeUid !== undefined ? { nodeUid: s.nodeUid } : {}),
           },
         ]),
       )

@@ -749,6 +749,9 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
           parentWorkflowId: info.workflowId,
           paused: startedPaused,
           ...(afterEachNode && (s.released || s.releasedNodes?.includes(node)) ? { released: true } : {}),
+          // spec.cordon AllAtStart: the Node the plan claimed (a Node created again under its name
+          // before the child starts is not claimed by it).
+          ...(s.claimed[node]?.nodeUid !== undefined ? { nodeUid: s.claimed[node].nodeUid } : {}),
           // The generation of the user's controls the plan has seen, when it has seen one (a node
           // started after a resume then ignores an older pause sent to it directly).
           ...(s.plan.observedGeneration > input.plan.generation
@@ -1007,7 +1010,10 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
         batch.forEach((n, i) => {
           const res = results[i];
           if (res?.outcome === 'Cordoned') {
-            s.claimed[n.name] = { cordonedByPlan: !res.wasUnschedulable };
+            s.claimed[n.name] = {
+              cordonedByPlan: !res.wasUnschedulable,
+              ...(res.nodeUid !== undefined ? { nodeUid: res.nodeUid } : {}),
+            };
             n.phase = NodePhase.Cordoned;
           } else if (res?.outcome === 'HeldByOtherPlan') {
             n.phase = NodePhase.Waiting;
@@ -1068,7 +1074,7 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
                 try {
                   const { uncordoned } = await k8s.releaseNode.executeWithOptions(
                     { summary: `hand back ${node}` },
-                    [{ plan, node, uncordon }],
+                    [{ plan, node, uncordon, ...(c.nodeUid !== undefined ? { nodeUid: c.nodeUid } : {}) }],
                   );
                   const n = s.plan.nodes.find((x) => x.name === node);
                   // Released means drained and handed back; an aborted node keeps its own phase.

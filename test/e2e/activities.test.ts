@@ -22,6 +22,7 @@ import {
   NODE_CLAIM_ANNOTATION,
   NODE_CLAIM_UID_ANNOTATION,
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
+  NODE_CLAIM_NODE_UID_ANNOTATION,
   PLURAL,
   VERSION,
   type MaintenancePlanStatus,
@@ -422,13 +423,16 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
     const node = await testNode();
     const plan = { name: uniqueName('df-e2e-plan'), uid: 'uid-plan-a' };
     const other = { name: uniqueName('df-e2e-plan'), uid: 'uid-plan-b' };
+    const nodeUid = (await c.core.readNode({ name: node })).metadata!.uid!;
     try {
       assert.deepEqual(await acts.cordonNode({ plan, node }), {
         outcome: 'Cordoned',
         wasUnschedulable: false,
+        nodeUid,
       });
       let n = await c.core.readNode({ name: node });
       assert.equal(n.spec?.unschedulable, true);
+      assert.equal(n.metadata?.annotations?.[NODE_CLAIM_NODE_UID_ANNOTATION], nodeUid);
       assert.equal(n.metadata?.annotations?.[NODE_CLAIM_ANNOTATION], plan.name);
       assert.equal(n.metadata?.annotations?.[NODE_CLAIM_UID_ANNOTATION], plan.uid);
       assert.equal(n.metadata?.annotations?.[NODE_WAS_UNSCHEDULABLE_ANNOTATION], 'false');
@@ -447,6 +451,7 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
       assert.deepEqual(await acts.cordonNode({ plan, node }), {
         outcome: 'Cordoned',
         wasUnschedulable: false,
+        nodeUid,
       });
       n = await c.core.readNode({ name: node });
       assert.equal(n.metadata?.resourceVersion, rv, 'idempotent cordon does not write');
@@ -470,13 +475,26 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
         'other plan cannot release',
       );
 
-      assert.deepEqual(await acts.releaseNode({ plan, node, uncordon: true }), { uncordoned: true });
+      // Named by another Node's uid (one deleted before): this Node is not the claimed one.
+      assert.deepEqual(await acts.releaseNode({ plan, node, uncordon: true, nodeUid: 'uid-gone' }), {
+        uncordoned: false,
+        left: 'replaced',
+      });
+      assert.deepEqual(await acts.cordonNode({ plan, node, nodeUid: 'uid-gone' }), {
+        outcome: 'NodeReplaced',
+        nodeUid,
+      });
+      assert.equal((await c.core.readNode({ name: node })).spec?.unschedulable, true);
+
+      // The patch carries the node's uid beside the resourceVersion (the API server takes it).
+      assert.deepEqual(await acts.releaseNode({ plan, node, uncordon: true, nodeUid }), { uncordoned: true });
       n = await c.core.readNode({ name: node });
       assert.ok(!n.spec?.unschedulable, 'uncordoned');
       for (const key of [
         NODE_CLAIM_ANNOTATION,
         NODE_CLAIM_UID_ANNOTATION,
         NODE_WAS_UNSCHEDULABLE_ANNOTATION,
+        NODE_CLAIM_NODE_UID_ANNOTATION,
       ]) {
         assert.equal(n.metadata?.annotations?.[key], undefined, `${key} removed`);
       }
@@ -489,6 +507,7 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
       assert.deepEqual(await acts.cordonNode({ plan: other, node }), {
         outcome: 'Cordoned',
         wasUnschedulable: false,
+        nodeUid,
       });
       assert.deepEqual(await acts.releaseNode({ plan: other, node, uncordon: false }), {
         uncordoned: false,
@@ -511,6 +530,7 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
       assert.deepEqual(await acts.cordonNode({ plan, node }), {
         outcome: 'Cordoned',
         wasUnschedulable: true,
+        nodeUid: (await c.core.readNode({ name: node })).metadata!.uid!,
       });
       assert.equal(
         (await c.core.readNode({ name: node })).metadata?.annotations?.[NODE_WAS_UNSCHEDULABLE_ANNOTATION],

@@ -673,6 +673,7 @@ describe('deploy/default on the API server', () => {
     assert.deepEqual(await acts.cordonNode({ plan: ref, node }), {
       outcome: 'Cordoned',
       wasUnschedulable: false,
+      nodeUid: (await c.core.readNode({ name: node })).metadata?.uid,
     });
     const cordoned = await c.core.readNode({ name: node });
     assert.equal(cordoned.spec?.unschedulable, true);
@@ -695,7 +696,11 @@ describe('deploy/default on the API server', () => {
         maxWaitSeconds: 5,
       });
       assert.equal(observed.changed, true);
-      assert.deepEqual(observed.changed && observed.node, { exists: true, unschedulable: true });
+      assert.deepEqual(observed.changed && observed.node, {
+        exists: true,
+        unschedulable: true,
+        uid: (await c.core.readNode({ name: node })).metadata?.uid,
+      });
       assert.deepEqual(observed.changed && observed.pods.map((p) => [p.key, p.action, p.pdbs]), [
         [`${ns}/${pod!.metadata!.name}`, 'Evict', [`${ns}/web`]],
       ]);
@@ -893,6 +898,7 @@ describe('deploy/default on the API server', () => {
     assert.deepEqual(await admin.cordonNode({ plan: { name, uid }, node }), {
       outcome: 'Cordoned',
       wasUnschedulable: false,
+      nodeUid: (await c.core.readNode({ name: node })).metadata?.uid,
     });
     const claimed = await listClaimedNodes(kc.makeApiClient(CoreV1Api), { name, uid });
     assert.deepEqual(

@@ -47,6 +47,8 @@ const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const logger = pino({ level: process.env.E2E_LOG_LEVEL ?? 'silent' });
 
 let c: Clients;
+/** The Node's metadata.uid, which an observation reports. */
+const nodeUid = async (name: string) => (await c.core.readNode({ name })).metadata?.uid;
 let cache: WatchCache;
 let observe: ObserveNode;
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -131,7 +133,7 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
     first = changed(obs);
     assert.ok(ms < 5_000, `cold cache answered in ${ms} ms`);
     assert.match(first.fingerprint, /^[0-9a-f]{16}$/);
-    assert.deepEqual(first.node, { exists: true, unschedulable: false });
+    assert.deepEqual(first.node, { exists: true, unschedulable: false, uid: await nodeUid(node) });
     const listed = await createActivities({ kubeConfig: c.kc, logger }).listNodePods({
       node,
       selection: SELECTION,
@@ -227,7 +229,7 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
     const { obs } = await waiting;
     const took = Date.now() - t0;
     const seen = changed(obs);
-    assert.deepEqual(seen.node, { exists: true, unschedulable: true });
+    assert.deepEqual(seen.node, { exists: true, unschedulable: true, uid: await nodeUid(node) });
     assert.notEqual(seen.fingerprint, stable.fingerprint);
     assert.deepEqual(seen.pods, stable.pods, 'the pods did not change');
     assert.ok(took < 2_500, `woke ${took} ms after the cordon (coalescing 500 ms)`);
@@ -562,7 +564,7 @@ describe('the watch cache', { timeout: 60_000 }, () => {
     try {
       const obs = createObserveNode({ kubeConfig: kc, logger, cache: own });
       const seen = changed(await obs({ node, selection: SELECTION, maxWaitSeconds: 0 }));
-      assert.deepEqual(seen.node, { exists: true, unschedulable: false });
+      assert.deepEqual(seen.node, { exists: true, unschedulable: false, uid: await nodeUid(node) });
 
       await cut();
       await setUnschedulable(c, node, true); // changed while the cache cannot see it
@@ -575,7 +577,7 @@ describe('the watch cache', { timeout: 60_000 }, () => {
       const caught = changed(
         await obs({ node, selection: SELECTION, since: seen.fingerprint, maxWaitSeconds: 15 }),
       );
-      assert.deepEqual(caught.node, { exists: true, unschedulable: true });
+      assert.deepEqual(caught.node, { exists: true, unschedulable: true, uid: await nodeUid(node) });
       assert.ok(Date.now() - t0 < 5_000, `caught up ${Date.now() - t0} ms after the proxy came back`);
       assert.ok(
         own.informers().every((i) => i.running && i.synced),

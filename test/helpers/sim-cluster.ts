@@ -81,9 +81,13 @@ export interface SimPod {
 }
 
 export interface SimNode {
+  /** metadata.uid: a new one when the node is created again under its name ({@link SimCluster.recreateNode}). */
+  uid: string;
   unschedulable: boolean;
   heldBy?: string;
   wasUnschedulable?: boolean;
+  /** The node uid the claim recorded (a claim copied onto a node created again names another). */
+  claimedUid?: string;
   /** The annotation drainflow.dev/release=true (removed by releaseNode, as the real activity does). */
   releaseAnnotation?: boolean;
 }
@@ -224,9 +228,29 @@ export class SimCluster {
     return String(this.pdbVersions.get(key)![1]);
   }
 
+  private nodeSeq = 0;
+
   addNode(name: string, unschedulable = false): this {
-    this.nodes.set(name, { unschedulable });
+    this.nodes.set(name, { uid: `node-uid-${++this.nodeSeq}`, unschedulable });
     return this;
+  }
+
+  /**
+   * The node is deleted and created again under its name: a new uid; `copy` keeps its annotations
+   * and spec.unschedulable (a Node restored from a saved manifest: the claim copied), else it is
+   * fresh (schedulable, no claim). Its pods stay bound to the name (the pod garbage collector
+   * leaves pods of a Node that is back within its quarantine).
+   */
+  recreateNode(node: string, copy: boolean): this {
+    const old = this.nodes.get(node)!;
+    const uid = `node-uid-${++this.nodeSeq}`;
+    this.nodes.set(node, copy ? { ...old, uid } : { uid, unschedulable: false });
+    return this;
+  }
+
+  /** Whether the node's claim is its own (not copied from a Node deleted before). */
+  private ownClaim(n: SimNode): boolean {
+    return n.heldBy !== undefined && (n.claimedUid === undefined || n.claimedUid === n.uid);
   }
 
   addPod(p: Omit<SimPod, 'uid'> & { uid?: string }): this {
@@ -394,16 +418,21 @@ export class SimCluster {
     requested?: readonly string[],
     pdbVersions: boolean | readonly string[] = false,
     listedPdbsOnly = false,
+    claimedUid?: string,
   ) {
     const n = this.nodes.get(node);
+    // As the real activity: another Node under the name than the claimed one shows none of its pods.
     const content = n
       ? {
           node: {
             exists: true,
             unschedulable: n.unschedulable,
             ...(n.releaseAnnotation ? { released: true } : {}),
+            uid: n.uid,
           },
-          ...this.nodePods(node, requested),
+          ...(claimedUid !== undefined && claimedUid !== n.uid
+            ? { pods: [], pdbs: [] }
+            : this.nodePods(node, requested)),
         }
       : { node: { exists: false, unschedulable: false }, pods: [], pdbs: [] };
     return { content, fingerprint: observationFingerprint(content, pdbVersions, listedPdbsOnly) };
@@ -532,34 +561,41 @@ export class SimCluster {
           this.record('resolveNodes', input, { nodes, missing });
           return { nodes, missing };
         }),
-      cordonNode: async ({ plan, node }): Promise<CordonResult> =>
+      cordonNode: async ({ plan, node, nodeUid }): Promise<CordonResult> =>
         this.faulted('cordonNode', { node }, async () => {
           const delayMs = this.cordonDelayMs[node] ?? 0;
           if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
           const n = this.nodes.get(node);
           let res: CordonResult;
           if (!n) res = { outcome: 'NodeNotFound' };
-          else if (n.heldBy && n.heldBy !== plan.uid) res = { outcome: 'HeldByOtherPlan', heldBy: n.heldBy };
+          else if (nodeUid !== undefined && n.uid !== nodeUid)
+            res = { outcome: 'NodeReplaced', nodeUid: n.uid };
+          else if (this.ownClaim(n) && n.heldBy !== plan.uid)
+            res = { outcome: 'HeldByOtherPlan', heldBy: n.heldBy! };
           else {
-            if (!n.heldBy) {
+            if (!this.ownClaim(n)) {
               n.heldBy = plan.uid;
               n.wasUnschedulable = n.unschedulable;
+              n.claimedUid = n.uid;
             }
             n.unschedulable = true;
-            res = { outcome: 'Cordoned', wasUnschedulable: n.wasUnschedulable ?? false };
+            res = { outcome: 'Cordoned', wasUnschedulable: n.wasUnschedulable ?? false, nodeUid: n.uid };
           }
           this.record('cordonNode', { node }, res);
           return res;
         }),
-      releaseNode: async ({ plan, node, uncordon }) =>
+      releaseNode: async ({ plan, node, uncordon, nodeUid }) =>
         this.faulted('releaseNode', { node, uncordon }, async () => {
           const n = this.nodes.get(node);
           // As the real activity: uncordoned only when it was cordoned, and why not otherwise.
+          const replaced =
+            n !== undefined &&
+            ((nodeUid !== undefined && n.uid !== nodeUid) || (n.heldBy !== undefined && !this.ownClaim(n)));
           let res: { uncordoned: boolean; left?: NotUncordoned } = {
             uncordoned: false,
-            left: n ? 'notClaimed' : 'gone',
+            left: !n ? 'gone' : replaced ? 'replaced' : 'notClaimed',
           };
-          if (n && n.heldBy === plan.uid) {
+          if (n && !replaced && n.heldBy === plan.uid) {
             if (!uncordon) res = { uncordoned: false, left: 'notAsked' };
             else if (n.wasUnschedulable) res = { uncordoned: false, left: 'wasUnschedulable' };
             else if (!n.unschedulable) res = { uncordoned: false, left: 'alreadySchedulable' };
@@ -569,6 +605,7 @@ export class SimCluster {
             }
             delete n.heldBy;
             delete n.wasUnschedulable;
+            delete n.claimedUid;
             delete n.releaseAnnotation;
           }
           this.record('releaseNode', { node, uncordon }, res);
@@ -582,12 +619,12 @@ export class SimCluster {
       observeNode: async (input): Promise<NodeObservation> =>
         this.faulted('observeNode', { node: input.node, since: input.since }, async () => {
           const { node, since, maxWaitSeconds } = input;
-          let seen = this.observe(node, input.pdbs, input.pdbVersions, input.listedPdbsOnly);
+          let seen = this.observe(node, input.pdbs, input.pdbVersions, input.listedPdbsOnly, input.nodeUid);
           const waitMs = Math.min(this.observePollMs, Math.max(0, maxWaitSeconds) * 1000);
           const end = Date.now() + waitMs;
           while (since !== undefined && seen.fingerprint === since && Date.now() < end) {
             await new Promise((r) => setTimeout(r, 10));
-            seen = this.observe(node, input.pdbs, input.pdbVersions, input.listedPdbsOnly);
+            seen = this.observe(node, input.pdbs, input.pdbVersions, input.listedPdbsOnly, input.nodeUid);
           }
           const res: NodeObservation =
             since !== undefined && seen.fingerprint === since

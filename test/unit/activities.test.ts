@@ -20,6 +20,7 @@ import {
   NODE_CLAIM_ANNOTATION,
   NODE_CLAIM_UID_ANNOTATION,
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
+  NODE_CLAIM_NODE_UID_ANNOTATION,
 } from '../../src/k8s/node-claim.js';
 import { CONFLICT_ATTEMPTS } from '../../src/k8s/patch.js';
 import type { KubernetesPort } from '../../src/k8s/port.js';
@@ -386,7 +387,13 @@ const PLAN = { name: 'p', uid: 'plan-uid' };
 
 function node(name: string, annotations: Record<string, string> = {}, unschedulable?: boolean): V1Node {
   return {
-    metadata: { name, resourceVersion: '7', annotations, labels: { pool: name.startsWith('a') ? 'a' : 'b' } },
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      resourceVersion: '7',
+      annotations,
+      labels: { pool: name.startsWith('a') ? 'a' : 'b' },
+    },
     spec: unschedulable === undefined ? {} : { unschedulable },
   };
 }
@@ -415,18 +422,54 @@ describe('node activities over a fake port', () => {
     assert.deepEqual(r, { nodes: ['n3', 'n1', 'n2'], missing: [] });
   });
 
-  it('cordonNode: first claim writes the three annotations and the cordon, guarded by resourceVersion', async () => {
+  it("cordonNode: first claim writes the four annotations (the node's own uid too) and the cordon, guarded by resourceVersion and uid", async () => {
     const port = new FakePort();
     port.nodes.set('n1', node('n1'));
     assert.deepEqual(await activities(port).cordonNode({ plan: PLAN, node: 'n1' }), {
       outcome: 'Cordoned',
       wasUnschedulable: false,
+      nodeUid: 'uid-n1',
     });
     assert.deepEqual(port.calls[1], [
       'patchNode',
       'n1',
-      { metadata: { resourceVersion: '7', annotations: CLAIM }, spec: { unschedulable: true } },
+      {
+        metadata: {
+          uid: 'uid-n1',
+          resourceVersion: '7',
+          annotations: { ...CLAIM, [NODE_CLAIM_NODE_UID_ANNOTATION]: 'uid-n1' },
+        },
+        spec: { unschedulable: true },
+      },
     ]);
+  });
+
+  it('cordonNode: the node claimed before (nodeUid) was deleted and created again → NodeReplaced, nothing written', async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1'));
+    assert.deepEqual(await activities(port).cordonNode({ plan: PLAN, node: 'n1', nodeUid: 'old' }), {
+      outcome: 'NodeReplaced',
+      nodeUid: 'uid-n1',
+    });
+    assert.deepEqual(await activities(port).cordonNode({ plan: PLAN, node: 'n1', nodeUid: 'uid-n1' }), {
+      outcome: 'Cordoned',
+      wasUnschedulable: false,
+      nodeUid: 'uid-n1',
+    });
+    assert.deepEqual(port.names(), ['readNode', 'readNode', 'patchNode']);
+  });
+
+  it('cordonNode: a claim copied onto a Node created again (its node uid is not this one) is no claim: claimed afresh', async () => {
+    const port = new FakePort();
+    const copied = { ...CLAIM, [NODE_CLAIM_ANNOTATION]: 'q', [NODE_CLAIM_NODE_UID_ANNOTATION]: 'old' };
+    port.nodes.set('n1', node('n1', copied, true));
+    assert.deepEqual(await activities(port).cordonNode({ plan: PLAN, node: 'n1' }), {
+      outcome: 'Cordoned',
+      wasUnschedulable: true,
+      nodeUid: 'uid-n1',
+    });
+    assert.equal(port.nodes.get('n1')?.metadata?.annotations?.[NODE_CLAIM_ANNOTATION], 'p');
+    assert.equal(port.nodes.get('n1')?.metadata?.annotations?.[NODE_CLAIM_NODE_UID_ANNOTATION], 'uid-n1');
   });
 
   it('cordonNode: a 409 re-reads and retries; a node cordoned before is recorded as such', async () => {
@@ -434,7 +477,7 @@ describe('node activities over a fake port', () => {
     port.nodes.set('n1', node('n1', {}, true));
     port.patchAnswers = ['conflict', 'conflict'];
     const r = await activities(port).cordonNode({ plan: PLAN, node: 'n1' });
-    assert.deepEqual(r, { outcome: 'Cordoned', wasUnschedulable: true });
+    assert.deepEqual(r, { outcome: 'Cordoned', wasUnschedulable: true, nodeUid: 'uid-n1' });
     assert.deepEqual(port.names(), [
       'readNode',
       'patchNode',
@@ -478,11 +521,19 @@ describe('node activities over a fake port', () => {
 
   it('cordonNode: already claimed and still cordoned → no write; missing node → NodeNotFound', async () => {
     const port = new FakePort();
-    port.nodes.set('n1', node('n1', { ...CLAIM, [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: 'true' }, true));
+    port.nodes.set(
+      'n1',
+      node(
+        'n1',
+        { ...CLAIM, [NODE_WAS_UNSCHEDULABLE_ANNOTATION]: 'true', [NODE_CLAIM_NODE_UID_ANNOTATION]: 'uid-n1' },
+        true,
+      ),
+    );
     const a = activities(port);
     assert.deepEqual(await a.cordonNode({ plan: PLAN, node: 'n1' }), {
       outcome: 'Cordoned',
       wasUnschedulable: true,
+      nodeUid: 'uid-n1',
     });
     assert.deepEqual(await a.cordonNode({ plan: PLAN, node: 'gone' }), { outcome: 'NodeNotFound' });
     assert.deepEqual(port.names(), ['readNode', 'readNode']);
@@ -502,6 +553,27 @@ describe('node activities over a fake port', () => {
     assert.equal(port.nodes.get('n1')?.spec?.unschedulable, undefined);
     assert.deepEqual(port.nodes.get('n2')?.metadata?.annotations, {});
     assert.equal(port.nodes.get('n2')?.spec?.unschedulable, true);
+  });
+
+  it('releaseNode: a Node created again under the name (another uid than nodeUid, or a copied claim) is left alone: replaced', async () => {
+    const port = new FakePort();
+    port.nodes.set('n1', node('n1', CLAIM, true));
+    port.nodes.set('n2', node('n2', { ...CLAIM, [NODE_CLAIM_NODE_UID_ANNOTATION]: 'old' }, true));
+    const a = activities(port);
+    const replaced = { uncordoned: false, left: 'replaced' };
+    assert.deepEqual(
+      await a.releaseNode({ plan: PLAN, node: 'n1', uncordon: true, nodeUid: 'old' }),
+      replaced,
+    );
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n2', uncordon: true }), replaced);
+    assert.deepEqual(port.names(), ['readNode', 'readNode']);
+    assert.equal(port.nodes.get('n1')?.spec?.unschedulable, true);
+    assert.equal(port.nodes.get('n2')?.spec?.unschedulable, true);
+    // The node it claimed, by uid: handed back, the patch guarded by that uid.
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n1', uncordon: true, nodeUid: 'uid-n1' }), {
+      uncordoned: true,
+    });
+    assert.equal((port.calls.at(-1)![2] as { metadata: { uid: string } }).metadata.uid, 'uid-n1');
   });
 
   it('releaseNode: a 409 re-reads and retries', async () => {

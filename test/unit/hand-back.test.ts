@@ -11,13 +11,17 @@ describe('handBackWording', () => {
     [{ uncordoned: false, left: 'notClaimed' }, /no longer claimed by this plan/],
     [{ uncordoned: false, left: 'gone' }, /the node is gone/],
     [{ uncordoned: false, left: 'notAsked' }, /^left cordoned$/],
+    [
+      { uncordoned: false, left: 'replaced' },
+      /deleted and created again under its name: the new node is not this plan's/,
+    ],
     // An answer recorded before `left` existed reads as it always did (replayed runs say the same).
     [{ uncordoned: false }, /^left unschedulable: it was before the plan$/],
   ];
   for (const [answer, words] of rows)
     it(`${JSON.stringify(answer)} → ${words}`, () => assert.match(handBackWording(answer), words));
   it('only wasUnschedulable (or an old answer) says "before the plan"', () => {
-    for (const left of ['alreadySchedulable', 'notClaimed', 'gone', 'notAsked'] as const)
+    for (const left of ['alreadySchedulable', 'notClaimed', 'gone', 'notAsked', 'replaced'] as const)
       assert.doesNotMatch(handBackWording({ uncordoned: false, left }), /before the plan/);
   });
 });

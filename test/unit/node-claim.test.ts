@@ -3,8 +3,10 @@ import assert from 'node:assert/strict';
 import type { V1Node } from '@kubernetes/client-node';
 import { NODE_CLAIM_ANNOTATION, type MaintenancePlan } from '../../src/api/plan.js';
 import {
+  NODE_CLAIM_NODE_UID_ANNOTATION,
   NODE_CLAIM_UID_ANNOTATION,
   claimWaitOutcome,
+  copiedClaim,
   heldBy,
   showsHolder,
 } from '../../src/k8s/node-claim.js';
@@ -35,6 +37,39 @@ describe('heldBy', () => {
       'other',
     );
   });
+});
+
+describe('a claim copied onto a Node created again under the name (nodes are identified by uid)', () => {
+  const withUid = (uid: string, annotations: Record<string, string>): V1Node => ({
+    metadata: { name: 'n', uid, annotations },
+  });
+  const claim = { [NODE_CLAIM_ANNOTATION]: 'p', [NODE_CLAIM_UID_ANNOTATION]: 'u1' };
+  const cases: [string, V1Node, boolean, 'none' | 'self' | 'other'][] = [
+    [
+      'the claimed Node',
+      withUid('n-1', { ...claim, [NODE_CLAIM_NODE_UID_ANNOTATION]: 'n-1' }),
+      false,
+      'self',
+    ],
+    [
+      'another Node with a copy of the claim',
+      withUid('n-2', { ...claim, [NODE_CLAIM_NODE_UID_ANNOTATION]: 'n-1' }),
+      true,
+      'none',
+    ],
+    [
+      "another Node with a copy of another plan's claim",
+      withUid('n-2', { [NODE_CLAIM_ANNOTATION]: 'q', [NODE_CLAIM_NODE_UID_ANNOTATION]: 'n-1' }),
+      true,
+      'none',
+    ],
+    ['a claim written before the node uid was recorded: by name', withUid('n-2', claim), false, 'self'],
+  ];
+  for (const [name, n, copied, held] of cases)
+    it(`${name}: copied ${copied}, heldBy ${held}`, () => {
+      assert.equal(copiedClaim(n), copied);
+      assert.equal(heldBy(n, plan), held);
+    });
 });
 
 describe('claimWaitOutcome', () => {

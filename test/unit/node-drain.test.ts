@@ -19,6 +19,7 @@ import {
   nextActionAt,
   nodeBlockers,
   nodeCounts,
+  replacingUid,
   type EvictionCallFailure,
   type NodeDecision,
   type NodeDrainSettings,
@@ -76,10 +77,13 @@ const aPod = (key: string) => new PodBuilder(key);
 
 type ChangedObservation = Extract<NodeObservation, { changed: true }>;
 class ObservationBuilder {
-  private nodeView = { exists: true, unschedulable: true };
+  private nodeView: { exists: boolean; unschedulable: boolean; uid?: string } = {
+    exists: true,
+    unschedulable: true,
+  };
   private items: ObservedPod[] = [];
   private budgets: { key: string; disruptionsAllowed: number }[] = [];
-  node(v: Partial<{ exists: boolean; unschedulable: boolean }>): this {
+  node(v: Partial<{ exists: boolean; unschedulable: boolean; uid: string }>): this {
     this.nodeView = { ...this.nodeView, ...v };
     return this;
   }
@@ -185,6 +189,18 @@ class Drain {
 }
 
 // ---- applyObservation ----
+
+describe('replacingUid: nodes are identified by uid', () => {
+  const cases: [string, string | undefined, { exists: boolean; uid?: string }, string | undefined][] = [
+    ['the claimed Node', 'u1', { exists: true, uid: 'u1' }, undefined],
+    ['another Node under the name', 'u1', { exists: true, uid: 'u2' }, 'u2'],
+    ['no Node under the name (deleted: not replaced)', 'u1', { exists: false }, undefined],
+    ['not claimed yet (no uid recorded): not compared', undefined, { exists: true, uid: 'u2' }, undefined],
+    ['an answer without the uid: not compared', 'u1', { exists: true }, undefined],
+  ];
+  for (const [name, claimed, node, want] of cases)
+    it(`${name}: ${String(want)}`, () => assert.equal(replacingUid(claimed, node), want));
+});
 
 describe('applyObservation', () => {
   const cases: {
@@ -752,6 +768,40 @@ describe('decideNode', () => {
       phase: 'Deleted',
       reason: 'NodeDeleted',
       outcome: 'Deleted/NodeDeleted',
+    },
+    {
+      name: 'node deleted and created again under its name (another uid): ends Deleted/NodeDeleted, nothing evicted on the new one',
+      run: () => {
+        const d = new Drain();
+        d.s.nodeUid = 'old';
+        d.observe(anObservation().node({ uid: 'old' }).pods(aPod('app/a')).pdb('app/pdb', 0));
+        // The new Node's pods are not the drain's, even when an observation lists them.
+        d.observe(
+          anObservation().node({ uid: 'new', unschedulable: false }).pods(aPod('app/a'), aPod('app/b')),
+        );
+        const dec = d.decide();
+        assert.match(
+          dec.message ?? '',
+          /created again under its name .*uid old, now new.*not claimed by this plan/,
+        );
+        assert.deepEqual(d.states(), ['app/a Pending'], "the new node's pods are not taken in");
+        return { d, dec };
+      },
+      evict: [],
+      phase: 'Deleted',
+      reason: 'NodeDeleted',
+      outcome: 'Deleted/NodeDeleted',
+    },
+    {
+      name: 'the claimed node, by uid: drains as before',
+      run: () => {
+        const d = new Drain();
+        d.s.nodeUid = 'old';
+        d.observe(anObservation().node({ uid: 'old' }).pods(aPod('app/a')));
+        return { d, dec: d.decide() };
+      },
+      evict: ['app/a'],
+      phase: 'Draining',
     },
     {
       name: 'node deleted with an eviction in flight: no end yet',

@@ -81,4 +81,87 @@ describe('a node deleted mid-drain (time-skipping)', () => {
     // UnhandledCommand (a report arrived while a task completed; the SDK runs it again) is allowed.
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), { allowUnhandledCommand: true });
   });
+  for (const copy of [true, false])
+    it(`a node deleted and created again ${copy ? 'from its manifest (claim and cordon copied)' : 'fresh'}: ends Deleted, the new node is neither drained nor handed back`, async () => {
+      const sim = new SimCluster().addNode('n1').addNode('n2');
+      sim.pdbs.set('app/db', 0);
+      sim.addPod({ namespace: 'app', name: 'db-0', node: 'n1', pdbs: ['app/db'] });
+      sim.addPod({ namespace: 'app', name: 'web-0', node: 'n2' });
+      const inp = input(`recreated-${copy}`, {
+        nodeNames: ['n1', 'n2'],
+        maxUnavailableNodes: 2,
+        uncordon: 'OnRelease',
+      });
+      let recreated = false;
+      const res = await driveTo(
+        sim,
+        inp,
+        () => {
+          if (
+            !recreated &&
+            sim.calls.some((c) => c.name === 'observeNode' && (c.arg as { node: string }).node === 'n1')
+          ) {
+            sim.recreateNode('n1', copy);
+            // The pod still bound to the name could go now: a drain of the new node would evict it.
+            sim.pdbs.set('app/db', 1);
+            recreated = true;
+          }
+          return sim.lastStatus()?.phase === 'Drained';
+        },
+        releaseSignal,
+      );
+      assert.equal(res.phase, 'Completed');
+      const n1 = sim.lastStatus()?.nodes?.find((n) => n.name === 'n1');
+      assert.equal(n1?.phase, 'Deleted');
+      assert.equal(n1?.reason, 'NodeDeleted');
+      assert.match(n1?.message ?? '', /created again under its name .*not claimed by this plan/);
+      assert.equal(sim.evictions().filter((c) => (c.arg as { name: string }).name === 'db-0').length, 0);
+      // The new node keeps what it came with: its copied cordon, or schedulable.
+      assert.equal(sim.nodes.get('n1')!.unschedulable, copy);
+      for (const r of sim.calls.filter(
+        (c) => c.name === 'releaseNode' && (c.arg as { node: string }).node === 'n1',
+      ))
+        assert.deepEqual(r.result, { uncordoned: false, left: 'replaced' });
+      assert.equal(
+        sim.calls.filter((c) => c.name === 'cordonNode' && (c.arg as { node: string }).node === 'n1').length,
+        1,
+        'claimed once, the old node',
+      );
+      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), { allowUnhandledCommand: true });
+    });
+
+  it('spec.cordon AllAtStart: a node created again before its drain starts is not claimed by it', async () => {
+    const sim = new SimCluster().addNode('n1').addNode('n2');
+    sim.addPod({ namespace: 'app', name: 'db-0', node: 'n2' });
+    // Each cordon of n1 takes 500 ms of real time: n1's own drain (which n2's waits for) starts
+    // claiming well after the plan's cordon of both nodes is seen below.
+    sim.cordonDelayMs = { n1: 500 };
+    // n2's drain starts only once n1's ended (maxUnavailableNodes 1), after its re-creation.
+    const inp = input('recreated-all-at-start', {
+      nodeNames: ['n1', 'n2'],
+      maxUnavailableNodes: 1,
+      cordon: 'AllAtStart',
+      uncordon: 'OnRelease',
+    });
+    let recreated = false;
+    const res = await driveTo(
+      sim,
+      inp,
+      () => {
+        if (!recreated && sim.calls.filter((c) => c.name === 'cordonNode').length >= 2) {
+          sim.recreateNode('n2', false);
+          recreated = true;
+        }
+        return sim.lastStatus()?.phase === 'Drained';
+      },
+      releaseSignal,
+    );
+    assert.equal(res.phase, 'Completed');
+    const n2 = sim.lastStatus()?.nodes?.find((n) => n.name === 'n2');
+    assert.equal(n2?.phase, 'Deleted', JSON.stringify(n2));
+    assert.match(n2?.message ?? '', /before its drain started/);
+    assert.equal(sim.nodes.get('n2')!.unschedulable, false, 'the new node is not cordoned');
+    assert.equal(sim.evictions().filter((c) => (c.arg as { name: string }).name === 'db-0').length, 0);
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), { allowUnhandledCommand: true });
+  });
 });
