@@ -267,6 +267,11 @@ export const PlanReason = {
   DeadlineExceeded: 'DeadlineExceeded',
   /** Blocked: the drain settled with pods that cannot be evicted. */
   PodsNotEvictable: 'PodsNotEvictable',
+  /**
+   * Blocked: the drain settled with nodes whose own workflow was cancelled from Temporal; they stay
+   * claimed and cordoned until the plan is released, aborted or deleted.
+   */
+  NodeDrainCanceled: 'NodeDrainCanceled',
 } as const;
 /** A value of {@link PlanReason}. */
 export type PlanReason = ValueOf<typeof PlanReason>;

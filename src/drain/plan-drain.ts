@@ -394,6 +394,13 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
       reason: PlanReason.HookFailed,
       message: `node ${hookFailed.name}: ${hookFailed.message ?? 'a hook failed'}`,
     };
+  const cancelled = nodes.filter((n) => n.reason === NodeReason.WorkflowCanceled).map((n) => n.name);
+  if (cancelled.length > 0)
+    return {
+      phase: PlanPhase.Blocked,
+      reason: PlanReason.NodeDrainCanceled,
+      message: `the drain of ${cancelled.slice(0, 10).join(', ')}${cancelled.length > 10 ? ` and ${cancelled.length - 10} more` : ''} was cancelled from Temporal; release, abort or delete the plan to hand the nodes back`,
+    };
   if (nodes.some((n) => n.reason === NodeReason.DeadlineExceeded || n.reason === NodeReason.NotStarted))
     return {
       phase: PlanPhase.Blocked,

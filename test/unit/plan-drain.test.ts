@@ -597,6 +597,16 @@ describe('planOutcome', () => {
       },
     },
     {
+      name: 'a node whose workflow was cancelled from Temporal: Blocked/NodeDrainCanceled, not PodsNotEvictable',
+      plan: aPlan('n1', 'n2').ended('n1', 'Drained', 'Drained').ended('n2', 'Aborted', 'WorkflowCanceled'),
+      outcome: {
+        phase: 'Blocked',
+        reason: 'NodeDrainCanceled',
+        message:
+          'the drain of n2 was cancelled from Temporal; release, abort or delete the plan to hand the nodes back',
+      },
+    },
+    {
       name: 'at most 10 blockers in the message',
       plan: aPlan('n1').ended(
         'n1',
