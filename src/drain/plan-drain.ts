@@ -15,6 +15,7 @@ import {
   NodeReason,
   PlanPhase,
   PlanReason,
+  PodPolicyReason,
   RollReason,
 } from '../api/reasons.js';
 import { aboutNode, type PlanState } from './projection.js';
@@ -361,10 +362,16 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
   if (nodes.every((n) => n.phase === 'Drained' || n.phase === 'Released' || n.phase === 'Deleted')) {
     const deleted = nodes.filter((n) => n.phase === 'Deleted').map((n) => n.name);
     const back = nodes.filter((n) => n.phase === 'Released').length;
+    // Pods that came back to their cordoned node are left there (src/drain/returning.ts): say so,
+    // or "drained" reads as "empty".
+    const returned = nodes.reduce(
+      (k, n) => k + (n.skipped ?? []).filter((p) => p.reason === PodPolicyReason.ReturnsToNode).length,
+      0,
+    );
     return {
       phase: PlanPhase.Drained,
       reason: PlanReason.AllNodesDrained,
-      message: `${nodes.length - deleted.length} node(s) drained${back ? ` (${back} handed back already)` : ''}${deleted.length ? `; deleted during the drain: ${deleted.join(', ')}` : ''}`,
+      message: `${nodes.length - deleted.length} node(s) drained${back ? ` (${back} handed back already)` : ''}${deleted.length ? `; deleted during the drain: ${deleted.join(', ')}` : ''}${returned ? `; ${returned} pod(s) came back to their node and were left there (ReturnsToNode)` : ''}`,
     };
   }
   // Skipped: at the deadline (onDeadline SkipNode), or released by hand after a failed beforeDrain hook.

@@ -68,6 +68,11 @@ class PlanBuilder {
     Object.assign(this.node(node), { phase, reason });
     return this;
   }
+  /** Pods of `node` listed in status.nodes[].skipped with `reason`. */
+  skipped(node: string, reason: string, ...pods: string[]): this {
+    this.node(node).skipped = pods.map((pod) => ({ pod, reason, message: `${pod} ${reason}` }));
+    return this;
+  }
   with(over: Partial<Pick<PlanRunState, 'paused' | 'aborted' | 'stopStarting'>>): this {
     Object.assign(this.s, over);
     return this;
@@ -528,6 +533,19 @@ describe('planOutcome', () => {
       name: 'every node drained: Drained',
       plan: aPlan('n1', 'n2').ended('n1', 'Drained', 'Drained').ended('n2', 'Drained', 'Drained'),
       outcome: { phase: 'Drained', reason: 'AllNodesDrained', message: '2 node(s) drained' },
+    },
+    {
+      name: 'drained with pods that came back and were left: Drained, counting them (not other skipped pods)',
+      plan: aPlan('n1', 'n2')
+        .ended('n1', 'Drained', 'Drained')
+        .skipped('n1', 'ReturnsToNode', 'app/a', 'app/b')
+        .ended('n2', 'Drained', 'Drained')
+        .skipped('n2', 'DrainLabelSkip', 'app/c'),
+      outcome: {
+        phase: 'Drained',
+        reason: 'AllNodesDrained',
+        message: '2 node(s) drained; 2 pod(s) came back to their node and were left there (ReturnsToNode)',
+      },
     },
     {
       name: 'drained and deleted nodes: Drained, naming the deleted',
