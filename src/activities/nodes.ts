@@ -4,6 +4,7 @@
  * annotations are described in src/k8s/node-claim.ts). Used by the worker and, for the deletion
  * hand-back without a workflow, by the operator.
  */
+import type { V1Node } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { NODE_RELEASE_ANNOTATION, type LabelSelector } from '../api/plan.js';
 import { matchesLabelSelector } from '../drain/selector.js';
@@ -15,6 +16,7 @@ import {
   copiedClaim,
   heldBy,
 } from '../k8s/node-claim.js';
+import { syncNodeConditions } from '../k8s/node-conditions.js';
 import { CONFLICT, retryOnConflict } from '../k8s/patch.js';
 import type { KubernetesPort } from '../k8s/port.js';
 import type { NotUncordoned } from '../drain/hand-back.js';
@@ -160,11 +162,17 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
      * `nodeUid`, or its claim was copied from the Node that is gone ({@link copiedClaim}). The patch
      * carries the Node's `metadata.uid` beside the resourceVersion guard.
      *
+     * Then removes the plan's node lifecycle conditions (`MaintenancePlanned`, `DrainInProgress`,
+     * `Drained`: src/k8s/node-conditions.ts) with a second guarded patch, of `nodes/{n}/status` —
+     * also when the claim was already gone (a retry, or handed back by the operator) — but not from
+     * a Node that is gone or was created again.
+     *
      * @returns `uncordoned: true` when this call made the node schedulable again.
      * @throws TransientKubernetesError when conflicts persist or on transport errors / 5xx.
      */
     async releaseNode({ plan, node, uncordon, nodeUid }) {
-      return retryOnConflict(`release node ${node}`, async () => {
+      let seen: V1Node | undefined;
+      const released = await retryOnConflict(`release node ${node}`, async () => {
         const current = await port.readNode(node);
         if (!current) return { uncordoned: false, left: 'gone' as const };
         const uid = current.metadata?.uid;
@@ -172,6 +180,7 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
           log.info({ node, plan: plan.name, claimed: nodeUid, now: uid }, 'node re-created: not handed back');
           return { uncordoned: false, left: 'replaced' as const };
         }
+        seen = current;
         if (heldBy(current, plan) !== 'self') return { uncordoned: false, left: 'notClaimed' as const };
         const ann = current.metadata?.annotations ?? {};
         const doUncordon = uncordon && ann[NODE_WAS_UNSCHEDULABLE_ANNOTATION] !== 'true';
@@ -194,6 +203,7 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
         const patched = await port.patchNode(node, patch);
         if (patched === 'gone') return { uncordoned: false, left: 'gone' as const };
         if (patched === 'conflict') return CONFLICT;
+        seen = patched;
         const uncordoned = doUncordon && current.spec?.unschedulable === true;
         log.info({ node, plan: plan.name, uncordoned }, 'node released');
         if (uncordoned) return { uncordoned };
@@ -204,6 +214,17 @@ export function createNodeActivities(port: KubernetesPort, log: Logger): NodeAct
             : 'alreadySchedulable';
         return { uncordoned, left };
       });
+      // The claim is gone (removed just now, or before: a retry of this activity, a hand-back by the
+      // operator): the node lifecycle conditions go with it, in the same activity, so that they are
+      // gone at the hand-back even while the operator, which writes them, is down.
+      if (released.left !== 'gone' && released.left !== 'replaced') {
+        const write = await syncNodeConditions(port, node, plan, [], {
+          ...(nodeUid !== undefined ? { nodeUid } : {}),
+          ...(seen !== undefined ? { seen } : {}),
+        });
+        if (write === 'written') log.info({ node, plan: plan.name }, 'node lifecycle conditions removed');
+      }
+      return released;
     },
   };
 }

@@ -187,6 +187,49 @@ export const ConditionReason = {
 /** A value of {@link ConditionReason}. */
 export type ConditionReason = ValueOf<typeof ConditionReason>;
 
+/**
+ * The Kubernetes node lifecycle conditions drainflow writes on a Node its plan holds
+ * (`Node.status.conditions[].type`; KEP-5683 "Node Lifecycle Conditions", well-known
+ * `NodeConditionType`s of Kubernetes 1.37). Admin-managed in Kubernetes: an admin-authorized
+ * controller sets them True while they hold and clears them (False, or removed). drainflow writes
+ * them from `status.nodes[]` while its claim is on the node and removes them at the hand-back
+ * (src/drain/node-conditions.ts).
+ */
+export const NodeConditionType = {
+  /** True while a plan holds the node (claimed and cordoned) for maintenance. */
+  MaintenancePlanned: 'MaintenancePlanned',
+  /** True while the plan drains the node (cordoned, evicting, or held up while the plan runs); False once paused, drained or stopped. */
+  DrainInProgress: 'DrainInProgress',
+  /** True once the node is drained (no pod that must leave is left); False until then. */
+  Drained: 'Drained',
+} as const;
+/** A value of {@link NodeConditionType}. */
+export type NodeConditionType = ValueOf<typeof NodeConditionType>;
+
+/**
+ * `reason` of the node lifecycle conditions ({@link NodeConditionType}) drainflow writes. A
+ * condition carrying one of these reasons and a message that begins `MaintenancePlan <name>:` is
+ * that plan's: only such a condition is ever changed or removed by it.
+ */
+export const NodeConditionReason = {
+  /** MaintenancePlanned True: the plan named in the message claimed and cordoned the node. */
+  PlanHoldsNode: 'PlanHoldsNode',
+  /** DrainInProgress True: the plan evicts the node's pods (node Cordoned or Draining). */
+  DrainRunning: 'DrainRunning',
+  /** DrainInProgress True: the drain goes on but something holds it up (node Blocked while the plan runs; the message says what). */
+  DrainBlocked: 'DrainBlocked',
+  /** DrainInProgress False: the drain is paused (by the user, or no maintenance window is open). */
+  DrainPaused: 'DrainPaused',
+  /** DrainInProgress False and Drained True: the node is drained. */
+  DrainCompleted: 'DrainCompleted',
+  /** Drained False: the node is not drained (yet). */
+  DrainNotCompleted: 'DrainNotCompleted',
+  /** DrainInProgress False: the plan stopped draining the node before it was drained (plan ended Blocked or Failed, node Failed); the node stays cordoned until handed back. */
+  DrainStopped: 'DrainStopped',
+} as const;
+/** A value of {@link NodeConditionReason}. */
+export type NodeConditionReason = ValueOf<typeof NodeConditionReason>;
+
 // ---------------------------------------------------------------------------------------------
 // Reasons of phases
 // ---------------------------------------------------------------------------------------------
@@ -601,6 +644,7 @@ export type EventReason = ValueOf<typeof EventReason>;
 /** Every group of reasons, by name (what `docs/reasons.md` lists). */
 export const REASON_GROUPS = {
   ConditionReason,
+  NodeConditionReason,
   PlanReason,
   NodeReason,
   RollReason,
@@ -616,6 +660,7 @@ export const REASON_GROUPS = {
 /** Any reason drainflow writes (a value of one of {@link REASON_GROUPS}). */
 export type Reason =
   | ConditionReason
+  | NodeConditionReason
   | PlanReason
   | NodeReason
   | RollReason

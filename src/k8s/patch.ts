@@ -14,6 +14,12 @@ import { TransientKubernetesError } from './errors.js';
 /** Request options making a PATCH a JSON merge patch (RFC 7386; client-node 2.x defaults to JSON patch). */
 export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
+/**
+ * Request options making a PATCH a strategic merge patch: lists of built-in types merge by their
+ * key (`status.conditions` of a Node by `type`), so a patch of one condition keeps the others.
+ */
+export const STRATEGIC_MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+
 /** Attempts of one read-modify-write before a run of 409 Conflicts is given up as transient. */
 export const CONFLICT_ATTEMPTS = 5;
 

@@ -32,7 +32,7 @@ import { PLURAL, type MaintenancePlan, type MaintenancePlanStatus } from '../api
 import type { EvictInput } from '../contract/eviction.js';
 import { apiCode, classifyError, isApiException, type RawAnswer } from './errors.js';
 import { EventRecorder, type PlanEvent } from './events.js';
-import { MERGE_PATCH } from './patch.js';
+import { MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.js';
 import { PlanApi } from './plans.js';
 import { waitForObject, type WaitCondition, type WaitControl } from './wait.js';
 
@@ -50,6 +50,13 @@ export interface KubernetesPort {
    * @returns the patched Node, `'conflict'` on 409, `'gone'` on 404.
    */
   patchNode(name: string, patch: object): Promise<V1Node | 'conflict' | 'gone'>;
+  /**
+   * A strategic merge patch of a Node's status subresource (`PATCH /api/v1/nodes/{n}/status`):
+   * `status.conditions` entries merge by `type` (other writers' conditions stay), an entry
+   * `{type, $patch: 'delete'}` removes one. A `metadata.resourceVersion` in `patch` guards it.
+   * @returns the patched Node, `'conflict'` on 409, `'gone'` on 404.
+   */
+  patchNodeStatus(name: string, patch: object): Promise<V1Node | 'conflict' | 'gone'>;
   /** Every Pod bound to the node (`fieldSelector spec.nodeName=<node>`, all namespaces, paged). */
   listNodePods(node: string): Promise<V1Pod[]>;
   /** Every policy/v1 PodDisruptionBudget of the namespace (paged). */
@@ -162,6 +169,17 @@ export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): Kuber
         if (code === 409) return 'conflict';
         if (code === 404) return 'gone';
         throw classifyError(err, `patch node ${name}`);
+      }
+    },
+
+    async patchNodeStatus(name, patch) {
+      try {
+        return await core.patchNodeStatus({ name, body: patch }, STRATEGIC_MERGE_PATCH);
+      } catch (err) {
+        const code = apiCode(err);
+        if (code === 409) return 'conflict';
+        if (code === 404) return 'gone';
+        throw classifyError(err, `patch node ${name} status`);
       }
     },
 

@@ -23,6 +23,10 @@
  *   when it can again. No status condition: the workflow replaces the whole status on each write
  *   (its own conditions list), so an operator condition would vanish at its next write.
  *
+ * Beside it, on every plan the informer reports, status writes included, a {@link
+ * NodeConditionProjector} writes the plan's node phases onto its claimed Nodes as the lifecycle
+ * conditions MaintenancePlanned / DrainInProgress / Drained (Nodes only, never the plan).
+ *
  * It acts only when the plan is new to it, when metadata.generation changed (a spec change), or when
  * deletion started. A status-only update (the workflow's own status writes) leads to no API call and
  * no Temporal call at all — except once for a plan that ended (Failed, Aborted) before its nodes were
@@ -106,6 +110,7 @@ import { CANCEL_GRACE_MS, stopPlanChildren } from './stop-children.js';
 import { nodeStopWords, stopNodeWorkflows } from './node-stops.js';
 import { KeyedQueue, type HandlerResult } from './queue.js';
 import { sweepOrphans } from './orphans.js';
+import { NodeConditionProjector } from './node-conditions.js';
 import { windowAfterDeadline } from '../drain/window-deadline.js';
 import { issueWords } from '../api/issue-words.js';
 import type { SignalDefinition } from '@temporalio/common';
@@ -155,6 +160,8 @@ export class PlanController {
   private readonly queue: KeyedQueue;
   /** The worker's node activities, called in-process (no Temporal): `releaseNode` for the deletion hand-back without a workflow. */
   private readonly activities: NodeActivities;
+  /** The plans' node phases as the Nodes' lifecycle conditions (src/operator/node-conditions.ts). */
+  private readonly nodeConditions: NodeConditionProjector;
   /** The plan's Events. */
   private readonly events: EventRecorder;
   /** Node list of the hand-back without a workflow ({@link listClaimedNodes}). */
@@ -183,7 +190,9 @@ export class PlanController {
     this.plans = new PlanApi(deps.kubeConfig);
     this.queue = new KeyedQueue((key, signal) => this.handle(key, signal), this.log);
     const activityLog = this.log.child({ part: 'activities' });
-    this.activities = createNodeActivities(createKubernetesPort(deps.kubeConfig, activityLog), activityLog);
+    const port = createKubernetesPort(deps.kubeConfig, activityLog);
+    this.activities = createNodeActivities(port, activityLog);
+    this.nodeConditions = new NodeConditionProjector(port, this.log.child({ part: 'node-conditions' }));
     this.events = new EventRecorder(deps.kubeConfig, activityLog);
     this.core = deps.kubeConfig.makeApiClient(CoreV1Api);
   }
@@ -285,6 +294,7 @@ export class PlanController {
     await this.sweeping;
     await this.informer?.stop().catch(() => undefined);
     await this.queue.close();
+    await this.nodeConditions.close();
     this.log.info('stopped watching MaintenancePlans');
   }
 
@@ -295,6 +305,7 @@ export class PlanController {
     const name = obj.metadata?.name;
     if (!name) return;
     this.latest.set(name, { obj, deleted });
+    this.nodeConditions.observe(obj, deleted);
     this.restartDelayMs = 0;
     this.scheduleGauge();
     this.queue.add(name);

@@ -7,7 +7,13 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeConfig, type V1Node, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
+import {
+  KubeConfig,
+  type V1Node,
+  type V1NodeCondition,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+} from '@kubernetes/client-node';
 import { CancelledFailure } from '@temporalio/common';
 import { pino } from 'pino';
 import { createActivities } from '../../src/activities/index.js';
@@ -23,6 +29,7 @@ import {
   NODE_CLAIM_NODE_UID_ANNOTATION,
 } from '../../src/k8s/node-claim.js';
 import { CONFLICT_ATTEMPTS } from '../../src/k8s/patch.js';
+import { wantedNodeConditions } from '../../src/drain/node-conditions.js';
 import type { KubernetesPort } from '../../src/k8s/port.js';
 import type { WaitCondition, WatchedObject } from '../../src/k8s/wait.js';
 
@@ -82,6 +89,37 @@ class FakePort implements KubernetesPort {
       ...node,
       metadata: { ...node.metadata, annotations: ann, resourceVersion: rv },
       spec,
+    };
+    this.nodes.set(name, next);
+    return structuredClone(next);
+  }
+  /** Strategic merge of `status.conditions` by type (`$patch: delete` removes), resourceVersion-guarded. */
+  async patchNodeStatus(name: string, patch: object): Promise<V1Node | 'conflict' | 'gone'> {
+    this.calls.push(['patchNodeStatus', name, patch]);
+    const node = this.nodes.get(name);
+    if (!node) return 'gone';
+    const p = patch as {
+      metadata?: { resourceVersion?: string };
+      status?: { conditions?: Array<V1NodeCondition & { $patch?: string }> };
+    };
+    if (
+      p.metadata?.resourceVersion !== undefined &&
+      p.metadata.resourceVersion !== node.metadata?.resourceVersion
+    )
+      return 'conflict';
+    const conditions = [...(node.status?.conditions ?? [])];
+    for (const c of p.status?.conditions ?? []) {
+      const i = conditions.findIndex((x) => x.type === c.type);
+      if (c.$patch === 'delete') {
+        if (i >= 0) conditions.splice(i, 1);
+      } else if (i >= 0) conditions[i] = { ...conditions[i]!, ...c };
+      else conditions.push(c);
+    }
+    const rv = String(Number(node.metadata?.resourceVersion ?? '0') + 1);
+    const next: V1Node = {
+      ...node,
+      metadata: { ...node.metadata, resourceVersion: rv },
+      status: { ...node.status, conditions },
     };
     this.nodes.set(name, next);
     return structuredClone(next);
@@ -585,6 +623,36 @@ describe('node activities over a fake port', () => {
     });
     assert.deepEqual(port.names(), ['readNode', 'patchNode', 'readNode', 'patchNode']);
     assert.deepEqual(port.nodes.get('n1')?.metadata?.annotations, {});
+  });
+
+  it("releaseNode: removes the plan's node lifecycle conditions, keeps every other condition; also when the claim was gone already", async () => {
+    const port = new FakePort();
+    const mine = wantedNodeConditions(PLAN.name, 'Running', { phase: 'Draining' });
+    const other: V1NodeCondition[] = [
+      { type: 'Ready', status: 'True', reason: 'KubeletReady' },
+      // Another writer's MaintenancePlanned, and another plan's Drained: not this plan's.
+      { type: 'MaintenancePlanned', status: 'True', reason: 'AdminRequested', message: 'rack 7' },
+    ];
+    const withConds = (n: V1Node, conditions: V1NodeCondition[]): V1Node => ({
+      ...n,
+      status: { conditions },
+    });
+    port.nodes.set('n1', withConds(node('n1', CLAIM, true), [other[0]!, ...mine]));
+    port.nodes.set('n2', withConds(node('n2', {}, false), [...other, mine[2]!]));
+    const a = activities(port);
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n1', uncordon: true }), { uncordoned: true });
+    assert.deepEqual(port.nodes.get('n1')?.status?.conditions, [other[0]]);
+    assert.deepEqual(port.names(), ['readNode', 'patchNode', 'patchNodeStatus']);
+    // n2: handed back before (no claim), a Drained of this plan left over: removed, the rest kept.
+    assert.deepEqual(await a.releaseNode({ plan: PLAN, node: 'n2', uncordon: true }), {
+      uncordoned: false,
+      left: 'notClaimed',
+    });
+    assert.deepEqual(port.nodes.get('n2')?.status?.conditions, other);
+    // Nothing of this plan's left: no write.
+    const before = port.calls.length;
+    await a.releaseNode({ plan: PLAN, node: 'n2', uncordon: true });
+    assert.deepEqual(port.names().slice(before), ['readNode']);
   });
 
   it('releaseNode: a node claimed by another plan is left alone', async () => {

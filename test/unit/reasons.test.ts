@@ -12,6 +12,7 @@ import {
   FINAL_NODE_PHASES,
   FINAL_PLAN_PHASES,
   HookPhase,
+  NodeConditionType,
   NodePhase,
   PlanPhase,
   REASON_GROUPS,
@@ -46,6 +47,7 @@ describe('src/api/reasons.ts and docs/reasons.md', () => {
     ['Node phases', NodePhase],
     ['Hook phases', HookPhase],
     ['Condition types', ConditionType],
+    ['Node lifecycle conditions', NodeConditionType],
   ] as const) {
     it(`"${title}" lists exactly the constants`, () => {
       assert.deepEqual(sorted(section(title).keys()), sorted(Object.values(group)));
@@ -73,7 +75,14 @@ describe('src/api/reasons.ts and docs/reasons.md', () => {
 
 describe('the words themselves', () => {
   it('every key of a group equals its value, and every word is CamelCase', () => {
-    for (const group of [PlanPhase, NodePhase, HookPhase, ConditionType, ...Object.values(REASON_GROUPS)]) {
+    for (const group of [
+      PlanPhase,
+      NodePhase,
+      HookPhase,
+      ConditionType,
+      NodeConditionType,
+      ...Object.values(REASON_GROUPS),
+    ]) {
       for (const [key, value] of Object.entries(group)) {
         assert.equal(value, key);
         assert.match(value, /^[A-Z][A-Za-z0-9]*$/, `${value} is CamelCase`);
