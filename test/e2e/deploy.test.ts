@@ -58,6 +58,10 @@ import {
 } from '../../src/api/plan.js';
 import { hookJobName } from '../../src/drain/hooks.js';
 import { listClaimedNodes } from '../../src/k8s/node-claim.js';
+import { syncNodeConditions } from '../../src/k8s/node-conditions.js';
+import { createKubernetesPort } from '../../src/k8s/port.js';
+import { wantedNodeConditions } from '../../src/drain/node-conditions.js';
+import { NodeConditionType, NodePhase, PlanPhase } from '../../src/api/reasons.js';
 import { LEASE_NAME, leaseName } from '../../src/operator/index.js';
 import { LeaderElector } from '../../src/k8s/lease.js';
 import { PLANS_PATH, PlanApi } from '../../src/k8s/plans.js';
@@ -729,8 +733,11 @@ describe('deploy/default on the API server', () => {
     assert.deepEqual(await acts.evictPod(target), { outcome: 'Evicted' });
     assert.deepEqual(await acts.waitPodGone({ ...target, timeoutSeconds: 30 }), { gone: true });
     assert.equal(await acts.checkPod(target), 'Gone');
-    // releaseNode (get + patch node)
+    // releaseNode (get + patch node; patch nodes/status: the plan's lifecycle conditions, written
+    // here by the administrator in the operator's place, go with the claim)
+    await writePlanConditions(c.kc, ref, node);
     assert.deepEqual(await acts.releaseNode({ plan: ref, node, uncordon: true }), { uncordoned: true });
+    assert.deepEqual(await planConditionTypes(node), [], 'the hand-back removes the plan’s conditions');
     assert.notEqual((await c.core.readNode({ name: node })).spec?.unschedulable, true);
     // publishStatus (get plan, PUT status)
     const message = `written by the worker ServiceAccount ${Date.now()}`;
@@ -905,11 +912,14 @@ describe('deploy/default on the API server', () => {
       claimed.map((n) => n.metadata?.name),
       [node],
     );
+    // The node lifecycle conditions of a held node (patch nodes/status).
+    await writePlanConditions(kc, { name, uid }, node);
     assert.deepEqual(await events.releaseNode({ plan: { name, uid }, node, uncordon: true }), {
       uncordoned: true,
     });
     const afterRelease = (await c.core.readNode({ name: node })).metadata?.annotations ?? {};
     assert.equal(afterRelease[NODE_CLAIM_ANNOTATION], undefined, 'claim removed by the operator');
+    assert.deepEqual(await planConditionTypes(node), [], 'conditions removed by the operator');
 
     // Outside the grant: pods are the worker's business.
     await assert.rejects(
@@ -1271,6 +1281,29 @@ const REFUSED_ON_PURPOSE: Record<string, string[]> = {
   [OPERATOR_SA]: ['list core/pods'],
   [WORKER_SA]: ['delete core/pods'],
 };
+
+/** Writes `plan`'s node lifecycle conditions of a Draining node onto `node` with `kc`'s credentials, as the operator does. */
+async function writePlanConditions(
+  kc: KubeConfig,
+  plan: { name: string; uid: string },
+  node: string,
+): Promise<void> {
+  const port = createKubernetesPort(kc, logger);
+  const wanted = wantedNodeConditions(plan.name, PlanPhase.Running, { phase: NodePhase.Draining });
+  assert.equal(await syncNodeConditions(port, node, plan, wanted), 'written');
+  assert.deepEqual(await planConditionTypes(node), [
+    NodeConditionType.MaintenancePlanned,
+    NodeConditionType.DrainInProgress,
+    NodeConditionType.Drained,
+  ]);
+}
+
+/** The node lifecycle condition types `node` carries, in that order. */
+async function planConditionTypes(node: string): Promise<string[]> {
+  const lifecycle: readonly string[] = Object.values(NodeConditionType);
+  const conditions = (await c.core.readNode({ name: node })).status?.conditions ?? [];
+  return lifecycle.filter((t) => conditions.some((x) => x.type === t));
+}
 
 describe('the RBAC is derived from the recorded calls of the code', () => {
   for (const sa of [WORKER_SA, OPERATOR_SA]) {
