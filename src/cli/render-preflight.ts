@@ -31,7 +31,7 @@ function nodeLines(n: PreflightNode): string[] {
   }
   if (n.returning?.length) {
     lines.push('  would come back to the node after their eviction (warning, ReturnsToNode):');
-    for (const w of n.returning) lines.push(`    ${w.reason} ${w.workload}: ${w.message}`);
+    for (const w of n.returning) lines.push(`    ${w.reason}: ${w.message}`);
   }
   if (n.ownersUnread)
     lines.push(

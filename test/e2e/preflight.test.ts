@@ -501,6 +501,8 @@ describe('preflight on the real stack', () => {
       });
       const job = spec('once');
       job.spec.restartPolicy = 'Never';
+      // kwok ends Job pods at once (Succeeded), unless they carry this annotation: it runs until deleted.
+      Object.assign(job.metadata, { annotations: { 'drainflow.dev/test-hold': 'true' } });
       await c.kc.makeApiClient(BatchV1Api).createNamespacedJob({
         namespace: ns2,
         body: { metadata: { name: 'once' }, spec: { template: job } },
@@ -532,7 +534,7 @@ describe('preflight on the real stack', () => {
       assert.match(
         text.out,
         new RegExp(
-          `NodeNameInTemplate StatefulSet ${ns2}/db2: its pod template sets spec\\.nodeName: ${node2}.*scale it down`,
+          `NodeNameInTemplate: StatefulSet ${ns2}/db2: its pod template sets spec\\.nodeName: ${node2}.*scale it down`,
         ),
       );
     } finally {

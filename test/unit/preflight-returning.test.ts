@@ -249,7 +249,7 @@ describe('buildPreflightNode with pods that come back: a warning, not a blocker'
     assert.equal(preflightExitCode(r), 0, 'the drain ends the node Drained: exit 0');
     assert.match(
       renderPreflight(r),
-      /would come back to the node after their eviction \(warning, ReturnsToNode\):\n {4}NodeNameInTemplate Deployment shop\/agent: /,
+      /would come back to the node after their eviction \(warning, ReturnsToNode\):\n {4}NodeNameInTemplate: Deployment shop\/agent: its pod template/,
     );
   });
 
