@@ -20,6 +20,8 @@ import {
   type PreflightPdbInput,
 } from '../drain/preflight.js';
 import { toPodInfo } from '../drain/pods.js';
+import { ownersToRead } from '../drain/preflight-returning.js';
+import { readOwners, type OwnerCache } from './preflight-owners.js';
 import { activityContext } from './context.js';
 import { classifyEviction } from './eviction.js';
 import type { PreflightActivities } from './types.js';
@@ -77,8 +79,14 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (t: T) =
  *
  * @param port the Kubernetes calls (src/k8s/port.ts).
  * @param log where each node's totals are logged.
+ * @param ownerCache the pods' controllers read so far, for a caller that examines several nodes in
+ *   one go (`drainflow preflight`); absent: each call reads its own (a worker's calls are apart in time).
  */
-export function createPreflightActivities(port: KubernetesPort, log: Logger): PreflightActivities {
+export function createPreflightActivities(
+  port: KubernetesPort,
+  log: Logger,
+  ownerCache?: OwnerCache,
+): PreflightActivities {
   return {
     /**
      * Examines one node (see the module comment). Heartbeats after each dry-run eviction inside an
@@ -95,6 +103,12 @@ export function createPreflightActivities(port: KubernetesPort, log: Logger): Pr
       const pdbs = (await mapLimited(namespaces, PREFLIGHT_CONCURRENCY, (ns) => port.listPdbs(ns)))
         .flat()
         .map(toPreflightPdb);
+      const owners = await readOwners(
+        port,
+        ownersToRead(pods, input.selection),
+        ownerCache ?? new Map(),
+        PREFLIGHT_CONCURRENCY,
+      );
       const dryRun: Record<string, DryRunVerdict> = {};
       if (input.dryRun !== false) {
         await mapLimited(podsToDryRun(pods, input.selection), PREFLIGHT_CONCURRENCY, async (p) => {
@@ -129,6 +143,7 @@ export function createPreflightActivities(port: KubernetesPort, log: Logger): Pr
         pdbs,
         selection: input.selection,
         dryRun,
+        ...owners,
       });
       const r = result.report;
       log.info(

@@ -59,7 +59,7 @@ export const PreflightPodSchema = z
       .string()
       .optional()
       .describe(
-        'ReturnsToNode warning: ToleratesCordon or PinnedToNode when it tolerates the cordon (node.kubernetes.io/unschedulable), so its replacement may come back to the node; the drain evicts it once and leaves a pod that comes back.',
+        "ReturnsToNode warning: NodeNameInTemplate when its controller's pod template sets spec.nodeName to this node, ToleratesCordon or PinnedToNode when it tolerates the cordon (node.kubernetes.io/unschedulable): its replacement may come back to the node; the drain evicts it once and leaves a pod that comes back.",
       ),
     dryRun: z
       .string()
@@ -70,6 +70,25 @@ export const PreflightPodSchema = z
   })
   .strict();
 export type PreflightPod = z.infer<typeof PreflightPodSchema>;
+
+/** A workload whose pods on the node would come back after their eviction (a warning, not a blocker). */
+export const PreflightReturningSchema = z
+  .object({
+    workload: z
+      .string()
+      .describe(
+        "Kind namespace/name of the workload: the Deployment of a ReplicaSet, the CronJob of a Job, else the pods' controller.",
+      ),
+    reason: z
+      .string()
+      .describe(
+        'Why they come back: NodeNameInTemplate (its pod template sets spec.nodeName to this node), PinnedToNode (they tolerate the cordon and may run on this node only), ToleratesCordon (they tolerate the cordon).',
+      ),
+    pods: z.number().int().describe('Its pods on the node that a drain would evict.'),
+    message: z.string().describe('What the drain does with them and what the admin can do.'),
+  })
+  .strict();
+export type PreflightReturning = z.infer<typeof PreflightReturningSchema>;
 
 /** One pod a drain would leave alone (or wait for), and why. */
 export const PreflightSkippedSchema = z
@@ -129,7 +148,20 @@ export const PreflightNodeSchema = z
       .int()
       .optional()
       .describe(
-        'Of podsToEvict, the pods that tolerate the cordon: their replacements may come back to the node (ReturnsToNode warning).',
+        'Of podsToEvict, the pods whose replacements would come back to the node (ReturnsToNode warning): their pod template sets spec.nodeName to it, or they tolerate the cordon.',
+      ),
+    returning: z
+      .array(PreflightReturningSchema)
+      .optional()
+      .describe(
+        `The workloads of podsReturning, sorted, at most ${PREFLIGHT_LIST_CAP}: the drain evicts their pods once and ends the node Drained with the replacements that come back.`,
+      ),
+    ownersUnread: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'Controllers of pods to evict that could not be read (e.g. no RBAC get on replicasets, statefulsets, jobs or replicationcontrollers): their pod templates were not checked for spec.nodeName.',
       ),
     podsBlocked: z.number().int().describe('Pods with at least one blocker.'),
     blockerCount: z.number().int().describe('Blockers found (each listed in blockers, up to the cap).'),
@@ -200,7 +232,9 @@ export const PreflightReportSchema = z
       .number()
       .int()
       .optional()
-      .describe('Pods to evict that tolerate the cordon and may come back, over all nodes (a warning).'),
+      .describe(
+        'Pods to evict whose replacements would come back to their node (pinned by their template, or tolerating the cordon), over all nodes (a warning).',
+      ),
     blockerCount: z.number().int().describe('Blockers found, over all nodes.'),
     dryRunAccepted: z.number().int().describe('Dry-run evictions accepted, over all nodes.'),
     dryRunRefused: z.number().int().describe('Dry-run evictions refused, over all nodes.'),

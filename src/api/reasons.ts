@@ -466,6 +466,14 @@ export const PreflightReason = {
   NoAnswer: 'NoAnswer',
   /** Condition Drained of a Preflight plan: False, it never cordons or evicts. */
   PreviewOnly: 'PreviewOnly',
+
+  // ---- warnings: workloads whose pods come back to the node (src/drain/preflight-returning.ts) ----
+  /** The pods' controller's pod template sets spec.nodeName to the node: each replacement is created bound to it, past the cordon. */
+  NodeNameInTemplate: 'NodeNameInTemplate',
+  /** The pods tolerate the cordon (node.kubernetes.io/unschedulable) and may run on this node only. */
+  PinnedToNode: 'PinnedToNode',
+  /** The pods tolerate the cordon (node.kubernetes.io/unschedulable): the scheduler may put a replacement back. */
+  ToleratesCordon: 'ToleratesCordon',
 } as const;
 /** A value of {@link PreflightReason}. */
 export type PreflightReason = ValueOf<typeof PreflightReason>;

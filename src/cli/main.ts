@@ -1,14 +1,17 @@
 /**
  * The `drainflow` command line: `run` (operator and/or worker) and the plan commands
  * (`status`, `pause`, `resume`, `abort`, `release`, `watch`), plus `preflight` and `demo`.
+ *
+ * Start-up discipline: this module loads only commander and Node's own modules; each command
+ * loads what it needs when it runs (`import()` in its action), so that `--help` and `--version`
+ * load no client library, and the plan commands never load the worker's, preflight's or the
+ * demo's modules (test/unit/cli-startup.test.ts checks the import graph).
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Command, Option } from 'commander';
-import { loadCliConfig, type ConnectionFlags } from '../shared/settings.js';
-import { CliError, control, phaseAfter, releaseNode, status, watch, type CliContext } from './plans.js';
-import { renderPlan } from './render.js';
-import { handBackWords, releaseNodeWords } from './render-roll.js';
+import type { ConnectionFlags } from '../shared/settings.js';
+import type { CliContext } from './plans.js';
 
 /**
  * Installed as the kubectl plugin `kubectl-drainflow` too (kubectl runs `kubectl-<name>` from PATH
@@ -122,7 +125,8 @@ function withConnection(cmd: Command): Command {
   );
 }
 /** The validated settings of a plan command. @throws Error naming a bad setting. */
-function context(opts: ConnectionFlags): CliContext {
+async function context(opts: ConnectionFlags): Promise<CliContext> {
+  const { loadCliConfig } = await import('../shared/settings.js');
   return loadCliConfig(opts);
 }
 
@@ -131,7 +135,8 @@ withConnection(
     .command('status <plan>')
     .description("show a plan's progress (live from its workflow when running)"),
 ).action(async (name: string, opts) => {
-  const { plan, live, note, unreachable } = await status(context(opts), name);
+  const [{ status }, { renderPlan }] = await Promise.all([import('./plans.js'), import('./render.js')]);
+  const { plan, live, note, unreachable } = await status(await context(opts), name);
   console.log(
     renderPlan({ metadata: plan.metadata, spec: plan.spec, status: live ?? plan.status }, Date.now()),
   );
@@ -154,13 +159,17 @@ for (const [action, help] of [
       'uncordon AfterEachNode: hand back this one node (once drained; at once when its hook failed, undrained after a failed beforeDrain)',
     );
   cmd.action(async (name: string, opts) => {
+    const [{ control, phaseAfter, releaseNode }, { handBackWords, releaseNodeWords }] = await Promise.all([
+      import('./plans.js'),
+      import('./render-roll.js'),
+    ]);
     if (action === 'release' && typeof opts.node === 'string') {
-      const st = await releaseNode(context(opts), name, opts.node);
+      const st = await releaseNode(await context(opts), name, opts.node);
       const n = st.nodes?.find((x) => x.name === opts.node);
       console.log(releaseNodeWords(name, opts.node, n));
       return;
     }
-    const { status: st, by, uncordon, flag, taskQueue } = await control(context(opts), name, action);
+    const { status: st, by, uncordon, flag, taskQueue } = await control(await context(opts), name, action);
     if (by === 'spec') {
       console.log(
         `${action}: ${flag} written to plan ${name}; no worker is polling task queue "${taskQueue}", so its workflow acts on it when a worker runs there (drainflow run --worker --task-queue ${taskQueue}; plan phase ${st.phase ?? 'none yet'})`,
@@ -189,7 +198,8 @@ withConnection(
 )
   .option('--follow', 'keep watching after a final phase')
   .action(async (name: string, opts) => {
-    await watch(context(opts), name, { follow: Boolean(opts.follow) });
+    const { watch } = await import('./plans.js');
+    await watch(await context(opts), name, { follow: Boolean(opts.follow) });
   });
 
 program
@@ -267,7 +277,7 @@ program
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  const msg = err instanceof CliError || err instanceof Error ? err.message : String(err);
+  const msg = err instanceof Error ? err.message : String(err);
   console.error(`drainflow: ${msg}`);
   process.exit(1);
 });

@@ -8,6 +8,7 @@ import { ApiException, KubeConfig } from '../k8s/client.js';
 import {
   Client,
   NamespaceNotFoundError,
+  QueryRejectedError,
   WorkflowNotFoundError,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -15,6 +16,7 @@ import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
 import { FINAL_PLAN_PHASES, PlanPhase, PlanReason } from '../api/reasons.js';
 import { closeStatusOfReason, closedWorkflowReason, expectsRunningWorkflow } from '../api/closed-workflow.js';
 import { PlanApi } from '../k8s/plans.js';
+import { reuseConnections } from '../k8s/connection-pool.js';
 import { flagHasEffect, phaseWords, type SpecFlagName } from '../api/ended-plan.js';
 import {
   controlUpdate,
@@ -59,8 +61,13 @@ export type CliContext = Omit<CliConfig, 'taskQueue'>;
 /** A user-facing error: printed as is, exit status 1. */
 export class CliError extends Error {}
 
+/** One KubeConfig per command (its settings), so that its calls share the API server connection. */
+const kubeApis = new WeakMap<CliContext, { kc: KubeConfig; api: PlanApi }>();
+
 function kubeApi(ctx: CliContext): { kc: KubeConfig; api: PlanApi } {
-  const kc = new KubeConfig();
+  const known = kubeApis.get(ctx);
+  if (known) return known;
+  const kc = reuseConnections(new KubeConfig());
   try {
     if (ctx.kubeconfig) kc.loadFromFile(ctx.kubeconfig);
     else kc.loadFromDefault();
@@ -71,7 +78,9 @@ function kubeApi(ctx: CliContext): { kc: KubeConfig; api: PlanApi } {
   }
   if (!kc.getCurrentCluster())
     throw new CliError('no cluster in the kubeconfig: set --kubeconfig or KUBECONFIG');
-  return { kc, api: new PlanApi(kc) };
+  const made = { kc, api: new PlanApi(kc) };
+  kubeApis.set(ctx, made);
+  return made;
 }
 
 /** The spec flag each action sets, so the plan's spec keeps telling the truth (kubectl and CLI agree). */
@@ -107,20 +116,54 @@ const CONNECT_TIMEOUT = '5s';
 async function connect(ctx: CliContext): Promise<Client> {
   try {
     const connection = await temporalConnection(ctx, CONNECT_TIMEOUT);
-    return new Client({ connection, namespace: ctx.temporalNamespace });
+    // Queries of a closed workflow are rejected by the server (with the workflow's status): no
+    // worker replays a finished history to answer, and `status` needs no describe call first.
+    return new Client({
+      connection,
+      namespace: ctx.temporalNamespace,
+      workflow: { queryRejectCondition: 'NOT_OPEN' },
+    });
   } catch (err) {
     throw new CliError((err as Error).message);
   }
+}
+
+/**
+ * The plan, read from Kubernetes, and a connection to Temporal, made at the same time (neither
+ * needs the other; the plan names the workflow). When the plan cannot be read, that error is
+ * thrown at once, and a connection made meanwhile is closed.
+ * @throws CliError for an unknown plan or an unreachable cluster.
+ * @returns the plan, and the connection or why Temporal could not be reached.
+ */
+async function planAndClient(
+  ctx: CliContext,
+  name: string,
+): Promise<{ plan: MaintenancePlan; client: PromiseSettledResult<Client> }> {
+  const connecting = connect(ctx);
+  connecting.catch(() => undefined); // handled below; no unhandled rejection while the plan is read
+  let plan: MaintenancePlan;
+  try {
+    plan = await readPlan(ctx, name);
+  } catch (err) {
+    connecting.then((c) => c.connection.close()).catch(() => undefined);
+    throw err;
+  }
+  const [client] = await Promise.allSettled([connecting]);
+  return { plan, client: client! };
+}
+
+/** The workflow of the plan: the one the operator recorded in its status, else the one its name and UID give. */
+function workflowIdOf(plan: MaintenancePlan, name: string): string {
+  return plan.status?.workflow?.workflowId ?? planWorkflowId({ name, uid: plan.metadata.uid });
 }
 
 async function planHandle(
   ctx: CliContext,
   name: string,
 ): Promise<{ plan: MaintenancePlan; handle: WorkflowHandle; client: Client }> {
-  const plan = await readPlan(ctx, name);
-  const client = await connect(ctx);
-  const id = plan.status?.workflow?.workflowId ?? planWorkflowId({ name, uid: plan.metadata.uid });
-  return { plan, handle: client.workflow.getHandle(id), client };
+  const { plan, client } = await planAndClient(ctx, name);
+  if (client.status === 'rejected') throw client.reason;
+  return { plan, handle: client.value.workflow.getHandle(workflowIdOf(plan, name)), client: client.value };
 }
 
 /** How long the CLI waits for the workflow to answer an Update, ms. */
@@ -278,13 +321,14 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
     // (the operator relays the same flag as a signal, which the workflow applies idempotently).
     // The Update carries the spec's generation, as the operator's signals do: the workflows then
     // ignore an older pause or resume that arrives later (a standby operator's start-up relay).
-    const generation = await kubeApi(ctx).api.patchSpec(name, SPEC_FLAG[action]);
+    // An Update waits for a worker and is dropped when none takes it: the task queue's workers are
+    // asked meanwhile, so that the answer can say so at once instead.
+    const [generation, workers] = await Promise.all([
+      kubeApi(ctx).api.patchSpec(name, SPEC_FLAG[action]),
+      taskQueueWorkers(client, ctx.temporalNamespace, desc.taskQueue).catch(() => undefined),
+    ]);
     const [[key, value]] = Object.entries(SPEC_FLAG[action]) as [[string, boolean]];
     const flag = `spec.${key}: ${value}`;
-    // An Update waits for a worker and is dropped when none takes it; say so at once instead.
-    const workers = await taskQueueWorkers(client, ctx.temporalNamespace, desc.taskQueue).catch(
-      () => undefined,
-    );
     if (workers && liveWorkers(workers).length === 0) {
       // Not a failure: the intent is recorded in the spec, and the operator relays it as a signal
       // that Temporal keeps for the workflow until a worker runs it.
@@ -449,34 +493,32 @@ async function noAnswerNote(
  * so the query's gRPC deadline bounds the wait.
  */
 export async function status(ctx: CliContext, name: string): Promise<PlanStatusView> {
-  const plan = await readPlan(ctx, name);
+  const { plan, client: connected } = await planAndClient(ctx, name);
   const shown = 'shown: the status the plan last wrote';
-  let client: Client;
-  try {
-    client = await connect(ctx);
-  } catch (err) {
+  if (connected.status === 'rejected')
     // The plan's own status still answers: show it, and say Temporal is what could not be reached.
-    return { plan, live: undefined, note: `${(err as Error).message}; ${shown}`, unreachable: true };
-  }
-  const id = plan.status?.workflow?.workflowId ?? planWorkflowId({ name, uid: plan.metadata.uid });
+    return {
+      plan,
+      live: undefined,
+      note: `${(connected.reason as Error).message}; ${shown}`,
+      unreachable: true,
+    };
+  const client = connected.value;
+  const id = workflowIdOf(plan, name);
   const handle = client.workflow.getHandle(id);
   try {
     try {
       // A closed workflow is not queried: a worker would replay its whole history to answer, and a
-      // terminated one answers with its state before the end (Running), not what became of it.
-      const desc = await client.connection
-        .withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.describe())
-        .catch((err: unknown) => {
-          if (err instanceof WorkflowNotFoundError || err instanceof NamespaceNotFoundError) throw err;
-          return undefined; // slow or failing: the query below says more
-        });
-      if (desc && desc.status.name !== 'RUNNING')
-        return { plan, live: undefined, ...closedNote(plan, desc.status.name ?? '', name) };
+      // terminated one answers with its state before the end (Running), not what became of it. The
+      // query's reject condition NOT_OPEN has the server answer for a closed workflow with its
+      // status, without a worker and without a separate DescribeWorkflowExecution call.
       const live = await client.connection.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () =>
         handle.query(progressQuery),
       );
       return { plan, live };
     } catch (err) {
+      if (err instanceof QueryRejectedError)
+        return { plan, live: undefined, ...closedNote(plan, closeStatusName(err.status), name) };
       const missing = missingWorkflowNote(ctx, plan, id, err);
       if (missing) return { plan, live: undefined, note: `${missing}; ${shown}` };
       return { plan, live: undefined, note: await noAnswerNote(client, handle, ctx.temporalNamespace, err) };
@@ -484,6 +526,26 @@ export async function status(ctx: CliContext, name: string): Promise<PlanStatusV
   } finally {
     await client.connection.close();
   }
+}
+
+/**
+ * The name of a workflow execution status as the SDK's `describe()` gives it (`TERMINATED`,
+ * `CANCELLED`), from the enum value a rejected query carries
+ * (`temporal.api.enums.v1.WorkflowExecutionStatus`); `UNKNOWN` for another value. Pure.
+ */
+export function closeStatusName(status: number | null | undefined): string {
+  const names = [
+    'UNSPECIFIED',
+    'RUNNING',
+    'COMPLETED',
+    'FAILED',
+    'CANCELLED',
+    'TERMINATED',
+    'CONTINUED_AS_NEW',
+    'TIMED_OUT',
+    'PAUSED',
+  ];
+  return names[status ?? -1] ?? 'UNKNOWN';
 }
 
 /**

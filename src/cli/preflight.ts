@@ -7,7 +7,9 @@
  * what it found ({@link preflightExitCode}): 0 no blockers, 2 blockers, 3 a node not examined,
  * 1 an error before any report.
  *
- * RBAC of the caller: nodes list/get; pods list; poddisruptionbudgets list; pods/eviction create.
+ * RBAC of the caller: nodes list/get; pods list; poddisruptionbudgets list; pods/eviction create;
+ * replicasets, statefulsets, jobs, replicationcontrollers get (without it, the report says which
+ * controllers it could not read for a pod template that pins its pods to the node).
  */
 import { issueWords } from '../api/issue-words.js';
 import { readFileSync } from 'node:fs';
@@ -187,7 +189,7 @@ export async function runPreflight(
   }
   if (resolved.missing.length) throw new CliError(`node(s) not found: ${resolved.missing.join(', ')}`);
   if (resolved.nodes.length === 0) throw new CliError('the selector matches no node');
-  const { preflightNode } = createPreflightActivities(port, log);
+  const { preflightNode } = createPreflightActivities(port, log, new Map());
   const results: NodePreflight[] = [];
   for (let i = 0; i < resolved.nodes.length; i += NODE_CONCURRENCY)
     results.push(

@@ -1,7 +1,7 @@
 /**
  * Plain-text rendering of a preflight report (`drainflow preflight`, and `drainflow status` of a
  * Preflight plan): the summary, each node (blockers first) with its pods to evict, blockers,
- * dry-run refusals and skipped pods (as capped in the report, with "and N more"), then the
+ * workloads whose pods would come back, dry-run refusals and skipped pods (as capped in the report, with "and N more"), then the
  * PodDisruptionBudgets and the rounds each needs. Pure.
  */
 import type { PreflightNode, PreflightReport } from '../api/preflight.js';
@@ -29,6 +29,14 @@ function nodeLines(n: PreflightNode): string[] {
       );
     lines.push(...more(n.evict.length, n.podsToEvict));
   }
+  if (n.returning?.length) {
+    lines.push('  would come back to the node after their eviction (warning, ReturnsToNode):');
+    for (const w of n.returning) lines.push(`    ${w.reason}: ${w.message}`);
+  }
+  if (n.ownersUnread)
+    lines.push(
+      `  ${n.ownersUnread} controller(s) not read: their pod templates were not checked for spec.nodeName`,
+    );
   if (n.blockers?.length) {
     lines.push('  blockers:');
     for (const b of n.blockers) lines.push(`    ${b.reason}${b.pod ? ` ${b.pod}` : ''}: ${b.message}`);

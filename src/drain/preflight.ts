@@ -55,7 +55,12 @@ import { PodReason, PreflightReason } from '../api/reasons.js';
 import type { EvictResult } from '../contract/eviction.js';
 import { classifyPods, podKey, type PodInfo } from './pods.js';
 import { exemptionOf, isPodReady } from './eviction-gate.js';
-import { placementReturn } from './returning.js';
+import {
+  returnReason,
+  returningClause,
+  returningFields,
+  type ReturningInput,
+} from './preflight-returning.js';
 
 export { isPodReady };
 import { matchesLabelSelector } from './selector.js';
@@ -93,7 +98,7 @@ export interface DryRunVerdict {
 }
 
 /** What the builder needs to know about one node. */
-export interface PreflightNodeInput {
+export interface PreflightNodeInput extends ReturningInput {
   node: string;
   /** spec.unschedulable of the node. */
   unschedulable?: boolean;
@@ -283,7 +288,7 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
   const refusals: PreflightRefusal[] = [];
   const uses = new Map<string, PreflightPdbUse>();
   let accepted = 0;
-  let returning = 0;
+  const returning: Parameters<typeof returningFields>[0] = [];
 
   if (input.heldBy && input.heldBy !== input.planName)
     blockers.push({
@@ -346,8 +351,8 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
         message: verdict.message ?? '',
       });
     const exemption = exemptionOf(pod, mine);
-    const returns = pod.spec ? placementReturn(pod.spec, input.node) : undefined;
-    if (returns) returning++;
+    const returns = returnReason(pod, input.node, input.owners);
+    if (returns) returning.push({ pod, reason: returns });
     evict.push({
       pod: d.pod,
       ...(names.length ? { pdbs: names } : {}),
@@ -369,7 +374,7 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     ...(input.unschedulable ? { unschedulable: true } : {}),
     podsToEvict: evict.length,
     podsSkipped: skipped.length,
-    ...(returning ? { podsReturning: returning } : {}),
+    ...returningFields(returning, input),
     podsBlocked,
     blockerCount: blockers.length,
     dryRunAccepted: accepted,
@@ -473,9 +478,7 @@ export function summarizePreflight(nodes: readonly NodePreflight[], nowMs?: numb
     `${report.podsSkipped} skipped, ${report.blockerCount} blocker(s) on ${nodesBlocked} node(s)` +
     `; dry-run evictions: ${report.dryRunAccepted} accepted, ${report.dryRunRefused} refused` +
     roundsClause(stuck, maxRounds) +
-    (podsReturning
-      ? `; warning: ${podsReturning} pod(s) tolerate the cordon and may come back to their node after their eviction (ReturnsToNode): the drain evicts them once and leaves those that come back`
-      : '') +
+    returningClause(nodes.map((n) => n.report)) +
     (errors ? `; ${errors} node(s) could not be examined` : '');
   return { summary, ...report, ...(podsReturning ? { podsReturning } : {}) };
 }

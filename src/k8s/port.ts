@@ -11,10 +11,13 @@
  *
  * RBAC: nodes get/list/watch/patch; pods get/list/watch (and delete for onDeadline DeletePods,
  * which the shipped RBAC does not grant); pods/eviction create;
- * poddisruptionbudgets get/list/watch; maintenanceplans get and maintenanceplans/status update;
+ * poddisruptionbudgets get/list/watch; replicasets, statefulsets (apps), jobs (batch) and
+ * replicationcontrollers get (preflight reads a pod's controller); maintenanceplans get and maintenanceplans/status update;
  * events get/create/patch in `default`.
  */
 import {
+  AppsV1Api,
+  BatchV1Api,
   CoreV1Api,
   Observable,
   PolicyV1Api,
@@ -30,6 +33,7 @@ import {
 import type { Logger } from 'pino';
 import { PLURAL, type MaintenancePlan, type MaintenancePlanStatus } from '../api/plan.js';
 import type { EvictInput } from '../contract/eviction.js';
+import type { ControllerObject, OwnerRef } from '../drain/preflight-returning.js';
 import { apiCode, classifyError, isApiException, type RawAnswer } from './errors.js';
 import { EventRecorder, type PlanEvent } from './events.js';
 import { MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.js';
@@ -61,6 +65,11 @@ export interface KubernetesPort {
   listNodePods(node: string): Promise<V1Pod[]>;
   /** Every policy/v1 PodDisruptionBudget of the namespace (paged). */
   listPdbs(namespace: string): Promise<V1PodDisruptionBudget[]>;
+  /**
+   * One pod controller (`GET` of a ReplicaSet, StatefulSet, Job or ReplicationController), as
+   * preflight reads it for its pod template; `undefined` when absent.
+   */
+  readController(ref: OwnerRef): Promise<ControllerObject | undefined>;
   /** One Pod, `undefined` when absent. */
   readPod(namespace: string, name: string): Promise<V1Pod | undefined>;
   /**
@@ -113,6 +122,8 @@ export interface KubernetesPort {
 export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): KubernetesPort {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const policy = kubeConfig.makeApiClient(PolicyV1Api);
+  const apps = kubeConfig.makeApiClient(AppsV1Api);
+  const batch = kubeConfig.makeApiClient(BatchV1Api);
   const plans = new PlanApi(kubeConfig);
   const events = new EventRecorder(kubeConfig, log);
   const watcher = new Watch(kubeConfig);
@@ -196,6 +207,24 @@ export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): Kuber
       listAll(`list poddisruptionbudgets in ${namespace}`, (cont) =>
         policy.listNamespacedPodDisruptionBudget({ namespace, limit: LIST_PAGE_SIZE, _continue: cont }),
       ),
+
+    async readController({ kind, namespace, name }) {
+      try {
+        switch (kind) {
+          case 'ReplicaSet':
+            return await apps.readNamespacedReplicaSet({ name, namespace });
+          case 'StatefulSet':
+            return await apps.readNamespacedStatefulSet({ name, namespace });
+          case 'Job':
+            return await batch.readNamespacedJob({ name, namespace });
+          case 'ReplicationController':
+            return await core.readNamespacedReplicationController({ name, namespace });
+        }
+      } catch (err) {
+        if (apiCode(err) === 404) return undefined;
+        throw classifyError(err, `get ${kind} ${namespace}/${name}`);
+      }
+    },
 
     async readPod(namespace, name) {
       try {

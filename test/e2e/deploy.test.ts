@@ -594,11 +594,18 @@ describe('deploy/default on the API server', () => {
     deny(WORKER_SA, '*', '*');
     deny(WORKER_SA, '*', 'nodes');
     deny(WORKER_SA, 'create', 'clusterrolebindings');
-    // Job hooks: create, get and delete Jobs in drainflow-system only; no list, watch or update.
+    // Job hooks: create and delete Jobs in drainflow-system only; no list, watch or update. Get
+    // everywhere: preflight reads a pod's controller (a Job) for its pod template.
     for (const v of ['create', 'get', 'delete']) checks.push([WORKER_SA, true, [v, 'jobs.batch', '-n', NS]]);
-    for (const v of ['create', 'get', 'delete']) deny(WORKER_SA, v, 'jobs.batch', '-n', ns);
+    for (const v of ['create', 'delete']) deny(WORKER_SA, v, 'jobs.batch', '-n', ns);
     for (const v of ['list', 'watch', 'update', 'patch']) deny(WORKER_SA, v, 'jobs.batch', '-n', NS);
     deny(WORKER_SA, 'create', 'cronjobs.batch', '-n', NS);
+    // Preflight's controller reads: get only, no list, watch or write.
+    for (const r of ['replicasets.apps', 'statefulsets.apps', 'jobs.batch', 'replicationcontrollers']) {
+      checks.push([WORKER_SA, true, ['get', r, '-n', ns]]);
+      for (const v of ['list', 'watch', 'update', 'patch', 'delete']) deny(WORKER_SA, v, r, '-n', ns);
+    }
+    deny(WORKER_SA, 'get', 'deployments.apps', '-n', ns);
 
     // operator: Leases only in its own namespace, and only get/create/update.
     for (const v of ['delete', 'list', 'watch', 'patch', 'deletecollection'])
@@ -692,6 +699,13 @@ describe('deploy/default on the API server', () => {
       [[`${ns}/${pod!.metadata!.name}`, 'Evict', [`${ns}/web`]]],
     );
     assert.deepEqual(withoutVersions(listed.pdbs), [{ key: `${ns}/web`, disruptionsAllowed: 1 }]);
+    // preflightNode (node get, pods and PDBs list, the pod's ReplicaSet get, a dry-run eviction)
+    const preflight = await acts.preflightNode({
+      node,
+      selection: { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false },
+    });
+    assert.equal(preflight.report.dryRunAccepted, 1, JSON.stringify(preflight.report));
+    assert.equal(preflight.report.ownersUnread, undefined, 'the ReplicaSet was read');
     // observeNode (informers: list + watch of all nodes, all PDBs and the node's pods)
     try {
       const observed = await acts.observeNode({
@@ -1273,7 +1287,11 @@ const NOT_EXERCISED: Record<string, Record<string, string>> = {
     'update maintenance.drainflow.dev/maintenanceplans/finalizers cluster':
       'never called: the OwnerReferencesPermissionEnforcement admission plugin checks it (docs/operations/install.md, "What the pods are allowed to do")',
   },
-  [WORKER_SA]: {},
+  [WORKER_SA]: {
+    'get apps/statefulsets cluster':
+      "preflight reads the controller of each pod to evict; the run has only a ReplicaSet's pods (test/e2e/preflight.test.ts reads the other kinds)",
+    'get core/replicationcontrollers cluster': "likewise (a ReplicationController's pods)",
+  },
 };
 
 /** The calls this file makes on purpose outside the grant (expected 403), as `verb group/resource`. */

@@ -16,6 +16,12 @@
  * | cache, emptyDir                | EmptyDirData                                              |
  * | agent (DaemonSet), ignoreDaemonSets false | DaemonSetPod                                   |
  *
+ * Every Deployment's pod template sets spec.nodeName (the fixture binds them so): the report warns
+ * that the pods to evict of web, db, shared and sick would come back (`returning`,
+ * NodeNameInTemplate, read from their ReplicaSets, named by Deployment), without a blocker. A second
+ * node holds a StatefulSet and a Job pinned the same way and a Deployment tolerating the cordon by
+ * hostname (PinnedToNode): `drainflow preflight` names all three and exits 0.
+ *
  * A Preflight plan of that node ends Previewed with each of them in status.preflight (started
  * directly, and through a `drainflow run --operator` process), and `drainflow preflight` prints the
  * same, exiting 2 (BlockersFound; 0 for the same node with `--pod-selector app=web`). Around each, the API server's own request counters (apiserver_request_total) count the
@@ -29,7 +35,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import type { V1Pod } from '@kubernetes/client-node';
+import { BatchV1Api, type V1Pod } from '@kubernetes/client-node';
 import { NODE_CLAIM_ANNOTATION } from '../../src/api/plan.js';
 import type { PreflightNode, PreflightReport } from '../../src/api/preflight.js';
 import { abortSignal } from '../../src/contract/plan-messages.js';
@@ -49,6 +55,7 @@ import {
   makeDeployment,
   makePdb,
   makePod,
+  makePodSpec,
   uniqueName,
   waitFor,
   waitPdb,
@@ -311,6 +318,23 @@ describe('preflight on the real stack', () => {
     assert.deepEqual([db.podsToEvict, db.disruptionsAllowed, db.rounds], [1, 0, undefined]);
     assert.equal(r.maxRounds, 3);
     assert.ok((n.skipped ?? []).length === 0, 'nothing skipped with ignoreDaemonSets false');
+    // Every Deployment's pod template sets spec.nodeName (the fixture binds them so): the pods to
+    // evict of web, db, shared and sick would come back (NodeNameInTemplate), read from their
+    // ReplicaSets and named by Deployment; a warning, not a blocker.
+    assert.deepEqual(
+      n.returning?.map((w) => [w.workload, w.reason, w.pods]),
+      [
+        [`Deployment ${ns}/db`, 'NodeNameInTemplate', 1],
+        [`Deployment ${ns}/shared`, 'NodeNameInTemplate', 1],
+        [`Deployment ${ns}/sick`, 'NodeNameInTemplate', 1],
+        [`Deployment ${ns}/web`, 'NodeNameInTemplate', 3],
+      ],
+      JSON.stringify(n.returning),
+    );
+    assert.equal(n.podsReturning, 6);
+    assert.equal(r.podsReturning, 6);
+    assert.equal(n.ownersUnread, undefined, 'every ReplicaSet was read');
+    assert.match(r.summary, /warning: 6 pod\(s\) of 4 workload\(s\) would come back .*NodeNameInTemplate/);
   }
 
   /** Nothing was cordoned, claimed, evicted or deleted. */
@@ -438,6 +462,11 @@ describe('preflight on the real stack', () => {
     assert.equal(clean.code, 0, clean.err);
     const cr = JSON.parse(clean.out) as PreflightReport;
     assert.deepEqual([cr.podsToEvict, cr.blockerCount, cr.dryRunAccepted, cr.dryRunRefused], [3, 0, 3, 0]);
+    // web's pods would come back (spec.nodeName in its template): a warning; the drain ends the node Drained, exit 0.
+    assert.deepEqual(
+      cr.nodes[0]!.returning?.map((w) => [w.workload, w.reason, w.pods]),
+      [[`Deployment ${ns}/web`, 'NodeNameInTemplate', 3]],
+    );
     const missing = await runCommand(['preflight', '--nodes', 'no-such-node'], { env });
     assert.equal(missing.code, 1);
     assert.match(missing.err, /node\(s\) not found: no-such-node/);
@@ -447,6 +476,71 @@ describe('preflight on the real stack', () => {
     const bad = await runCommand(['preflight', '--nodes', 'Bad_Node'], { env });
     assert.equal(bad.code, 1);
     assert.match(bad.err, /spec\.nodeNames\[0\]: must be a node name/);
+  });
+
+  it('drainflow preflight warns about a StatefulSet and a Job pinned by spec.nodeName and a Deployment tolerating the cordon, and exits 0', async () => {
+    const ns2 = await createNamespace(c, 'preflight-back');
+    const node2 = await createTaintedNode(c, 'preflight-back', { taint: { key: TAINT_KEY, value: 'x' } });
+    try {
+      const spec = (app: string) => {
+        const s = makePodSpec({ nodeName: node2 });
+        s.tolerations = [TOLERATION];
+        return { metadata: { labels: { app } }, spec: s };
+      };
+      await c.apps.createNamespacedStatefulSet({
+        namespace: ns2,
+        body: {
+          metadata: { name: 'db2' },
+          spec: {
+            serviceName: 'db2',
+            replicas: 1,
+            selector: { matchLabels: { app: 'db2' } },
+            template: spec('db2'),
+          },
+        },
+      });
+      const job = spec('once');
+      job.spec.restartPolicy = 'Never';
+      // kwok ends Job pods at once (Succeeded), unless they carry this annotation: it runs until deleted.
+      Object.assign(job.metadata, { annotations: { 'drainflow.dev/test-hold': 'true' } });
+      await c.kc.makeApiClient(BatchV1Api).createNamespacedJob({
+        namespace: ns2,
+        body: { metadata: { name: 'once' }, spec: { template: job } },
+      });
+      const agent = makeDeployment(ns2, 'agent', 1, { hostname: node2 });
+      agent.spec!.template.spec!.tolerations = [{ operator: 'Exists' }];
+      await c.apps.createNamespacedDeployment({ namespace: ns2, body: agent });
+      for (const app of ['db2', 'once', 'agent']) await waitPodsReady(c, ns2, { app }, 1);
+
+      const env = { ...process.env, KUBECONFIG: auditedEnv().KUBECONFIG };
+      const json = await runCommand(['preflight', '--nodes', node2, '-o', 'json'], { env });
+      assert.equal(json.code, 0, `a warning, not a blocker: ${json.err}${json.out}`);
+      const r = JSON.parse(json.out) as PreflightReport;
+      const n = r.nodes[0]!;
+      assert.deepEqual(
+        n.returning?.map((w) => [w.workload, w.reason, w.pods]),
+        [
+          [`Deployment ${ns2}/agent`, 'PinnedToNode', 1],
+          [`Job ${ns2}/once`, 'NodeNameInTemplate', 1],
+          [`StatefulSet ${ns2}/db2`, 'NodeNameInTemplate', 1],
+        ],
+        JSON.stringify(n),
+      );
+      assert.equal(r.podsReturning, 3);
+      assert.equal(n.blockerCount, 0);
+      const text = await runCommand(['preflight', '--nodes', node2], { env });
+      assert.equal(text.code, 0, text.err);
+      assert.match(text.out, /ReturnsToNode: 2 NodeNameInTemplate, 1 PinnedToNode/);
+      assert.match(
+        text.out,
+        new RegExp(
+          `NodeNameInTemplate: StatefulSet ${ns2}/db2: its pod template sets spec\\.nodeName: ${node2}.*scale it down`,
+        ),
+      );
+    } finally {
+      await deleteNamespace(c, ns2).catch(() => undefined);
+      await deleteNode(c, node2).catch(() => undefined);
+    }
   });
 
   it('through the operator: a Preflight plan ends Previewed, and deleting it finds nothing to hand back', async () => {

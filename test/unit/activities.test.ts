@@ -32,6 +32,9 @@ import { CONFLICT_ATTEMPTS } from '../../src/k8s/patch.js';
 import { wantedNodeConditions } from '../../src/drain/node-conditions.js';
 import type { KubernetesPort } from '../../src/k8s/port.js';
 import type { WaitCondition, WatchedObject } from '../../src/k8s/wait.js';
+import { createPreflightActivities } from '../../src/activities/preflight.js';
+import type { ControllerObject, OwnerRef } from '../../src/drain/preflight-returning.js';
+import { parseSpec } from '../../src/api/plan.js';
 
 /** A call the fake port received: method name and arguments. */
 type Call = [string, ...unknown[]];
@@ -131,6 +134,14 @@ class FakePort implements KubernetesPort {
   async listPdbs(namespace: string): Promise<V1PodDisruptionBudget[]> {
     this.calls.push(['listPdbs', namespace]);
     return this.pdbs.get(namespace) ?? [];
+  }
+  /** Pod controllers by `Kind namespace/name` (an Error is thrown). */
+  readonly controllers = new Map<string, ControllerObject | Error>();
+  async readController(ref: OwnerRef): Promise<ControllerObject | undefined> {
+    this.calls.push(['readController', ref.kind, ref.namespace, ref.name]);
+    const c = this.controllers.get(`${ref.kind} ${ref.namespace}/${ref.name}`);
+    if (c instanceof Error) throw c;
+    return c;
   }
   async readPod(namespace: string, name: string): Promise<V1Pod | undefined> {
     this.calls.push(['readPod', namespace, name]);
@@ -878,4 +889,79 @@ describe('deletePod over a fake port (onDeadline DeletePods)', () => {
       assert.deepEqual(port.calls, [['deletePod', input]]);
     });
   }
+});
+
+describe("preflightNode over a fake port: the pods' controllers", () => {
+  const node = 'n1';
+  const owned = (name: string, kind: string, owner: string, uid: string): V1Pod => ({
+    metadata: {
+      namespace: NS,
+      name,
+      uid: `${name}-uid`,
+      ownerReferences: [{ apiVersion: 'apps/v1', kind, name: owner, uid, controller: true }],
+    },
+    spec: { nodeName: node, containers: [] },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  const rs = (deployment: string, nodeName?: string): ControllerObject => ({
+    metadata: {
+      ownerReferences: [{ kind: 'Deployment', name: deployment, controller: true }],
+    },
+    spec: { template: { spec: nodeName ? { nodeName } : {} } },
+  });
+
+  it('reads each controller once per cache, names the Deployment, counts a failed read, not a 404', async () => {
+    const port = new FakePort();
+    port.nodes.set(node, { metadata: { name: node } });
+    for (const p of [
+      owned('pinned-a', 'ReplicaSet', 'pinned-1', 'rs1'),
+      owned('pinned-b', 'ReplicaSet', 'pinned-1', 'rs1'),
+      owned('free-a', 'ReplicaSet', 'free-1', 'rs2'),
+      owned('db-0', 'StatefulSet', 'db', 'ss1'),
+      owned('gone-a', 'ReplicaSet', 'gone-1', 'rs3'),
+      owned('custom-a', 'Widget', 'w', 'cr1'),
+    ])
+      port.pods.set(`${NS}/${p.metadata!.name}`, p);
+    port.controllers.set(`ReplicaSet ${NS}/pinned-1`, rs('pinned', node));
+    port.controllers.set(`ReplicaSet ${NS}/free-1`, rs('free'));
+    port.controllers.set(
+      `StatefulSet ${NS}/db`,
+      new PermanentKubernetesError('get StatefulSet: HTTP 403 Forbidden', 403, 'Forbidden'),
+    );
+    const cache = new Map();
+    const acts = createPreflightActivities(port, pino({ level: 'silent' }), cache);
+    const selection = parseSpec({ nodeNames: [node] }).podSelection;
+    const run = () => acts.preflightNode({ node, selection, dryRun: false });
+    const { report } = await run();
+    const reads = () =>
+      port.calls
+        .filter((c) => c[0] === 'readController')
+        .map(([, kind, ns, name]) => `${String(kind)} ${String(ns)}/${String(name)}`);
+    assert.deepEqual(reads().sort(), [
+      `ReplicaSet ${NS}/free-1`,
+      `ReplicaSet ${NS}/gone-1`,
+      `ReplicaSet ${NS}/pinned-1`,
+      `StatefulSet ${NS}/db`,
+    ]);
+    assert.equal(report.podsReturning, 2);
+    assert.deepEqual(
+      report.returning?.map((r) => [r.workload, r.reason, r.pods]),
+      [[`Deployment ${NS}/pinned`, 'NodeNameInTemplate', 2]],
+    );
+    assert.deepEqual(
+      report.evict?.filter((e) => e.returns).map((e) => [e.pod, e.returns]),
+      [
+        [`${NS}/pinned-a`, 'NodeNameInTemplate'],
+        [`${NS}/pinned-b`, 'NodeNameInTemplate'],
+      ],
+    );
+    assert.equal(report.ownersUnread, 1, 'the 403 counted, the 404 not');
+    // A second node's examination with the same cache reads nothing again.
+    await run();
+    assert.equal(reads().length, 4);
+    // Without a cache (a worker's activity), each call reads its own.
+    const fresh = createPreflightActivities(port, pino({ level: 'silent' }));
+    await fresh.preflightNode({ node, selection, dryRun: false });
+    assert.equal(reads().length, 8);
+  });
 });

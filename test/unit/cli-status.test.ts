@@ -12,6 +12,7 @@ import {
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_SLACK_MS,
   POLLER_FRESH_MS,
+  closeStatusName,
   closedNote,
   closedWithoutHandBack,
   liveWorkers,
@@ -21,6 +22,7 @@ import {
   type WorkerReport,
 } from '../../src/cli/plans.js';
 import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import type { MaintenancePlan } from '../../src/api/plan.js';
 
 const RUNNING = 'WORKER_STATUS_RUNNING';
@@ -265,4 +267,20 @@ describe('closedWithoutHandBack and closedNote', () => {
       else assert.match(note ?? '', r.note);
     });
   }
+});
+
+describe('closeStatusName: the status a rejected query carries, named as describe() names it', () => {
+  const S = proto.temporal.api.enums.v1.WorkflowExecutionStatus;
+  const rows: Array<[number | undefined, string]> = [
+    [S.WORKFLOW_EXECUTION_STATUS_COMPLETED, 'COMPLETED'],
+    [S.WORKFLOW_EXECUTION_STATUS_FAILED, 'FAILED'],
+    [S.WORKFLOW_EXECUTION_STATUS_CANCELED, 'CANCELLED'],
+    [S.WORKFLOW_EXECUTION_STATUS_TERMINATED, 'TERMINATED'],
+    [S.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW, 'CONTINUED_AS_NEW'],
+    [S.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, 'TIMED_OUT'],
+    [S.WORKFLOW_EXECUTION_STATUS_PAUSED, 'PAUSED'],
+    [99, 'UNKNOWN'],
+    [undefined, 'UNKNOWN'],
+  ];
+  for (const [code, name] of rows) it(`${code} → ${name}`, () => assert.equal(closeStatusName(code), name));
 });
