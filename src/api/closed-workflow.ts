@@ -80,8 +80,10 @@ export function expectsRunningWorkflow(phase: PlanPhase | undefined, reason?: st
 
 /** The plan reason for a Temporal close status, or undefined when that status is not projected. */
 export function closedWorkflowReason(status: string): ClosedWorkflowReasonName | undefined {
-  return Object.hasOwn(ClosedWorkflowReason, status)
-    ? ClosedWorkflowReason[status as keyof typeof ClosedWorkflowReason]
+  // The client's describe() names the proto's WORKFLOW_EXECUTION_STATUS_CANCELED `CANCELLED`.
+  const name = status === 'CANCELLED' ? 'CANCELED' : status;
+  return Object.hasOwn(ClosedWorkflowReason, name)
+    ? ClosedWorkflowReason[name as keyof typeof ClosedWorkflowReason]
     : undefined;
 }
 

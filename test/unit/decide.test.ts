@@ -257,6 +257,19 @@ describe('decide', () => {
       },
     },
     {
+      name: 'restart, workflow cancelled before any status (describe() spells it CANCELLED): Failed',
+      obs: obs({}, { workflow: { state: 'closed', status: 'CANCELLED' } }),
+      steps: ['finalizer(keep going)', 'closed WorkflowCanceled, warn'],
+      before: { name: 'p', generation: -1, started: true },
+      after: {
+        name: 'p',
+        generation: 1,
+        started: true,
+        relayed: flags(),
+        closedProjected: 'WorkflowCanceled',
+      },
+    },
+    {
       name: 'new plan: finalizer, then start, then Pending/AwaitingWorker',
       obs: obs({}, { workflow: absent }),
       steps: ['finalizer', 'startWorkflow', 'awaitingWorker'],
