@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * End-to-end tests of the drain activities (src/activities/index.ts) against a real Kubernetes API:
  * the local stack (`bash scripts/stack/stack.sh up`, then `eval "$(bash scripts/stack/stack.sh env)"`).
@@ -13,6 +14,7 @@ import { CancelledFailure } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import { createActivities } from '../../src/activities/index.js';
+import { claimingPlan, deletePlanObject } from '../helpers/direct-plan.js';
 import type { DrainActivities } from '../../src/activities/types.js';
 import type { EvictResult } from '../../src/contract/eviction.js';
 import {
@@ -81,6 +83,14 @@ async function testNode(
   const node = await createNode(c, 'df-e2e-node', opts);
   cleanups.push(() => deleteNode(c, node));
   return node;
+}
+
+/** A plan that exists, for the claims this file writes (see claimingPlan); deleted at the end. */
+async function claimOwner(): Promise<{ name: string; uid: string }> {
+  await applyCrds(c);
+  const plan = await claimingPlan(c, 'df-e2e-plan');
+  cleanups.push(() => deletePlanObject(c, plan.name));
+  return plan;
 }
 
 function uidOf(pod: { metadata?: { uid?: string } }): string {
@@ -421,8 +431,8 @@ describe('evictPod classifies every Eviction API answer', { timeout: 180_000 }, 
 describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
   it('claims and cordons a schedulable node, is idempotent, refuses other plans, and uncordons on release', async () => {
     const node = await testNode();
-    const plan = { name: uniqueName('df-e2e-plan'), uid: 'uid-plan-a' };
-    const other = { name: uniqueName('df-e2e-plan'), uid: 'uid-plan-b' };
+    const plan = await claimOwner();
+    const other = await claimOwner();
     const nodeUid = (await c.core.readNode({ name: node })).metadata!.uid!;
     try {
       assert.deepEqual(await acts.cordonNode({ plan, node }), {
@@ -525,7 +535,7 @@ describe('cordonNode / releaseNode', { timeout: 120_000 }, () => {
 
   it('leaves a node that was already cordoned cordoned after release', async () => {
     const node = await testNode({ unschedulable: true });
-    const plan = { name: uniqueName('df-e2e-plan'), uid: 'uid-plan-c' };
+    const plan = await claimOwner();
     try {
       assert.deepEqual(await acts.cordonNode({ plan, node }), {
         outcome: 'Cordoned',

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * A workflow cancelled from Temporal (the Temporal UI's Cancel, `temporal workflow cancel`), end to
  * end on the real stack with the operator (`drainflow run --resync-seconds 1`); each plan holds one

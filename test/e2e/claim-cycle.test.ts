@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * Two plans that each hold a node the other waits for, on the real stack (kube-apiserver with the
  * disruption controller, kwok nodes, the Temporal dev server, a `drainflow run --worker` process;

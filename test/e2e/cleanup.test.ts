@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * Deletion cleanup without a workflow, end to end on the real stack: a plan whose workflow was
  * terminated (so it will never hand its nodes back) is deleted; the operator itself removes the

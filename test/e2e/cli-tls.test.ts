@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * drainflow against a Temporal server reached over mutual TLS, on the real stack. The Temporal
  * dev server has no TLS flags (`temporal server start-dev --help`), so the test puts a

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * `drainflow watch` off a terminal (a pipe, a CI log, the demo's output in a file) prints a block
  * only when the plan's status changes, not once per poll because a countdown ticked. Real API

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * `drainflow status` when no worker polls the task queue, on the real stack: the progress query
  * cannot be answered, so the CLI shows the plan's written status within seconds and says that no

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The `drainflow` plan commands against the real stack, with a real operator and worker:
  * status, pause (the spec follows, so kubectl can resume), abort, and the errors for an unknown

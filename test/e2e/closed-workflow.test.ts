@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * A plan whose Temporal workflow is terminated behind its back, end to end on the real stack: the
  * operator (`drainflow run --resync-seconds 1`) notices the closed workflow without any change to the

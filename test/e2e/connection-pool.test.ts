@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * End-to-end test of src/k8s/connection-pool.ts against the real local stack: API calls and
  * watches made through a KubeConfig passed to `reuseConnections` share keep-alive connections,

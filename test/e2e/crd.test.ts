@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The generated MaintenancePlan CRD against a real kube-apiserver (the local stack of scripts/stack):
  * it is accepted as structural, `kubectl explain` shows the zod descriptions, invalid plans are refused by

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * `npm run demo -- --rolling` on the real stack, run like a user runs it (`drainflow demo`, off a
  * terminal, output captured): a rolling maintenance of two kwok nodes, one at a time, with an

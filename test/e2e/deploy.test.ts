@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The deployment (deploy/) against a real API server, the local stack of scripts/stack:
  *

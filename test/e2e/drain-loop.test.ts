@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The level-triggered node drain (src/drain/node-drain.ts) end to end on the real stack: the plan's
  * drain reacts to what happens to the cluster while it runs, as the loop's rules say.

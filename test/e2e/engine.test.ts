@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The drain engine end to end on the real stack: a real worker (workflows + Kubernetes activities)
  * and the plan workflow started directly (no operator), against kube-apiserver,

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The global eviction rate (`drainflow run --max-evictions-per-second`, env
  * DRAINFLOW_MAX_EVICTIONS_PER_SECOND) on the real stack. The node drains schedule their `evictPod`

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The eviction-call timeout path end to end, on the real stack: a validating admission webhook on
  * `pods/eviction`, served by this test, holds the first Eviction API call of every pod longer than

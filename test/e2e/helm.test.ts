@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The Helm chart deploy/helm/drainflow, with the pinned helm (scripts/stack/build.sh, HELM_VERSION):
  *

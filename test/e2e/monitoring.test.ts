@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * deploy/monitoring against the metrics the code serves: every metric name used in the
  * PrometheusRule's alerts and in the Grafana dashboard's queries is served by the operator's or the

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * A node deleted and created again under the same name mid-drain, end to end on the real stack
  * (kube-apiserver, controller-manager, scheduler, kwok, Temporal dev server, one `drainflow run`

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * End-to-end tests of the `observeNode` activity (src/activities/observe.ts) and its watch cache
  * (src/k8s/watch-cache.ts) against the real local stack (kube-apiserver, kube-controller-manager,
@@ -21,7 +22,9 @@ import type { ObserveNodeInput } from '../../src/activities/types.js';
 import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, type PodSelection } from '../../src/api/plan.js';
 import { WatchCache } from '../../src/k8s/watch-cache.js';
+import { claimingPlan, deletePlanObject } from '../helpers/direct-plan.js';
 import {
+  applyCrds,
   clients,
   createNamespace,
   createNode,
@@ -221,6 +224,7 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
   });
 
   it('cordoning the node wakes a waiting call with the new content', async () => {
+    await setUnschedulable(c, node, false);
     const stable = await settled(node);
     const waiting = timed({ node, selection: SELECTION, since: stable.fingerprint, maxWaitSeconds: 30 });
     await sleep(300);
@@ -298,7 +302,9 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
   });
 
   it('two changes within the coalescing window arrive as one answer', async () => {
-    await waitPodsReady(c, ns, { app: 'web' }, 2); // the replacement of the deleted pod
+    // Its own starting point, whatever ran before: cordoned, two web pods, the bare pod.
+    await setUnschedulable(c, node, true);
+    await waitPodsReady(c, ns, { app: 'web' }, 2);
     const stable = await settled(node);
     assert.equal(stable.node.unschedulable, true);
     assert.equal(podNamed(stable, 'bare')?.action, 'Block');
@@ -324,6 +330,7 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
   });
 
   it('a lone change is answered after the quiet time, not at the end of the window', async () => {
+    await setUnschedulable(c, node, false);
     const stable = await settled(node);
     assert.equal(stable.node.unschedulable, false);
     const waiting = timed({
@@ -412,15 +419,18 @@ describe('waitClaimReleased on the real stack', { timeout: 60_000 }, () => {
   const plan = { name: 'obs-waiting-plan', uid: 'uid-waiting' };
   let wait: ReturnType<typeof createWaitClaimReleased>;
   let node: string;
-  const claim = (name: string | null) =>
+  /** The plans whose claims the tests write: real ones (see claimingPlan). */
+  let holder: { name: string; uid: string };
+  let third: { name: string; uid: string };
+  const claim = (by: { name: string; uid: string } | null) =>
     c.core.patchNode(
       {
         name: node,
         body: {
           metadata: {
             annotations: {
-              [NODE_CLAIM_ANNOTATION]: name,
-              [NODE_CLAIM_UID_ANNOTATION]: name && `uid-${name}`,
+              [NODE_CLAIM_ANNOTATION]: by?.name ?? null,
+              [NODE_CLAIM_UID_ANNOTATION]: by?.uid ?? null,
             },
           },
         },
@@ -430,14 +440,19 @@ describe('waitClaimReleased on the real stack', { timeout: 60_000 }, () => {
 
   before(async () => {
     wait = createWaitClaimReleased({ cache, logger, heartbeatIntervalMs: 500, firstHeartbeatMs: 500 });
+    await applyCrds(c);
+    holder = await claimingPlan(c, 'obs-holder');
+    cleanups.push(() => deletePlanObject(c, holder.name));
+    third = await claimingPlan(c, 'obs-third');
+    cleanups.push(() => deletePlanObject(c, third.name));
     node = await createNode(c, 'obs-claim');
     cleanups.push(() => deleteNode(c, node));
-    await claim('obs-holder');
+    await claim(holder);
   });
 
   it('answers Released as soon as the holder removes its claim, not at maxWaitSeconds', async () => {
     let answered = false;
-    const running = wait({ plan, node, heldBy: 'obs-holder', maxWaitSeconds: 30 }).finally(
+    const running = wait({ plan, node, heldBy: holder.name, maxWaitSeconds: 30 }).finally(
       () => (answered = true),
     );
     await sleep(1_000);
@@ -447,33 +462,33 @@ describe('waitClaimReleased on the real stack', { timeout: 60_000 }, () => {
     assert.deepEqual(await running, { outcome: 'Released' });
     assert.ok(Date.now() - t0 < 2_000, `answered ${Date.now() - t0} ms after the hand-back`);
     // Already handed back: at once; another plan holding it now: Released too (cordonNode decides).
-    assert.deepEqual(await wait({ plan, node, heldBy: 'obs-holder', maxWaitSeconds: 30 }), {
+    assert.deepEqual(await wait({ plan, node, heldBy: holder.name, maxWaitSeconds: 30 }), {
       outcome: 'Released',
     });
-    await claim('obs-third');
+    await claim(third);
     const w = cache.acquire(node);
     try {
-      const holder = () => w.getNode()?.metadata?.annotations?.[NODE_CLAIM_ANNOTATION];
-      await waitFor(() => holder() === 'obs-third', 5_000, { what: 'the cache sees the third claim' });
+      const claimedBy = () => w.getNode()?.metadata?.annotations?.[NODE_CLAIM_ANNOTATION];
+      await waitFor(() => claimedBy() === third.name, 5_000, { what: 'the cache sees the third claim' });
     } finally {
       w.release();
     }
-    assert.deepEqual(await wait({ plan, node, heldBy: 'obs-holder', maxWaitSeconds: 30 }), {
+    assert.deepEqual(await wait({ plan, node, heldBy: holder.name, maxWaitSeconds: 30 }), {
       outcome: 'Released',
     });
   });
 
   it('answers StillHeld after maxWaitSeconds, and is cancellable inside an activity (heartbeating)', async () => {
-    await claim('obs-holder');
+    await claim(holder);
     const t0 = Date.now();
-    assert.deepEqual(await wait({ plan, node, heldBy: 'obs-holder', maxWaitSeconds: 1 }), {
+    assert.deepEqual(await wait({ plan, node, heldBy: holder.name, maxWaitSeconds: 1 }), {
       outcome: 'StillHeld',
     });
     assert.ok(Date.now() - t0 >= 900, `waited ${Date.now() - t0} ms`);
     const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 2_000 });
     let beats = 0;
     env.on('heartbeat', () => beats++);
-    const running = env.run(wait, { plan, node, heldBy: 'obs-holder', maxWaitSeconds: 30 });
+    const running = env.run(wait, { plan, node, heldBy: holder.name, maxWaitSeconds: 30 });
     await sleep(1_500);
     const t1 = Date.now();
     env.cancel();
@@ -487,12 +502,12 @@ describe('waitClaimReleased on the real stack', { timeout: 60_000 }, () => {
       await wait({
         plan,
         node: `obs-absent-${Date.now().toString(36)}`,
-        heldBy: 'obs-holder',
+        heldBy: holder.name,
         maxWaitSeconds: 5,
       }),
       { outcome: 'NodeNotFound' },
     );
-    const running = wait({ plan, node, heldBy: 'obs-holder', maxWaitSeconds: 30 });
+    const running = wait({ plan, node, heldBy: holder.name, maxWaitSeconds: 30 });
     await sleep(500);
     await deleteNode(c, node);
     assert.deepEqual(await running, { outcome: 'NodeNotFound' });

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * spec.onDeadline on the real stack (kube-apiserver, kube-controller-manager, kwok, Temporal dev
  * server, a `drainflow run --worker` process; the plan workflow started directly, no operator):

@@ -1,3 +1,4 @@
+// test-lane: serial (stops and restarts the stack's Temporal dev server)
 /**
  * What a plan shows when something it needs is missing, on the real stack: the operator and the
  * worker run as real `drainflow run` processes against kube-apiserver + kwok and the Temporal dev

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The operator end to end on the real stack (issue 4): the operator and the worker run as real
  * `drainflow run` processes against kube-apiserver + kube-controller-manager + kwok and the Temporal
@@ -134,6 +135,15 @@ describe('operator on the real stack', () => {
     });
     await waitPdb(c, ns, 'slow', (p) => (p.status?.disruptionsAllowed ?? 0) >= 1);
     assert.equal((await podsOn(a, 'slow')).length, 8);
+  }
+
+  /** Sets PDB `slow`'s maxUnavailable and waits until the disruption controller allows that many. */
+  async function slowBudget(maxUnavailable: number): Promise<void> {
+    await c.policy.patchNamespacedPodDisruptionBudget(
+      { namespace: ns, name: 'slow', body: { spec: { maxUnavailable } } },
+      MERGE_PATCH,
+    );
+    await waitPdb(c, ns, 'slow', (p) => (p.status?.disruptionsAllowed ?? 0) <= maxUnavailable);
   }
 
   /** Creates or updates a plan with `kubectl apply`. */
@@ -557,6 +567,10 @@ describe('operator on the real stack', () => {
     const name = uniqueName(stem);
     applyPlan(name, { nodeNames: [a] });
     await waitPlan(name, (p) => (p.status?.evictionProgress?.evicted ?? 0) >= 1, 60_000, 'first pod evicted');
+    // The drain holds while the operator is down (the caller lets it go on with slowBudget(1)): a
+    // restart takes the dead leader's Lease time and a start, which on a loaded host outlasted the
+    // drain of the 8 slow pods.
+    await slowBudget(0);
     assert.equal(await h.operator!.stop('SIGKILL'), 'SIGKILL'); // its Lease stays held ~15 s
     change(name);
     h.operator = await h.startOperator(); // returns once it leads (the dead leader's Lease expired)
@@ -581,6 +595,7 @@ describe('operator on the real stack', () => {
     const atLead = (await getPlan(name))!;
     assert.equal(atLead.status?.phase, 'Paused', 'Paused by the time the operator leads');
     const a0 = atLead.status?.evictionProgress?.attempts ?? 0;
+    await slowBudget(1); // evictions are allowed again: only the pause holds the drain now
     await sleep(6000);
     const still = (await getPlan(name))!;
     assert.equal(still.status?.phase, 'Paused');
@@ -600,6 +615,7 @@ describe('operator on the real stack', () => {
       'abort',
       (n) => kubectl(['delete', 'mp', n, '--wait=false']), // the finalizer holds it
     );
+    await slowBudget(1); // evictions are allowed again: only the abort stops the drain now
     const left = (await podsOn(a, 'slow')).length;
     assert.ok(left > 0, 'the abort came before the end of the drain');
     await sleep(6000); // a pod every few seconds while the drain ran

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * Fault paths of the operator, end to end on the real stack:
  *

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * "A paused plan disrupts nothing" on the real stack (kube-apiserver, kube-controller-manager's
  * disruption controller, kwok, Temporal dev server, a `drainflow run --worker` process; the plan

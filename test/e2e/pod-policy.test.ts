@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The per-pod drain policy on the real stack (kube-apiserver, kube-controller-manager, kwok,
  * Temporal dev server, a `drainflow run --worker` process; plan workflows started directly, no

@@ -1,3 +1,4 @@
+// test-lane: serial (asserts every write of the audited user bench-drainflow, which the workers of returning-pods and unhealthy-eviction also use)
 /**
  * Preflight on the real stack (kube-apiserver, kube-controller-manager, kwok, Temporal dev server, a
  * `drainflow run --worker` process; the plan workflow started directly, no operator).

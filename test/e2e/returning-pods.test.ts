@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * Pods that come back (src/drain/returning.ts) on the real stack (kube-apiserver, the ReplicaSet
  * controller, scheduler, kwok, Temporal dev server, a `drainflow run --worker` process running as the

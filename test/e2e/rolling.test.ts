@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * Rolling maintenance on the real stack (kube-apiserver, kube-controller-manager with its Job
  * controller, kwok completing Job pods — scripts/stack/kwok-stages.yaml `drainflow-pod-complete` —,

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * Nodes drained in parallel that share PodDisruptionBudgets, on the real stack: one plan drains
  * five kwok nodes at once (maxUnavailableNodes 5, cordon AllAtStart) while every one of them runs

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * Soak, end to end on the real stack: 40 MaintenancePlans created and deleted at random moments
  * (each deleted 1-6 s after its creation, 4 alive at a time) over 8 kwok nodes whose 16 pods are

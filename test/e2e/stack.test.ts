@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * End-to-end checks of the local stack itself (scripts/stack/stack.sh): the behaviour drainflow builds on,
  * asserted against the REAL components — kube-apiserver + kube-controller-manager (disruption controller,

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * Evict what the API server would evict (src/drain/eviction-gate.ts) on the real stack
  * (kube-apiserver with its eviction subresource, the disruption controller, kwok, Temporal dev

@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * A crash of the worker does not lose or shorten a cooldown: `kill -9` of the worker process while
  * a pod waits out the backoff after a refused eviction, then a new worker: no eviction of that pod

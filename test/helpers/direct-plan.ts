@@ -17,7 +17,7 @@ import {
 } from '../../src/api/plan.js';
 import type { DrainPlanInput } from '../../src/workflows/messages.js';
 import { planWorkflowId } from '../../src/contract/names.js';
-import { waitFor, type Clients } from './k8s.js';
+import { ignoreNotFound, uniqueName, waitFor, type Clients } from './k8s.js';
 
 /**
  * Creates the MaintenancePlan object `name` with `spec` (given as is: the API server defaults and
@@ -36,6 +36,29 @@ export async function createPlanObject(
     plural: PLURAL,
     body: { apiVersion: API_VERSION, kind: KIND, metadata: { name, ...(labels ? { labels } : {}) }, spec },
   })) as MaintenancePlan;
+}
+
+/**
+ * A plan that stands behind a node claim a test writes itself: a paused, unlabelled MaintenancePlan
+ * (no operator selects it) named `<prefix>-<unique>`. An operator's orphan sweep hands back every
+ * claim whose plan does not exist with that UID (src/operator/orphans.ts, whatever its
+ * --plan-selector), and e2e files run side by side with operators of other files, so a claim on a
+ * made-up plan would be taken away mid-test. The caller deletes it ({@link deletePlanObject}).
+ * @returns the plan's name and UID, as claims and activities name a plan.
+ */
+export async function claimingPlan(c: Clients, prefix: string): Promise<{ name: string; uid: string }> {
+  const p = await createPlanObject(c, uniqueName(prefix), {
+    nodeNames: ['df-e2e-no-such-node'],
+    paused: true,
+  });
+  return { name: p.metadata.name, uid: p.metadata.uid! };
+}
+
+/** Deletes the MaintenancePlan `name` (no finalizer: it goes at once); ignores a missing one. */
+export async function deletePlanObject(c: Clients, name: string): Promise<void> {
+  await ignoreNotFound(() =>
+    c.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name }),
+  );
 }
 
 /** The fields of the API server's Status answer to a refused create that the CRD tests read. */

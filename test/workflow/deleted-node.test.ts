@@ -7,7 +7,11 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { releaseSignal } from '../../src/contract/plan-messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
-import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
+import {
+  NODE_CLOSE_CROSSED_BY_ITS_TIMER,
+  assertNoWorkflowTaskFailed,
+  workflowIds,
+} from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
@@ -79,7 +83,9 @@ describe('a node deleted mid-drain (time-skipping)', () => {
     );
     assert.equal(sim.evictions().filter((c) => (c.arg as { name: string }).name === 'db-0').length, 0);
     // UnhandledCommand (a report arrived while a task completed; the SDK runs it again) is allowed.
-    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), { allowUnhandledCommand: true });
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), {
+      expect: [NODE_CLOSE_CROSSED_BY_ITS_TIMER],
+    });
   });
   for (const copy of [true, false])
     it(`a node deleted and created again ${copy ? 'from its manifest (claim and cordon copied)' : 'fresh'}: ends Deleted, the new node is neither drained nor handed back`, async () => {
@@ -127,7 +133,9 @@ describe('a node deleted mid-drain (time-skipping)', () => {
         1,
         'claimed once, the old node',
       );
-      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), { allowUnhandledCommand: true });
+      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), {
+        expect: [NODE_CLOSE_CROSSED_BY_ITS_TIMER],
+      });
     });
 
   it('spec.cordon AllAtStart: a node created again before its drain starts is not claimed by it', async () => {
@@ -162,6 +170,8 @@ describe('a node deleted mid-drain (time-skipping)', () => {
     assert.match(n2?.message ?? '', /before its drain started/);
     assert.equal(sim.nodes.get('n2')!.unschedulable, false, 'the new node is not cordoned');
     assert.equal(sim.evictions().filter((c) => (c.arg as { name: string }).name === 'db-0').length, 0);
-    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), { allowUnhandledCommand: true });
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1', 'n2']), {
+      expect: [NODE_CLOSE_CROSSED_BY_ITS_TIMER],
+    });
   });
 });

@@ -9,7 +9,13 @@ import assert from 'node:assert/strict';
 import { pauseSignal, releaseSignal, resumeSignal } from '../../src/contract/plan-messages.js';
 import { planWorkflowId } from '../../src/contract/names.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
-import { assertNoWorkflowTaskFailed, evictedTwice, workflowIds } from '../helpers/drain-checks.js';
+import {
+  NODE_CLOSE_CROSSED_BY_ITS_TIMER,
+  PLAN_CLOSE_CROSSED_BY_NODE_SIGNALS,
+  assertNoWorkflowTaskFailed,
+  evictedTwice,
+  workflowIds,
+} from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
@@ -131,7 +137,9 @@ describe('one PDB budget per plan (time-skipping)', () => {
     assert.equal(g.signalCommands, 0, 'no pdbGrant signal command');
     // A grant that reaches a node drain as it completes fails that workflow task with
     // UnhandledCommand; the SDK runs it again with the signal (benign, as in many-nodes.test.ts).
-    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), {
+      expect: [NODE_CLOSE_CROSSED_BY_ITS_TIMER],
+    });
   });
 
   it('a 429 despite the budget gives the disruption back: every pod still leaves, the plan drains', async () => {
@@ -153,7 +161,9 @@ describe('one PDB budget per plan (time-skipping)', () => {
     assert.deepEqual(sim.overBudget, []);
     // A grant that reaches a node drain as it completes fails that workflow task with
     // UnhandledCommand; the SDK runs it again with the signal (benign, as in many-nodes.test.ts).
-    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), {
+      expect: [NODE_CLOSE_CROSSED_BY_ITS_TIMER],
+    });
   });
 
   it("a node refused at an older PDB version than the plan's ends its refusal with its probe: the PDB does not stay shut", async () => {
@@ -209,7 +219,9 @@ describe('one PDB budget per plan (time-skipping)', () => {
     );
     assert.equal(sim.evictions().length, 4, 'one call per pod plus the refused one');
     assert.deepEqual(sim.overBudget, []);
-    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), {
+      expect: [NODE_CLOSE_CROSSED_BY_ITS_TIMER],
+    });
   });
 
   it('a one-node plan hands out no budget: no budget signals in its histories', async () => {
@@ -252,7 +264,9 @@ describe('the PDB budget across continue-as-new (time-skipping)', () => {
     assert.deepEqual(evictedTwice(sim), []);
     const runs = await wf.runs(planWorkflowId(inp.plan));
     assert.ok(runs.length >= 5, `the plan continued as new often (${runs.length} runs)`);
-    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), {
+      expect: [NODE_CLOSE_CROSSED_BY_ITS_TIMER, PLAN_CLOSE_CROSSED_BY_NODE_SIGNALS],
+    });
   });
 
   it('pause, resume and release sent around the boundaries all take effect', async () => {
@@ -285,6 +299,8 @@ describe('the PDB budget across continue-as-new (time-skipping)', () => {
       'every node handed back',
     );
     assert.ok((await wf.runs(planWorkflowId(inp.plan))).length >= 3, 'the plan continued as new');
-    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), { allowUnhandledCommand: true });
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, names), {
+      expect: [NODE_CLOSE_CROSSED_BY_ITS_TIMER, PLAN_CLOSE_CROSSED_BY_NODE_SIGNALS],
+    });
   });
 });

@@ -6,7 +6,11 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { releaseSignal } from '../../src/contract/plan-messages.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
-import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
+import {
+  NODE_CLOSE_CROSSED_BY_ITS_TIMER,
+  assertNoWorkflowTaskFailed,
+  workflowIds,
+} from '../helpers/drain-checks.js';
 import { WorkflowHarness, input } from '../helpers/workflow-harness.js';
 
 const wf = new WorkflowHarness();
@@ -59,7 +63,9 @@ describe('pod policy (time-skipping)', () => {
     assert.equal(sim.lastStatus()?.evictionProgress?.evicted, 5);
     // The plan may complete while the node's last report arrives: the server then refuses that
     // completion once (UnhandledCommand) and the SDK runs the task again (seen once in CI).
-    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']), { allowUnhandledCommand: true });
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']), {
+      expect: [NODE_CLOSE_CROSSED_BY_ITS_TIMER],
+    });
   });
 
   it('skipWaitForDeleteTimeoutSeconds: a pod stuck terminating counts as gone after the timeout, reported in status and an Event', async () => {
