@@ -1,3 +1,4 @@
+// test-lane: parallel
 /**
  * The node lifecycle conditions on the real stack (issue 35): while a plan holds a node, the Node
  * carries MaintenancePlanned / DrainInProgress / Drained (KEP-5683) naming the plan; they are gone
