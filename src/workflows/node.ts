@@ -10,7 +10,7 @@
  * - Observe: the `observeNode` activity (one list-then-watch of the node, its pods and their
  *   PodDisruptionBudgets) answers when something material changed, or after
  *   `retryBackoff.maxSeconds` when nothing did.
- * - Decide: the pure reducers of `src/drain/node-drain.ts` (all rules live there).
+ * - Decide: the pure reducers of `src/drain/node/` (all rules live there).
  * - Act: `evictPod` activities, one Eviction API call each, start-to-close
  *   `eviction.callTimeoutSeconds`, no automatic retry, cancelled on abort.
  * - Report: a `nodeProgress` signal when the report changed, at most one per
@@ -51,36 +51,37 @@ import type { NodeObservation } from '../contract/observation.js';
 import { DeadlineReason, NodePhase, NodeReason, PodPolicyReason } from '../api/reasons.js';
 import { backoffSeconds } from '../drain/backoff.js';
 import {
-  applyControl,
   applyDeleteAnswer,
   applyDeleteTimeout,
   nextDeleteTimeoutAt,
-  podPolicyProgress,
-  type NodeDrainSettings,
-  deletionWarning,
-  type DeleteAnswer,
   applyEvictionAnswer,
+} from '../drain/node/answers.js';
+import {
   applyGrant,
   beliefAfterGrant,
   beliefAfterRequest,
   budgetRequestToSend,
   nodeBudgetRequest,
   type BudgetBelief,
+} from '../drain/node/budget.js';
+import { applyControl, isStaleControl, pausedBeforeClaim } from '../drain/node/controls.js';
+import { deletionWarning } from '../drain/node/deadline.js';
+import { decideNode, nextActionAt, nodeBlockers } from '../drain/node/decide.js';
+import {
   applyObservation,
   applyUnchangedObservation,
   hasUnconfirmedEvictions,
   unconfirmedPdbs,
-  decideNode,
+} from '../drain/node/observation.js';
+import { podPolicyProgress, nodeCounts } from '../drain/node/report.js';
+import {
+  type NodeDrainSettings,
+  type DeleteAnswer,
   initialNodeState,
-  isStaleControl,
-  nextActionAt,
-  nodeBlockers,
-  nodeCounts,
-  pausedBeforeClaim,
   type EvictionCallFailure,
   type NodeDrainState,
   type NodeOutcome,
-} from '../drain/node-drain.js';
+} from '../drain/node/state.js';
 import { drained, initialRollState, lastHook, hookStatus } from '../drain/hooks.js';
 import { returningWarnings } from '../drain/returning.js';
 import { handBackWording } from '../drain/hand-back.js';
@@ -173,7 +174,7 @@ async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>)
   if (spec.pdbReporters && s.budget && s.budget.reports === undefined) s.budget.reports = [];
   // A node with a reporting set is woken only by new versions of the PDBs it reports (and by
   // those with evictions it has not seen counted yet) and spends the plan's grants as they come
-  // (src/drain/node-drain.ts, grants-only spending): in `scale` (20 running nodes, each with one
+  // (src/drain/node/, grants-only spending): in `scale` (20 running nodes, each with one
   // pod behind each of 20 PDBs) waking every node for every version of every PDB it watches cost
   // about 48 observations per node instead of about 11. Such a node looks again at once when an
   // eviction is answered and when the plan changes its reporting set while an observation waits.
