@@ -11,6 +11,10 @@ import {
   drainingMessage,
   goneMessage,
   groupDrainingMessage,
+  heldByMessage,
+  nodeNotFoundMessage,
+  replacedBeforeDrainMessage,
+  unclaimedAtDeadlineMessage,
   pausedPastDeadlineMessage,
   returnedWords,
 } from '../../src/drain/node/words.js';
@@ -73,6 +77,23 @@ describe('the words of a node', () => {
         },
       }),
       '; 2 pod(s) came back to the node after the cordon and were left there (ReturnsToNode, listed in skipped)',
+    ],
+    ['held by another plan', heldByMessage('n1', 'p2'), 'node n1 is held by plan p2'],
+    ['no such node', nodeNotFoundMessage('n1'), 'node n1 does not exist'],
+    [
+      'deadline before the claim',
+      unclaimedAtDeadlineMessage(false),
+      'deadline passed before the node could be claimed',
+    ],
+    [
+      'deadline before the claim, SkipNode',
+      unclaimedAtDeadlineMessage(true),
+      'deadline passed before the node could be claimed: skipped',
+    ],
+    [
+      'replaced before the drain',
+      replacedBeforeDrainMessage('n1', undefined, 'u2'),
+      'node n1 was deleted and created again under its name before its drain started (uid ?, now u2): the new node is another node, not claimed by this plan, so it is not drained, cordoned or uncordoned by it',
     ],
     ['draining', drainingMessage(3, 0), '3 pod(s) to go'],
     [

@@ -76,6 +76,35 @@ export function deletedNodeMessage(s: NodeDrainState, replacedBy?: string): stri
   );
 }
 
+/** Aborted before the claim. */
+export const ABORTED_BEFORE_CLAIM_MESSAGE = 'aborted before the node was cordoned';
+
+/** The deadline passed before the claim; under onDeadline SkipNode the node is skipped. */
+export function unclaimedAtDeadlineMessage(skipped: boolean): string {
+  return skipped
+    ? 'deadline passed before the node could be claimed: skipped'
+    : 'deadline passed before the node could be claimed';
+}
+
+/** The claim found another Node under the name than the one the plan claimed (`NodeReplaced`). */
+export function replacedBeforeDrainMessage(
+  node: string,
+  claimedUid: string | undefined,
+  nowUid: string,
+): string {
+  return `node ${node} was deleted and created again under its name before its drain started (uid ${claimedUid ?? '?'}, now ${nowUid}): the new node is another node, not claimed by this plan, so it is not drained, cordoned or uncordoned by it`;
+}
+
+/** The claim found no Node of the name. */
+export function nodeNotFoundMessage(node: string): string {
+  return `node ${node} does not exist`;
+}
+
+/** Waiting: another plan holds the node. */
+export function heldByMessage(node: string, heldBy: string): string {
+  return `node ${node} is held by plan ${heldBy}`;
+}
+
 /** Paused before the claim, after another plan held the node at the last try (`pausedBeforeClaim`). */
 export function heldWhilePausedMessage(node: string, heldBy: string): string {
   return `node ${node} was held by plan ${heldBy} at the last try; paused: not claimed (cordoned) until resumed, then tried again at once`;
