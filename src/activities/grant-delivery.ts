@@ -12,7 +12,7 @@
  * the call) no longer needs its grant: the plan forgets a node that ended, and a node's new run asks
  * again with its next request. So "not found" is an answer, not an error. Other errors throw
  * (retryable: the plan runs this as a local activity, retried until it succeeds); a grant sent twice
- * is harmless (a node applies a grant's `seq` once, see applyGrant in src/drain/node-drain.ts).
+ * is harmless (a node applies a grant's `seq` once, see applyGrant in src/drain/node/budget.ts).
  */
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';

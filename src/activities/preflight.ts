@@ -11,14 +11,8 @@ import type { LabelSelector } from '../api/plan.js';
 import { BlockerReason } from '../api/reasons.js';
 import { NODE_CLAIM_ANNOTATION } from '../k8s/node-claim.js';
 import type { KubernetesPort } from '../k8s/port.js';
-import {
-  buildPreflightNode,
-  dryRunVerdict,
-  failedPreflightNode,
-  podsToDryRun,
-  type DryRunVerdict,
-  type PreflightPdbInput,
-} from '../drain/preflight.js';
+import { buildPreflightNode, dryRunVerdict, failedPreflightNode, podsToDryRun } from '../drain/preflight.js';
+import type { DryRunVerdict, PreflightPdbInput } from '../drain/preflight-input.js';
 import { toPodInfo } from '../drain/pods.js';
 import { ownersToRead } from '../drain/preflight-returning.js';
 import { readOwners, type OwnerCache } from './preflight-owners.js';

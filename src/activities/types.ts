@@ -109,7 +109,7 @@ export interface ObserveNodeInput {
    * version); the others are still in the answer but never change the fingerprint, so they never
    * wake the caller (default false). A node with a reporting set asks for it, listing the PDBs it
    * reports and those with evictions it has not seen counted yet: it spends the plan's grants
-   * without its own view of the others (`settings.grantsOnly` in src/drain/node-drain.ts).
+   * without its own view of the others (`settings.grantsOnly` in src/drain/node/budget.ts).
    */
   listedPdbsOnly?: boolean;
   /**

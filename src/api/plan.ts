@@ -595,7 +595,7 @@ export const BlockerSchema = z
   .strict();
 /**
  * status.nodes[].blockedBy[]: what keeps one pod on its node. Made by `nodeBlockers` in
- * src/drain/node-drain.ts from the node workflow's per-pod state (`PodRecord`), sent to the plan with
+ * src/drain/node/decide.ts from the node workflow's per-pod state (`PodRecord`), sent to the plan with
  * the node's progress and written by the status projection.
  */
 export type Blocker = z.infer<typeof BlockerSchema>;

@@ -1,7 +1,7 @@
 /**
  * One Eviction API call: what the node drain asks for (src/activities/eviction.ts sends it, the
  * preflight sends it as a dry run) and what the API server answered, classified. The node drain's
- * reducers (src/drain/node-drain.ts) and the preflight report (src/drain/preflight.ts) take the answer in.
+ * reducers (src/drain/node/answers.ts) and the preflight report (src/drain/preflight.ts) take the answer in.
  *
  * Ground floor (src/contract): pure types, imports only API types.
  */

@@ -31,7 +31,7 @@ export const pdbGrantSignal = defineSignal<[PdbGrant]>('pdbGrant');
  * change asked for it — set by the operator's direct stops (src/operator/node-stops.ts) and by the
  * plan when it forwards a user's control that carried one; absent for the plan's window-driven
  * pauses and resumes. The node ignores a pause or resume older than
- * the newest generation it has seen (`isStaleControl` in src/drain/node-drain.ts).
+ * the newest generation it has seen (`isStaleControl` in src/drain/node/controls.ts).
  */
 export interface NodeControl extends ControlArgs {
   action: ControlAction;

@@ -1,7 +1,7 @@
 /**
  * What a node drain observes of its node: each pod bound to it, classified, and the
  * PodDisruptionBudgets covering them. The observeNode activity (src/activities/observe.ts) answers
- * with it; the node drain's reducers (src/drain/node-drain.ts) take it in.
+ * with it; the node drain's reducers (src/drain/node/observation.ts) take it in.
  *
  * Conventions: pods are named `namespace/name` ("pod keys"); PodDisruptionBudgets likewise
  * ("PDB keys"); times are ms since epoch where the name ends in `Ms`.
@@ -18,7 +18,7 @@ export type PodAction = 'Evict' | 'Skip' | 'Wait' | 'Block';
  * in histories): its classification (a `PodDecision` of src/drain/pods.ts, made by
  * `buildNodePods` in src/activities/node-pods.ts) with the pod's identity, the PDBs selecting it
  * and what a deletion at the deadline needs. The node workflow turns it into its own per-pod state
- * (`PodRecord`, `applyObservation` in src/drain/node-drain.ts). docs/design-decisions.md, "A pod's
+ * (`PodRecord`, `applyObservation` in src/drain/node/observation.ts). docs/design-decisions.md, "A pod's
  * way through the code", shows the whole way.
  */
 export interface ObservedPod {

@@ -1,6 +1,6 @@
 /**
  * Whether the API server checks a PodDisruptionBudget's `disruptionsAllowed` before it evicts a pod:
- * the one rule shared by the drain (src/drain/node-drain.ts, through the observation of
+ * the one rule shared by the drain (src/drain/node/, through the observation of
  * src/activities/node-pods.ts) and the preflight report (src/drain/preflight.ts).
  *
  * The eviction subresource (k8s.io/kubernetes/pkg/registry/core/pod/storage/eviction.go) decides,

@@ -8,7 +8,7 @@
  * - BeforeDrain: the beforeDrain hook runs once; success → Drain; failure blocks the node (reason
  *   HookFailed, the hook's message) until a per-node release (AfterEachNode: handed back undrained),
  *   an abort or the deadline.
- * - Drain: the eviction loop of src/drain/node-drain.ts.
+ * - Drain: the eviction loop of src/drain/node/decide.ts.
  * - AfterDrain: the afterDrain hook runs once; with AfterEachNode its success hands the node back
  *   (uncordon), without a hook a per-node release does. A failure blocks the node as above.
  *
@@ -141,7 +141,7 @@ export type HeldHookStep =
  * A hook due while the node is paused (the user's pause, or outside the maintenance windows)
  * starts only once it is resumed: a hook is disruptive work on the node. A deadline that passes
  * while paused ends the node only after the resume, as the drain's deadline policy applies then
- * (src/drain/node-drain.ts): a beforeDrain hook's node ends Blocked/DeadlineExceeded (still
+ * (src/drain/node/decide.ts): a beforeDrain hook's node ends Blocked/DeadlineExceeded (still
  * cordoned, nothing evicted), an afterDrain hook's Drained (still cordoned, handed back with the
  * plan). An abort ends it at once.
  */

@@ -39,7 +39,7 @@
  *   node tracking the PDB; until then the nodes' own views and the API server refuse the excess.
  *
  * The budget is an optimisation, never the safety rule: the API server still refuses what a PDB
- * does not allow, and the node's own accounting (src/drain/node-drain.ts) still applies.
+ * does not allow, and the node's own accounting (src/drain/node/budget.ts) still applies.
  *
  * Pure and JSON-plain: the ledger is part of the plan's state, carried across continue-as-new.
  */

@@ -26,15 +26,15 @@
  * not know; not with `podSelection.ignoreDoNotDisrupt`): like the drain, which never evicts such a
  * pod, the report does not list it to evict, counts it in no total or PDB round and sends it no
  * dry-run eviction; its other reasons (a PDB at 0, no controller) are named beside it. And a node
- * claimed by another plan. Pods
- * the classification skips are listed with its reason, terminating pods too; its `Block` decisions
- * and any `Wait` other than `Terminating` (a pod waited for until it finishes) are blockers. The rounds a PDB needs are
- * ceil(pods behind it to evict / disruptionsAllowed): the drain evicts at most disruptionsAllowed of
- * them at once, then waits for the replacements to become healthy.
+ * claimed by another plan. Pods the classification skips are listed with its reason, terminating
+ * pods too; its `Block` decisions and any `Wait` other than `Terminating` (a pod waited for until it
+ * finishes) are blockers. The rounds a PDB needs are ceil(pods behind it to evict /
+ * disruptionsAllowed): the drain evicts at most disruptionsAllowed of them at once, then waits for
+ * the replacements to become healthy.
  *
  * PURE and DETERMINISTIC: no I/O, no clock (the caller passes the time). Type-only imports.
  */
-import type { LabelSelector, PodSelection } from '../api/plan.js';
+import type { PodSelection } from '../api/plan.js';
 import { DO_NOT_DISRUPT_ANNOTATION, hasDoNotDisrupt } from './pod-policy.js';
 import type {
   PreflightBlocker,
@@ -61,41 +61,8 @@ import {
   returningFields,
   type ReturningInput,
 } from './preflight-returning.js';
-
-export { isPodReady };
 import { matchesLabelSelector } from './selector.js';
-
-/** A PodDisruptionBudget as the builder reads it (plain JSON; see `toPreflightPdb` in src/activities/preflight.ts). */
-export interface PreflightPdbInput {
-  namespace: string;
-  name: string;
-  /** spec.selector; absent (nil) selects no pod, `{}` every pod of the namespace (policy/v1). */
-  selector?: LabelSelector;
-  /** metadata.generation. */
-  generation?: number;
-  /** Whether the PDB has a status at all (the disruption controller has not written one yet otherwise). */
-  hasStatus: boolean;
-  observedGeneration?: number;
-  disruptionsAllowed?: number;
-  currentHealthy?: number;
-  desiredHealthy?: number;
-  /** spec.unhealthyPodEvictionPolicy: IfHealthyBudget (the default when absent) or AlwaysAllow. */
-  unhealthyPodEvictionPolicy?: string;
-  /** status.conditions (the disruption controller sets DisruptionAllowed). */
-  conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
-}
-
-/** The API server's answer to one dry-run eviction, as the builder reads it. */
-export interface DryRunVerdict {
-  verdict: 'Accepted' | 'Refused' | 'Gone' | 'Error';
-  /** HTTP status code (absent: no answer). */
-  code?: number;
-  /** CamelCase reason of a refusal. */
-  reason?: string;
-  /** The PDB the server named (namespace/name). */
-  pdb?: string;
-  message?: string;
-}
+import type { DryRunVerdict, PreflightPdbInput } from './preflight-input.js';
 
 /** What the builder needs to know about one node. */
 export interface PreflightNodeInput extends ReturningInput {
@@ -226,7 +193,6 @@ function pdbBlocker(pod: PodInfo, key: string, pdbs: PreflightPdbInput[]): Prefl
     };
   const pdb = pdbs[0]!;
   const name = names[0]!;
-  const ready = isPodReady(pod);
   if (exemptionOf(pod, pdbs) !== undefined) return undefined;
   const stale = pdbNotSynced(pdb);
   if (stale)
@@ -238,7 +204,7 @@ function pdbBlocker(pod: PodInfo, key: string, pdbs: PreflightPdbInput[]): Prefl
     };
   const allowed = pdb.disruptionsAllowed ?? 0;
   if (allowed > 0) return undefined;
-  if (!ready)
+  if (!isPodReady(pod))
     return {
       pod: key,
       pdbs: [name],
@@ -325,8 +291,8 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     // check (not running; not Ready under its PDB's unhealthyPodEvictionPolicy) spends no
     // disruption: it needs no round of its PDB (the drain evicts it at once too).
     const names = mine.map(pdbKey).sort(compare);
-    const exempt = exemptionOf(pod, mine) !== undefined;
-    for (const p of exempt ? [] : mine) {
+    const exemption = exemptionOf(pod, mine);
+    for (const p of exemption !== undefined ? [] : mine) {
       const k = pdbKey(p);
       const use = uses.get(k) ?? {
         pdb: k,
@@ -350,7 +316,6 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
         ...(verdict.pdb ? { pdb: verdict.pdb } : {}),
         message: verdict.message ?? '',
       });
-    const exemption = exemptionOf(pod, mine);
     const returns = returnReason(pod, input.node, input.owners);
     if (returns) returning.push({ pod, reason: returns });
     evict.push({
@@ -366,8 +331,9 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     (a, b) =>
       compare(a.pod ?? '', b.pod ?? '') || compare(a.reason, b.reason) || compare(a.message, b.message),
   );
-  const cap = <T>(list: T[]): T[] | undefined =>
-    list.length ? list.slice(0, PREFLIGHT_LIST_CAP) : undefined;
+  /** `{ [key]: list }` capped at PREFLIGHT_LIST_CAP, or nothing for an empty list. */
+  const cap = <K extends string, T>(key: K, list: T[]) =>
+    (list.length ? { [key]: list.slice(0, PREFLIGHT_LIST_CAP) } : {}) as Partial<Record<K, T[]>>;
   const podsBlocked = new Set(blockers.filter((b) => b.pod).map((b) => b.pod)).size;
   const report: PreflightNode = {
     name: input.node,
@@ -379,15 +345,11 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     blockerCount: blockers.length,
     dryRunAccepted: accepted,
     dryRunRefused: refusals.length,
+    ...cap('evict', evict),
+    ...cap('skipped', skipped),
+    ...cap('blockers', blockers),
+    ...cap('dryRunRefusals', refusals),
   };
-  const e = cap(evict);
-  const s = cap(skipped);
-  const b = cap(blockers);
-  const r = cap(refusals);
-  if (e) report.evict = e;
-  if (s) report.skipped = s;
-  if (b) report.blockers = b;
-  if (r) report.dryRunRefusals = r;
   return { report, pdbs: [...uses.values()].sort((x, y) => compare(x.pdb, y.pdb)) };
 }
 

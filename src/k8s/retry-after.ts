@@ -1,7 +1,7 @@
 /**
  * The `Retry-After` header of an API server answer (RFC 9110 §10.2.3): delay-seconds or an
  * HTTP-date, turned into seconds to wait. Read by the eviction activity on a 429; the workflows
- * only see the resulting `retryAfterSeconds` of the eviction result (src/drain/node-drain.ts).
+ * only see the resulting `retryAfterSeconds` of the eviction result (src/drain/node/answers.ts).
  *
  * Pure (no clock reads: the current time is a parameter), but lives with the Kubernetes client
  * because only the answers of API calls carry the header.

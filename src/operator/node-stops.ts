@@ -11,7 +11,7 @@
  * history before its next workflow task starts (Temporal delivers a workflow's signals in the
  * activation of its next task, before the code resumes), so that task already sees the stop. The
  * signal carries the plan's metadata.generation: a node ignores a pause older than a resume the
- * plan forwarded to it (`isStaleControl` in src/drain/node-drain.ts), so a standby replica's late
+ * plan forwarded to it (`isStaleControl` in src/drain/node/controls.ts), so a standby replica's late
  * relay (src/operator/stop-relay.ts) cannot undo the leader's newer resume. Resume and release go
  * through the plan only (nothing is lost when they reach a node a task later).
  *

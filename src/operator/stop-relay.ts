@@ -11,7 +11,7 @@
  * the leader's newer resume. Each stop goes to the plan's running node workflows as well
  * (src/operator/node-stops.ts: after a worker restart a node's task may otherwise evict once more
  * before its plan forwards the stop); the nodes apply the same generation check
- * (`isStaleControl` in src/drain/node-drain.ts). Resume and release wait for the leader, as every
+ * (`isStaleControl` in src/drain/node/controls.ts). Resume and release wait for the leader, as every
  * other change does.
  */
 import type { Client } from '@temporalio/client';

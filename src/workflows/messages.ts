@@ -14,7 +14,7 @@ import type {
 } from '../api/plan.js';
 import type { PlanPhase } from '../api/reasons.js';
 import type { PlanRef } from '../contract/names.js';
-import type { NodeDrainState } from '../drain/node-drain.js';
+import type { NodeDrainState } from '../drain/node/state.js';
 import type { PlanRunState } from '../drain/plan-drain.js';
 
 /** Input of the plan workflow. */

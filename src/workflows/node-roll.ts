@@ -61,7 +61,7 @@ import {
   type RollState,
 } from '../drain/hooks.js';
 import { handBackWording, type NotUncordoned } from '../drain/hand-back.js';
-import type { NodeDrainState, NodeOutcome } from '../drain/node-drain.js';
+import type { NodeDrainState, NodeOutcome } from '../drain/node/state.js';
 import { hookTimeoutMessage } from './hook-messages.js';
 import type { NodeRollSpec } from './messages.js';
 

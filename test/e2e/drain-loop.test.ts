@@ -1,6 +1,6 @@
 // test-lane: parallel
 /**
- * The level-triggered node drain (src/drain/node-drain.ts) end to end on the real stack: the plan's
+ * The level-triggered node drain (src/drain/node/) end to end on the real stack: the plan's
  * drain reacts to what happens to the cluster while it runs, as the loop's rules say.
  *
  * 1. An externally uncordoned node gets no eviction and is never Drained while schedulable; cordoned

@@ -1,10 +1,10 @@
 /**
  * Shared fixtures of the table tests of a node's deadline (test/unit/on-deadline.test.ts,
- * test/unit/deadline-fresh-view.test.ts): a fixed clock, a deadline 600 s after it, and the node
+ * test/unit/node-deadline.test.ts): a fixed clock, a deadline 600 s after it, and the node
  * drain settings with a deadline policy.
  */
 import type { OnDeadline } from '../../src/api/plan.js';
-import type { NodeDrainSettings } from '../../src/drain/node-drain.js';
+import type { NodeDrainSettings } from '../../src/drain/node/state.js';
 
 /** The tests' "now", ms since epoch. */
 export const NOW = 1_700_000_000_000;

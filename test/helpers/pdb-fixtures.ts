@@ -6,7 +6,8 @@
  */
 import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import type { PdbBudgetRequest, PdbReport } from '../../src/contract/budget.js';
-import { applyObservation, initialNodeState, type NodeDrainState } from '../../src/drain/node-drain.js';
+import { applyObservation } from '../../src/drain/node/observation.js';
+import { initialNodeState, type NodeDrainState } from '../../src/drain/node/state.js';
 
 /** The tables' clock, ms since epoch. */
 export const NOW = 1_700_000_000_000;

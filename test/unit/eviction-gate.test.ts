@@ -12,19 +12,16 @@ import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { PdbExemption } from '../../src/contract/observation.js';
 import { pdbExemption, type GatePdb } from '../../src/drain/eviction-gate.js';
 import { buildNodePods } from '../../src/activities/node-pods.js';
-import { buildPreflightNode, summarizePreflight, type PreflightPdbInput } from '../../src/drain/preflight.js';
+import { buildPreflightNode, summarizePreflight } from '../../src/drain/preflight.js';
+import type { PreflightPdbInput } from '../../src/drain/preflight-input.js';
 import { toPodInfo } from '../../src/drain/pods.js';
 import type { PodSelection } from '../../src/api/plan.js';
 import type { ObservedPod } from '../../src/contract/observation.js';
-import {
-  applyEvictionAnswer,
-  applyObservation,
-  decideNode,
-  initialNodeState,
-  nodeBlockers,
-  nodeBudgetRequest,
-  type NodeDrainSettings,
-} from '../../src/drain/node-drain.js';
+import { applyEvictionAnswer } from '../../src/drain/node/answers.js';
+import { nodeBudgetRequest } from '../../src/drain/node/budget.js';
+import { decideNode, nodeBlockers } from '../../src/drain/node/decide.js';
+import { applyObservation } from '../../src/drain/node/observation.js';
+import { initialNodeState, type NodeDrainSettings } from '../../src/drain/node/state.js';
 
 const PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown', undefined] as const;
 const POLICIES = [undefined, 'IfHealthyBudget', 'AlwaysAllow'] as const;

@@ -1,7 +1,6 @@
 /**
  * Tables of the deadline policy's pure decisions (spec.onDeadline): what decideNode does at and
- * after a node's deadline under Stop, SkipNode and DeletePods, the grace period of a deadline
- * deletion, the PodsWillBeDeleted notice, the answers of a deletion, and the plan's side (per-node
+ * after a node's deadline under Stop, SkipNode and DeletePods, the PodsWillBeDeleted notice, the answers of a deletion, and the plan's side (per-node
  * deadlines, slots, outcome, status.deadlineAction).
  */
 import { describe, it } from 'node:test';
@@ -10,16 +9,12 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { buildNodePods, observationFingerprint } from '../../src/activities/node-pods.js';
 import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import type { OnDeadline } from '../../src/api/plan.js';
-import {
-  applyDeleteAnswer,
-  applyObservation,
-  decideNode,
-  deletionGraceSeconds,
-  deletionWarning,
-  initialNodeState,
-  nodeCounts,
-  type NodeDrainState,
-} from '../../src/drain/node-drain.js';
+import { applyDeleteAnswer } from '../../src/drain/node/answers.js';
+import { deletionWarning } from '../../src/drain/node/deadline.js';
+import { decideNode } from '../../src/drain/node/decide.js';
+import { applyObservation } from '../../src/drain/node/observation.js';
+import { nodeCounts } from '../../src/drain/node/report.js';
+import { initialNodeState, type NodeDrainState } from '../../src/drain/node/state.js';
 import {
   drainSettled,
   mergeNodeProgress,
@@ -151,19 +146,6 @@ describe('decideNode at the deadline, per onDeadline', () => {
     assert.equal(late.outcome?.phase, 'Blocked');
     assert.equal(late.outcome?.reason, 'DeadlineExceeded');
   });
-});
-
-describe('deletionGraceSeconds', () => {
-  const cases: [string, number, number | undefined, number][] = [
-    ['plan deadline now: at least 1 s', 0, 30, 1],
-    ['plan deadline passed: at least 1 s', -60 * S, undefined, 1],
-    ['120 s left, pod asks 30 s: the pod’s own', 120 * S, 30, 30],
-    ['20 s left, pod asks 30 s: cut to 20 s', 20 * S, 30, 20],
-    ['20.2 s left: rounded up', 20_200, undefined, 21],
-    ['pod asks 0 s: still 1 s (0 would mean force)', 60 * S, 0, 1],
-  ];
-  for (const [name, left, podGrace, want] of cases)
-    it(name, () => assert.equal(deletionGraceSeconds(NOW + left, NOW, podGrace), want));
 });
 
 describe('deletionWarning (PodsWillBeDeleted)', () => {

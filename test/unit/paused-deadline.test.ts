@@ -10,15 +10,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import type { OnDeadline } from '../../src/api/plan.js';
-import {
-  applyControl,
-  applyDeleteAnswer,
-  applyObservation,
-  decideNode,
-  deletionWarning,
-  initialNodeState,
-  type NodeDrainState,
-} from '../../src/drain/node-drain.js';
+import { applyDeleteAnswer } from '../../src/drain/node/answers.js';
+import { applyControl } from '../../src/drain/node/controls.js';
+import { deletionWarning } from '../../src/drain/node/deadline.js';
+import { decideNode } from '../../src/drain/node/decide.js';
+import { applyObservation } from '../../src/drain/node/observation.js';
+import { initialNodeState, type NodeDrainState } from '../../src/drain/node/state.js';
 import { heldHookStep } from '../../src/drain/hooks.js';
 import { lostNodesAtMs, type PlanRunState } from '../../src/drain/plan-drain.js';
 import { BACKOFF, DEADLINE, NOW, S, deadlineSettings } from '../helpers/deadline-fixtures.js';

@@ -1,9 +1,11 @@
 /**
- * Table tests of the plan's PDB budget (src/drain/pdb-budget.ts) and of the node's side of it
- * (applyGrant, nodeBudgetRequest in src/drain/node-drain.ts). No Temporal, no I/O.
+ * Table tests of the plan's PDB budget (src/drain/pdb-budget.ts; the node's side is
+ * test/unit/node-budget.test.ts). No Temporal, no I/O.
  */
-import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { withRequestedPdbs } from '../../src/activities/node-pods.js';
+import type { PdbReport } from '../../src/contract/budget.js';
 import {
   allocateBudget,
   applyBudgetRequest,
@@ -13,19 +15,7 @@ import {
   newerResourceVersion,
   type PdbBudgetLedger,
 } from '../../src/drain/pdb-budget.js';
-import type { PdbReport } from '../../src/contract/budget.js';
-import {
-  applyEvictionAnswer,
-  applyGrant,
-  applyObservation,
-  decideNode,
-  nodeBlockers,
-  nodeBudgetRequest,
-  type NodeDrainSettings,
-  type NodeDrainState,
-} from '../../src/drain/node-drain.js';
-import { withRequestedPdbs } from '../../src/activities/node-pods.js';
-import { BACKOFF, NOW, SETTINGS, budgetedNode, observed, pdbPod, rep, req } from '../helpers/pdb-fixtures.js';
+import { rep, req } from '../helpers/pdb-fixtures.js';
 
 describe('newerResourceVersion (KEP-5504 order)', () => {
   const cases: [string | undefined, string | undefined, boolean][] = [
@@ -185,171 +175,6 @@ describe('the plan ledger', () => {
 });
 
 // ---- the node's side ----
-
-function coordinatedNode(allowed = 3): NodeDrainState {
-  return budgetedNode(allowed, 0, { grantSeq: 0, grants: {} });
-}
-
-describe('the node side of the budget', () => {
-  it('without a grant nothing behind a PDB is evicted; the request wants what the node could evict', () => {
-    const s = coordinatedNode();
-    assert.deepEqual(decideNode(s, NOW, SETTINGS).evict, []);
-    assert.deepEqual(nodeBudgetRequest(s, NOW, SETTINGS), {
-      node: 'n1',
-      grantSeq: 0,
-      holding: {},
-      wants: { 'app/a': 2 },
-      room: 4,
-      pdbs: [
-        { key: 'app/a', allowed: 3, resourceVersion: '7' },
-        { key: 'app/b', allowed: 0, resourceVersion: '8' },
-      ],
-    });
-  });
-
-  it('a grant is spent once; what is in flight and answered 201 is held until an observation shows it', () => {
-    const s = coordinatedNode();
-    applyGrant(s, { seq: 1, grants: { 'app/a': 1 } });
-    applyGrant(s, { seq: 1, grants: { 'app/a': 1 } }); // repeated: ignored
-    assert.deepEqual(decideNode(s, NOW, SETTINGS).evict, ['uid-a1']);
-    assert.deepEqual(decideNode(s, NOW, SETTINGS).evict, [], 'the grant is spent');
-    let r = nodeBudgetRequest(s, NOW, SETTINGS)!;
-    assert.deepEqual([r.grantSeq, r.holding, r.wants], [1, { 'app/a': 1 }, { 'app/a': 1 }]);
-    applyEvictionAnswer(s, 'uid-a1', { outcome: 'Evicted' }, NOW, BACKOFF);
-    r = nodeBudgetRequest(s, NOW, SETTINGS)!;
-    assert.deepEqual(r.holding, { 'app/a': 1 }, 'answered 201, not yet observed');
-  });
-
-  it('a node with a reporting set spends a grant its own (stale) view does not show; without a set or after a 429 its view still bounds it', () => {
-    const table: [string, { reports?: string[]; refused?: boolean }, string[]][] = [
-      ['reporting set: the grant is spent', { reports: ['app/a'] }, ['uid-b1']],
-      ['no reporting set yet: its own view (0) bounds it', {}, []],
-      ['refused by the PDB (429): its refusal rule bounds it', { reports: [], refused: true }, []],
-    ];
-    for (const [what, c, want] of table) {
-      // app/b allows 0 in the node's own view; the plan, with a fresher report, granted one.
-      const s = budgetedNode(0, 0, { grantSeq: 0, grants: {}, ...(c.reports ? { reports: c.reports } : {}) });
-      if (c.refused) {
-        s.pdbs['app/b']!.refusedAllowed = 0;
-        s.pdbs['app/b']!.refusedUntilMs = NOW + 60_000;
-      }
-      applyGrant(s, { seq: 1, grants: { 'app/b': 1 } });
-      assert.deepEqual(decideNode(s, NOW, SETTINGS).evict, want, what);
-      if (want.length) assert.equal(s.budget?.grants['app/b'], 0, `${what}: the grant is used up`);
-    }
-  });
-
-  it('grants the node cannot use are given back (the pod went into a cooldown)', () => {
-    const s = coordinatedNode();
-    applyGrant(s, { seq: 1, grants: { 'app/a': 2 } });
-    assert.deepEqual(decideNode(s, NOW, { ...SETTINGS, maxConcurrentPerNode: 1 }).evict, ['uid-a1']);
-    applyEvictionAnswer(
-      s,
-      'uid-a1',
-      { outcome: 'TooManyRequests', cause: 'Throttled', retryAfterSeconds: 5, message: 'slow down' },
-      NOW,
-      BACKOFF,
-    );
-    const r = nodeBudgetRequest(s, NOW, SETTINGS)!;
-    assert.deepEqual(r.holding, { 'app/a': 1 }, 'one grant left for a2; a1 cools down');
-  });
-
-  /** A coordinated node granted one disruption of app/a, whose call for a1 was refused (429) at NOW. */
-  function refusedNode(settings: NodeDrainSettings = SETTINGS): NodeDrainState {
-    const s = coordinatedNode();
-    applyGrant(s, { seq: 1, grants: { 'app/a': 1 } });
-    decideNode(s, NOW, settings);
-    applyEvictionAnswer(
-      s,
-      'uid-a1',
-      { outcome: 'TooManyRequests', cause: 'DisruptionBudget', pdb: 'app/a', message: 'no' },
-      NOW,
-      BACKOFF,
-    );
-    return s;
-  }
-
-  it('a refused PDB is reported refused until its probe bound, then as allowing one pod', () => {
-    const s = refusedNode();
-    const until = s.pdbs['app/a']!.refusedUntilMs!;
-    assert.deepEqual(nodeBudgetRequest(s, NOW, SETTINGS)!.pdbs[0], {
-      key: 'app/a',
-      allowed: 0,
-      resourceVersion: '7',
-      refused: true,
-    });
-    assert.deepEqual(nodeBudgetRequest(s, until, SETTINGS)!.pdbs[0], {
-      key: 'app/a',
-      allowed: 1,
-      resourceVersion: '7',
-    });
-  });
-
-  describe('a refusal and a newer version of the PDB with the same allowance', () => {
-    // The node saw app/a at version 7 allowing 3 and was refused; its next observation shows
-    // version 9, still allowing 3 (a status write: observedGeneration, or a lagging view caught up).
-    const cases: [string, { allowed: number; refused?: boolean }][] = [
-      ['the refusal ends, the report is what the node sees', { allowed: 3 }],
-    ];
-    for (const [name, want] of cases)
-      it(name, () => {
-        const settings: NodeDrainSettings = SETTINGS;
-        const s = refusedNode(settings);
-        s.observeSeq = 2;
-        applyObservation(
-          s,
-          observed(
-            [pdbPod('a1', 'app/a'), pdbPod('a2', 'app/a'), pdbPod('b1', 'app/b')],
-            [
-              { key: 'app/a', disruptionsAllowed: 3, resourceVersion: '9' },
-              { key: 'app/b', disruptionsAllowed: 0, resourceVersion: '8' },
-            ],
-          ),
-          2,
-          NOW + 500,
-        );
-        // Before the probe bound (1 s after the refusal).
-        assert.deepEqual(nodeBudgetRequest(s, NOW + 500, settings)!.pdbs[0], {
-          key: 'app/a',
-          resourceVersion: '9',
-          ...want,
-        });
-      });
-  });
-
-  describe('blockers of a node waiting for grants (its own view of app/a allows 3)', () => {
-    const cases: [string, { grant: number }, string[]][] = [
-      ['no grant: a1 and a2 wait for app/a', { grant: 0 }, ['app/a-a1', 'app/a-a2']],
-      ['one grant: the pod it is for is not blocked', { grant: 1 }, []],
-    ];
-    for (const [name, c, want] of cases)
-      it(name, () => {
-        const s = coordinatedNode();
-        if (c.grant) applyGrant(s, { seq: 1, grants: { 'app/a': c.grant } });
-        const got = nodeBlockers(s, NOW).filter((b) => b.pdb === 'app/a');
-        assert.deepEqual(
-          got.map((b) => `${b.pdb}-${b.pod.split('/')[1]}`),
-          want,
-        );
-        for (const b of got) assert.equal(b.reason, 'DisruptionBudget');
-      });
-  });
-
-  it('paused: wants nothing and gives every grant back', () => {
-    const s = coordinatedNode();
-    applyGrant(s, { seq: 1, grants: { 'app/a': 2 } });
-    s.paused = true;
-    const r = nodeBudgetRequest(s, NOW, SETTINGS)!;
-    assert.deepEqual([r.holding, r.wants], [{}, {}]);
-  });
-
-  it('an uncoordinated node makes no request and evicts on its own budget', () => {
-    const s = coordinatedNode();
-    delete s.budget;
-    assert.equal(nodeBudgetRequest(s, NOW, SETTINGS), undefined);
-    assert.deepEqual(decideNode(s, NOW, SETTINGS).evict, ['uid-a1', 'uid-a2']);
-  });
-});
 
 describe('withRequestedPdbs (PDBs an observation keeps reporting)', () => {
   const inNs = (ns: string) =>

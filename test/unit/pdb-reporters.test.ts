@@ -1,10 +1,10 @@
 /**
  * Table tests of one reporting node per PDB (src/drain/pdb-budget.ts: assignReporters,
- * allocateBudget with reporters; src/drain/node-drain.ts: nodeBudgetRequest with a reporting set,
- * budgetRequestToSend). No Temporal, no I/O.
+ * allocateBudget with reporters; the node's side, nodeBudgetRequest with a reporting set and
+ * budgetRequestToSend, is test/unit/node-budget.test.ts). No Temporal, no I/O.
  */
-import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
 import {
   allocateBudget,
   applyBudgetRequest,
@@ -13,15 +13,7 @@ import {
   emptyLedger,
   forgetBudgetNode,
 } from '../../src/drain/pdb-budget.js';
-import type { PdbBudgetRequest, PdbReport } from '../../src/contract/budget.js';
-import {
-  applyGrant,
-  beliefAfterRequest,
-  budgetRequestToSend,
-  nodeBudgetRequest,
-  type NodeDrainState,
-} from '../../src/drain/node-drain.js';
-import { NOW, SETTINGS, budgetedNode, rep, req } from '../helpers/pdb-fixtures.js';
+import { rep, req } from '../helpers/pdb-fixtures.js';
 
 describe('assignReporters', () => {
   it('names the latest requester that tracks a PDB, keeps it while it tracks it, then hands it on', () => {
@@ -90,87 +82,5 @@ describe('allocateBudget: reporting sets', () => {
       'app/a': { allowed: 2, resourceVersion: '5' },
       'app/b': { allowed: 3, resourceVersion: '9' },
     });
-  });
-});
-
-function reportingNode(allowedA: number, reports: string[] | undefined): NodeDrainState {
-  return budgetedNode(allowedA, 1, { grantSeq: 0, grants: {}, ...(reports ? { reports } : {}) });
-}
-
-describe('nodeBudgetRequest with a reporting set', () => {
-  it('wants what the node could evict, whatever its own view of the allowance; sends `tracked`', () => {
-    const r = nodeBudgetRequest(reportingNode(0, []), NOW, SETTINGS)!;
-    assert.deepEqual([r.wants, r.tracked], [{ 'app/a': 2, 'app/b': 1 }, ['app/a', 'app/b']]);
-  });
-
-  it('without one (a plan that names no reporters) wants stay bounded by its own view, no `tracked`', () => {
-    const r = nodeBudgetRequest(reportingNode(0, undefined), NOW, SETTINGS)!;
-    assert.deepEqual([r.wants, r.tracked], [{ 'app/b': 1 }, undefined]);
-  });
-
-  it('a grant names the set; a grant without one keeps it', () => {
-    const s = reportingNode(1, []);
-    applyGrant(s, { seq: 1, grants: {}, reports: ['app/a'] });
-    applyGrant(s, { seq: 2, grants: { 'app/a': 1 } });
-    assert.deepEqual(s.budget?.reports, ['app/a']);
-  });
-});
-
-describe('budgetRequestToSend', () => {
-  const base = req('n1', {
-    holding: { 'app/a': 1 },
-    wants: { 'app/b': 1 },
-    room: 3,
-    tracked: ['app/a', 'app/b'],
-    pdbs: [rep('app/a', 1, '7'), rep('app/b', 0, '8')],
-  });
-  const belief = beliefAfterRequest(base, ['app/a']);
-  const withPdbs = (...pdbs: PdbReport[]) => ({ ...base, pdbs });
-  const cases: [string, PdbBudgetRequest, string[] | undefined, PdbReport[] | 'none'][] = [
-    ['nothing changed', base, ['app/a'], 'none'],
-    [
-      'a new version of a PDB it does not report',
-      withPdbs(rep('app/a', 1, '7'), rep('app/b', 1, '9')),
-      ['app/a'],
-      'none',
-    ],
-    [
-      'a new version of a PDB it reports, same allowance',
-      withPdbs(rep('app/a', 1, '10'), rep('app/b', 0, '8')),
-      ['app/a'],
-      [rep('app/a', 1, '10')],
-    ],
-    [
-      'a refusal of a PDB it does not report',
-      withPdbs(rep('app/a', 1, '7'), rep('app/b', 0, '8', true)),
-      ['app/a'],
-      [rep('app/b', 0, '8', true)],
-    ],
-    ['named the reporter of another PDB, its view unchanged', base, ['app/a', 'app/b'], 'none'],
-    [
-      'holds less: only the changed reports ride along',
-      { ...withPdbs(rep('app/a', 0, '9'), rep('app/b', 0, '8')), holding: {} },
-      ['app/a'],
-      [rep('app/a', 0, '9')],
-    ],
-    ['tracks one PDB less', { ...withPdbs(rep('app/a', 1, '7')), tracked: ['app/a'] }, ['app/a'], []],
-  ];
-  for (const [what, r, reports, want] of cases)
-    it(`${what} → ${want === 'none' ? 'not sent' : `sent with ${want.length} report(s)`}`, () => {
-      const out = budgetRequestToSend(belief, r, reports);
-      if (want === 'none') assert.equal(out, undefined);
-      else assert.deepEqual(out?.pdbs, want);
-    });
-
-  it('without a reporting set the whole request goes when it is news (old rule)', () => {
-    const oldBelief = beliefAfterRequest({ ...base, tracked: undefined! });
-    const r = { ...withPdbs(rep('app/a', 1, '7'), rep('app/b', 1, '9')), tracked: undefined! };
-    assert.deepEqual(budgetRequestToSend(oldBelief, r, undefined), r, 'wanting, and a PDB changed');
-  });
-
-  it('a reporter in a new run (no belief) sends its baseline; a non-reporter with nothing to say does not', () => {
-    const idle = req('n1', { tracked: ['app/a'], pdbs: [rep('app/a', 1, '7')] });
-    assert.deepEqual(budgetRequestToSend(undefined, idle, ['app/a'])?.pdbs, [rep('app/a', 1, '7')]);
-    assert.equal(budgetRequestToSend(undefined, idle, []), undefined);
   });
 });

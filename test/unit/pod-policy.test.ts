@@ -22,16 +22,13 @@ import {
 import {
   applyDeleteTimeout,
   applyEvictionAnswer,
-  applyObservation,
-  decideNode,
-  initialNodeState,
   nextDeleteTimeoutAt,
-  nodeBudgetRequest,
-  nodeCounts,
-  podPolicyProgress,
-  type NodeDrainSettings,
-  type NodeDrainState,
-} from '../../src/drain/node-drain.js';
+} from '../../src/drain/node/answers.js';
+import { nodeBudgetRequest } from '../../src/drain/node/budget.js';
+import { decideNode } from '../../src/drain/node/decide.js';
+import { applyObservation } from '../../src/drain/node/observation.js';
+import { nodeCounts, podPolicyProgress } from '../../src/drain/node/report.js';
+import { initialNodeState, type NodeDrainSettings, type NodeDrainState } from '../../src/drain/node/state.js';
 
 const NOW = 1_700_000_000_000;
 const S = 1000;

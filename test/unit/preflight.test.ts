@@ -19,8 +19,8 @@ import {
   preflightOutcome,
   roundsClause,
   summarizePreflight,
-  type PreflightPdbInput,
 } from '../../src/drain/preflight.js';
+import type { PreflightPdbInput } from '../../src/drain/preflight-input.js';
 import type { PodInfo } from '../../src/drain/pods.js';
 import { toPreflightPdb } from '../../src/activities/preflight.js';
 

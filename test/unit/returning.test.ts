@@ -19,15 +19,11 @@ import {
   toleratesCordon,
   type PodToleration,
 } from '../../src/drain/returning.js';
-import {
-  applyEvictionAnswer,
-  applyObservation,
-  decideNode,
-  initialNodeState,
-  nodeSkipped,
-  type NodeDrainSettings,
-  type NodeDrainState,
-} from '../../src/drain/node-drain.js';
+import { applyEvictionAnswer } from '../../src/drain/node/answers.js';
+import { decideNode } from '../../src/drain/node/decide.js';
+import { applyObservation } from '../../src/drain/node/observation.js';
+import { nodeSkipped } from '../../src/drain/node/report.js';
+import { initialNodeState, type NodeDrainSettings, type NodeDrainState } from '../../src/drain/node/state.js';
 import { buildPreflightNode, nodeBlocked, summarizePreflight } from '../../src/drain/preflight.js';
 import type { PodInfo } from '../../src/drain/pods.js';
 import type { PodSelection } from '../../src/api/plan.js';

@@ -8,12 +8,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Blocker } from '../../src/api/plan.js';
-import {
-  applyObservation,
-  decideNode,
-  initialNodeState,
-  type NodeDrainState,
-} from '../../src/drain/node-drain.js';
+import { decideNode } from '../../src/drain/node/decide.js';
+import { applyObservation } from '../../src/drain/node/observation.js';
+import { initialNodeState, type NodeDrainState } from '../../src/drain/node/state.js';
 import { planOutcome, runningSummary, type PlanRunState } from '../../src/drain/plan-drain.js';
 import {
   aboutNode,

@@ -1,6 +1,6 @@
 /**
  * An aborted plan counts the pods it evicted that were still terminating at the abort
- * (src/drain/node-drain.ts, `nodeCounts`), in the time-skipping environment against the
+ * (src/drain/node/report.ts, `nodeCounts`), in the time-skipping environment against the
  * sim cluster: node n1 holds db-0..db-3 behind PDB app/db, which allows one disruption; every pod
  * stays terminating for an hour of real time once evicted. As soon as the first evicted pod is
  * terminating the plan is aborted: the node ends Aborted before any observation shows that pod

@@ -1,6 +1,6 @@
 /**
  * A node whose deadline passed while no worker ran decides from a view observed after the deadline
- * (src/drain/node-drain.ts, `FRESH_VIEW_WAIT_MS`), in the time-skipping environment against the sim
+ * (src/drain/node/deadline.ts, `FRESH_VIEW_WAIT_MS`), in the time-skipping environment against the sim
  * cluster: node n1 holds `app/web-0` (free, evicted before the crash and still terminating then) and
  * `app/db-0`, `app/db-1` behind PDB app/db, which allows no disruption. The worker stops mid-drain;
  * while none runs, web-0 finishes terminating (it is gone) and someone deletes db-1; time passes the
@@ -11,7 +11,7 @@
  * The test server skips time only while no task waits for a worker, so the worker is stopped at a
  * quiet point (the node's next timer is its deadline: `eviction.retryBackoff.maxSeconds` beyond it)
  * and the new one starts just after the deadline; that the wait is counted from the first decision
- * past the deadline, not from the deadline, is in test/unit/deadline-fresh-view.test.ts.
+ * past the deadline, not from the deadline, is in test/unit/node-deadline.test.ts.
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

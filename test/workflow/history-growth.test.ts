@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import proto from '@temporalio/proto';
 import { nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
-import { PROGRESS_INTERVAL_MS } from '../../src/workflows/node.js';
+import { PROGRESS_INTERVAL_MS } from '../../src/workflows/node/reporter.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { evictedTwice, workflowIds } from '../helpers/drain-checks.js';
 import { EventType, WorkflowHarness, input, type History } from '../helpers/workflow-harness.js';

@@ -296,7 +296,7 @@ describe('determinism guard', () => {
     // ...and fails with the same code whose node loop evicts one pod at a time (three evictions
     // scheduled in one workflow task become one).
     const changed = fileURLToPath(
-      new URL('../fixtures/workflows/node-drain-one-at-a-time.ts', import.meta.url),
+      new URL('../fixtures/workflows/node-decide-one-at-a-time.ts', import.meta.url),
     );
     const bundle = await bundleWorkflowCode({
       workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
@@ -305,9 +305,9 @@ describe('determinism guard', () => {
         config.plugins = [
           ...(config.plugins ?? []),
           new webpack.NormalModuleReplacementPlugin(
-            /^\.\.\/drain\/node-drain\.js$/,
+            /^(\.\.\/)+drain\/node\/decide\.js$/,
             (resource: { request: string; context: string }) => {
-              if (resource.context.endsWith('/src/workflows')) resource.request = changed;
+              if (resource.context.includes('/src/workflows')) resource.request = changed;
             },
           ),
         ];

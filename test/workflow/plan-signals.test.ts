@@ -22,7 +22,7 @@ import {
 } from '../helpers/drain-checks.js';
 import { EventType, WorkflowHarness, input, type History } from '../helpers/workflow-harness.js';
 import type { PdbBudgetRequest, PdbGrant } from '../../src/contract/budget.js';
-import { beliefAfterGrant, beliefAfterRequest } from '../../src/drain/node-drain.js';
+import { beliefAfterGrant, beliefAfterRequest } from '../../src/drain/node/budget.js';
 
 const wf = new WorkflowHarness();
 before(wf.setup);

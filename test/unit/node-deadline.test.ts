@@ -1,6 +1,7 @@
 /**
- * Tables of the deadline's fresh-view rule (src/drain/node-drain.ts, `decideNode`,
- * `awaitsFreshView`): at its deadline a node decides only from a view observed after the deadline,
+ * Tables of the node drain at its deadline (src/drain/node/deadline.ts): the grace period of a
+ * deadline deletion (`deletionGraceSeconds`), and the fresh-view rule (`awaitsFreshView`, as
+ * `decideNode` applies it): at its deadline a node decides only from a view observed after the deadline,
  * waiting at most FRESH_VIEW_WAIT_MS from its first decision past the deadline for one; before the
  * deadline nothing is recorded.
  */
@@ -8,19 +9,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import type { OnDeadline } from '../../src/api/plan.js';
-import {
-  FRESH_VIEW_WAIT_MS,
-  applyEvictionAnswer,
-  applyObservation,
-  applyUnchangedObservation,
-  awaitsFreshView,
-  decideNode,
-  initialNodeState,
-  nodeBlockers,
-  nodeCounts,
-  type NodeDrainSettings,
-  type NodeDrainState,
-} from '../../src/drain/node-drain.js';
+import { applyEvictionAnswer } from '../../src/drain/node/answers.js';
+import { FRESH_VIEW_WAIT_MS, awaitsFreshView, deletionGraceSeconds } from '../../src/drain/node/deadline.js';
+import { decideNode, nodeBlockers } from '../../src/drain/node/decide.js';
+import { applyObservation, applyUnchangedObservation } from '../../src/drain/node/observation.js';
+import { nodeCounts } from '../../src/drain/node/report.js';
+import { initialNodeState, type NodeDrainSettings, type NodeDrainState } from '../../src/drain/node/state.js';
 import { BACKOFF, DEADLINE, NOW, S, deadlineSettings } from '../helpers/deadline-fixtures.js';
 import { pdbPod } from '../helpers/pdb-fixtures.js';
 
@@ -214,4 +208,17 @@ describe('decideNode at the deadline: a view observed after it', () => {
     assert.equal(d.outcome?.phase, 'Aborted');
     assert.equal(d.freshView, undefined);
   });
+});
+
+describe('deletionGraceSeconds', () => {
+  const cases: [string, number, number | undefined, number][] = [
+    ['plan deadline now: at least 1 s', 0, 30, 1],
+    ['plan deadline passed: at least 1 s', -60 * S, undefined, 1],
+    ['120 s left, pod asks 30 s: the pod’s own', 120 * S, 30, 30],
+    ['20 s left, pod asks 30 s: cut to 20 s', 20 * S, 30, 20],
+    ['20.2 s left: rounded up', 20_200, undefined, 21],
+    ['pod asks 0 s: still 1 s (0 would mean force)', 60 * S, 0, 1],
+  ];
+  for (const [name, left, podGrace, want] of cases)
+    it(name, () => assert.equal(deletionGraceSeconds(NOW + left, NOW, podGrace), want));
 });
