@@ -309,7 +309,10 @@ describe('preflight warns about pods that tolerate the cordon', () => {
     assert.equal(nodeBlocked(pf.report), false);
     const report = summarizePreflight([pf]);
     assert.equal(report.podsReturning, 2);
-    assert.match(report.summary, /warning: 2 pod\(s\) tolerate the cordon and may come back/);
+    assert.match(
+      report.summary,
+      /warning: 2 pod\(s\) of 1 workload\(s\) would come back to their node after their eviction \(ReturnsToNode: 1 PinnedToNode, 1 ToleratesCordon\)/,
+    );
     assert.equal(preflightExitCode(report), 0);
     assert.match(renderPreflight(report), /ns\/a warning ReturnsToNode: PinnedToNode/);
   });
