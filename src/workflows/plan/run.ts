@@ -7,12 +7,13 @@
  * Deterministic: only `@temporalio/workflow` and pure modules.
  */
 import { upsertSearchAttributes, workflowInfo, type WorkflowInfo } from '@temporalio/workflow';
-import type { MaintenancePlanSpec, MaintenancePlanStatus } from '../../api/plan.js';
+import type { MaintenancePlanSpec } from '../../api/plan.js';
 import type { MaintenanceWindow } from '../../api/windows.js';
 import { PlanPhase, PlanReason } from '../../api/reasons.js';
 import { SA_PHASE, temporalUiUrl, type PlanRef } from '../../contract/names.js';
 import type { PdbGrant } from '../../contract/budget.js';
 import type { PlanEvent, PlanForward, PlanRunState } from '../../drain/plan-drain.js';
+import type { PlanStatusInput } from '../../drain/plan-status.js';
 import { endsPlan, phaseEvent } from '../../drain/plan-phase.js';
 import type { WindowState } from '../../drain/windows.js';
 import type { DrainPlanInput } from '../messages.js';
@@ -36,8 +37,8 @@ export interface PlanRunLocal {
     urgent: boolean;
     /** The plan is gone (deleted, or another uid): nothing to write to any more. */
     planGone: boolean;
-    /** The status last written. */
-    published?: MaintenancePlanStatus;
+    /** The structured state (plan state, claim-cycle finding) last written. */
+    published?: Omit<PlanStatusInput, 'nowMs'>;
     /** When the last write started (or ended, in plans that hand out PDB budgets), ms since epoch. */
     lastPublishMs: number;
     /** Writes put off in a row because the workflow task sent grants. */

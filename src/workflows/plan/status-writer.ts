@@ -1,6 +1,7 @@
 /**
- * The plan's status writer: one status write (the `publishStatus` local activity) when the state
- * changed and the interval allows, or at once when an Update waits for it.
+ * The plan's status writer: one status write (the `writePlanStatus` local activity, which renders
+ * the status from the structured state) when the state changed and the interval allows, or at
+ * once when an Update waits for it.
  *
  * - The interval grows with the plan's size ({@link statusWriteIntervalMs}).
  * - Grants before status writes: a workflow task that runs a local activity sends none of its
@@ -15,10 +16,8 @@
  * Deterministic: only pure modules and activity types.
  */
 import type { MaintenancePlanStatus } from '../../api/plan.js';
-import { claimCycleCondition } from '../../drain/claim-cycle.js';
-import { setCondition, statusEquals } from '../../drain/conditions.js';
-import type { Condition } from '../../api/plan.js';
-import { planConditions, projectStatus } from '../../drain/projection.js';
+import { statusEquals } from '../../drain/conditions.js';
+import { renderPlanStatus, type PlanStatusInput } from '../../drain/plan-status.js';
 import { local } from './activities.js';
 import type { PlanRun } from './run.js';
 
@@ -37,22 +36,22 @@ export function statusWriteIntervalMs(nodes: number): number {
   return Math.min(15000, Math.max(1000, nodes * 50));
 }
 
-/** The plan's conditions now: those of its phase, and ClaimCycle once a cycle was seen. */
-function conditionsNow(run: PlanRun): Condition[] {
+/** The structured state a status write renders (src/drain/plan-status.ts), without the time. */
+function shown(run: PlanRun): Omit<PlanStatusInput, 'nowMs'> {
   const { s } = run;
-  const c = planConditions(s.plan, Date.now());
-  const cycle = claimCycleCondition(s.claimCycle, s.plan.observedGeneration);
-  return cycle ? setCondition(c, cycle, new Date(Date.now()).toISOString()) : c;
+  return { state: s.plan, ...(s.claimCycle ? { claimCycle: s.claimCycle } : {}) };
 }
 
-/** The plan's status as it would be written now (the progress query's answer). */
+/** The plan's status as it would be written now (the progress query's and the Updates' answer). */
 export function project(run: PlanRun): MaintenancePlanStatus {
-  return projectStatus({ ...run.s.plan, conditions: conditionsNow(run) });
+  return renderPlanStatus({ ...shown(run), nowMs: Date.now() });
 }
 
 /**
- * Writes the status when it changed and the interval allows (or an Update waits, or `force`).
- * A write refused for good (e.g. 422) does not stop the drain: the next change tries again.
+ * Writes the status when the state changed and the interval allows (or an Update waits, or
+ * `force`). The workflow compares structured state, never rendered words: the `writePlanStatus`
+ * local activity renders the status. A write refused for good (e.g. 422) does not stop the drain:
+ * the next change tries again.
  * @returns when to try again (ms since epoch), or undefined when nothing is left to write.
  */
 export async function publish(run: PlanRun, force: boolean): Promise<number | undefined> {
@@ -75,14 +74,17 @@ export async function publish(run: PlanRun, force: boolean): Promise<number | un
   w.deferredWrites = 0;
   w.urgent = false;
   const seq = w.changeSeq;
-  s.plan.conditions = conditionsNow(run);
-  const status = projectStatus(s.plan);
+  // A copy: the state changes in place after the write.
+  const state = JSON.parse(JSON.stringify(shown(run))) as Omit<PlanStatusInput, 'nowMs'>;
   w.lastPublishMs = Date.now();
-  if (!w.published || !statusEquals(status, w.published)) {
+  if (!w.published || !statusEquals(state, w.published)) {
     try {
-      const { exists } = await local.publishStatus({ plan: run.plan, status });
+      const { exists } = await local.writePlanStatus({
+        plan: run.plan,
+        state: { ...state, nowMs: Date.now() },
+      });
       if (!exists) w.planGone = true; // the plan is gone: nothing to write to any more
-      w.published = status;
+      w.published = state;
     } catch {
       // A status write refused for good (e.g. 422) must not stop the drain; the next change tries again.
     }
