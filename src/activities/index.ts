@@ -9,7 +9,7 @@
  * | `nodes.ts`        | resolveNodes, cordonNode, releaseNode (the node claim)             |
  * | `pods.ts`         | listNodePods, checkPod, waitPodGone, waitDisruptionAllowed         |
  * | `eviction.ts`     | evictPod, with the rule for every Eviction API answer              |
- * | `plan-status.ts`  | publishStatus, recordEvent                                         |
+ * | `plan-status.ts`  | writePlanStatus, publishStatus, recordEvent                        |
  * | `observe.ts`      | observeNode (from the worker's watch cache)                        |
  * | `claim-wait.ts`   | waitClaimReleased (from the same watch cache)                      |
  * | `preflight.ts`    | preflightNode (spec.mode Preflight; dry-run evictions only)        |

@@ -9,6 +9,7 @@
 import type { MaintenancePlanStatus, PodSelection, LabelSelector, PodOrderRule } from '../api/plan.js';
 import type { NotUncordoned } from '../drain/hand-back.js';
 import type { NodePreflight } from '../drain/preflight.js';
+import type { PlanStatusInput } from '../drain/plan-status.js';
 import type { EvictInput, EvictResult } from '../contract/eviction.js';
 import type { PlanRef } from '../contract/names.js';
 import type { NodeObservation, ObservedPod, PdbObservation } from '../contract/observation.js';
@@ -249,6 +250,15 @@ export interface DrainActivities {
   publishStatus(input: {
     plan: PlanRef;
     status: MaintenancePlanStatus;
+  }): Promise<{ written: boolean; exists: boolean }>;
+  /**
+   * Renders the plan's status from the workflow's structured state (src/drain/plan-status.ts; the
+   * conditions' previous lastTransitionTime from the stored status) and writes it as
+   * {@link publishStatus} does. The words are rendered here, not in the workflow.
+   */
+  writePlanStatus(input: {
+    plan: PlanRef;
+    state: PlanStatusInput;
   }): Promise<{ written: boolean; exists: boolean }>;
   /** Records a Kubernetes Event on the plan (type Normal or Warning, CamelCase reason). Best effort. */
   recordEvent(input: {

@@ -47,7 +47,10 @@ export interface PlanState {
   completedAtMs?: number;
   /** Nodes in plan order. */
   nodes: NodeState[];
-  /** Conditions as last projected (kept so lastTransitionTime survives unchanged statuses). */
+  /**
+   * The previous conditions, so lastTransitionTime survives unchanged statuses: the stored status's
+   * when the status-write activity renders (src/drain/plan-status.ts); empty in the workflow's state.
+   */
   conditions: Condition[];
   /** spec.onDeadline (absent until the plan resolved its nodes, and in a Preflight plan: no status.deadlineAction). */
   onDeadline?: OnDeadline;

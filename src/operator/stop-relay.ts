@@ -7,7 +7,7 @@
  * deleted, while drainflow was down would let evictions go on for those seconds. A stop is safe to
  * relay from any replica and more than once: the workflows treat a repeated pause or abort as a
  * no-op, and the plan workflow ignores a pause or resume older than the newest generation it has
- * seen (`control` in src/workflows/plan.ts), so a standby's pause cannot undo
+ * seen (`control` in src/workflows/plan/controls.ts), so a standby's pause cannot undo
  * the leader's newer resume. Each stop goes to the plan's running node workflows as well
  * (src/operator/node-stops.ts: after a worker restart a node's task may otherwise evict once more
  * before its plan forwards the stop); the nodes apply the same generation check

@@ -28,7 +28,7 @@ export interface DrainPlanInput {
   carried?: PlanRunState;
   /**
    * History length, in events, past which a run continues as new (default 10 000,
-   * `CONTINUE_AS_NEW_EVENTS` of src/workflows/plan.ts); the workflow tests set a small one to cross
+   * `CONTINUE_AS_NEW_EVENTS` of src/workflows/plan/continue-as-new.ts); the workflow tests set a small one to cross
    * many boundaries.
    */
   continueAsNewEvents?: number;

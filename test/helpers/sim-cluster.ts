@@ -41,6 +41,7 @@ import type { NodeObservation, ObservedPod } from '../../src/contract/observatio
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { observationFingerprint } from '../../src/activities/node-pods.js';
 import { statusEquals } from '../../src/drain/conditions.js';
+import { renderPlanStatus } from '../../src/drain/plan-status.js';
 
 export interface SimPod {
   namespace: string;
@@ -731,6 +732,19 @@ export class SimCluster {
           const last = this.lastStatus();
           if (last && statusEquals(last, input.status)) return { written: false, exists: true };
           this.statuses.push({ atMs: serverNow(), status: input.status });
+          return { written: true, exists: true };
+        }),
+      // The status-write activity renders the status from the workflow's state as
+      // src/activities/plan-status.ts does: the previous conditions are the stored status's.
+      writePlanStatus: async ({ state }) =>
+        this.faulted('writePlanStatus', { phase: state.state.phase }, async () => {
+          const last = this.lastStatus();
+          const status = renderPlanStatus({
+            ...state,
+            state: { ...state.state, conditions: last?.conditions ?? [] },
+          });
+          if (last && statusEquals(last, status)) return { written: false, exists: true };
+          this.statuses.push({ atMs: serverNow(), status });
           return { written: true, exists: true };
         }),
       recordEvent: async (input) =>

@@ -818,6 +818,50 @@ describe('plan activities over a fake port', () => {
     assert.deepEqual(port.names(), ['readPlan', 'replacePlanStatus', 'readPlan']);
   });
 
+  it('writePlanStatus: renders the status from the state, keeps lastTransitionTime from the stored one, skips an equal one', async () => {
+    const port = new FakePort();
+    port.plans.set('p', stored(undefined));
+    const a = activities(port);
+    const T0 = Date.parse('2026-12-01T00:00:00Z');
+    const state = {
+      phase: 'Running' as const,
+      reason: 'Draining',
+      message: 'draining 1 of 1 node(s)',
+      observedGeneration: 1,
+      nodes: [],
+      conditions: [],
+    };
+    assert.deepEqual(await a.writePlanStatus({ plan: PLAN, state: { state, nowMs: T0 } }), {
+      written: true,
+      exists: true,
+    });
+    const first = port.plans.get('p')!.status!;
+    assert.equal(first.message, 'draining 1 of 1 node(s)');
+    const progressing = () => port.plans.get('p')!.status!.conditions!.find((c) => c.type === 'Progressing')!;
+    assert.equal(progressing().lastTransitionTime, new Date(T0).toISOString());
+    // The same state an hour later: nothing to write (the stored conditions keep their time).
+    assert.deepEqual(await a.writePlanStatus({ plan: PLAN, state: { state, nowMs: T0 + 3600_000 } }), {
+      written: false,
+      exists: true,
+    });
+    // Paused: Progressing holds (True) and keeps its time; the message changes.
+    const paused = {
+      ...state,
+      phase: 'Paused' as const,
+      reason: 'PausedByUser',
+      message: 'no new evictions until resumed',
+    };
+    assert.deepEqual(
+      await a.writePlanStatus({ plan: PLAN, state: { state: paused, nowMs: T0 + 7200_000 } }),
+      {
+        written: true,
+        exists: true,
+      },
+    );
+    assert.equal(progressing().lastTransitionTime, new Date(T0).toISOString());
+    assert.equal(progressing().reason, 'Paused');
+  });
+
   it('publishStatus: a 409 re-reads and writes again; a plan gone or re-created is not an error', async () => {
     const port = new FakePort();
     port.plans.set('p', stored(undefined));

@@ -73,7 +73,7 @@ describe('injected activity faults (time-skipping)', () => {
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
   });
 
-  for (const activity of ['publishStatus', 'recordEvent'] as const) {
+  for (const activity of ['writePlanStatus', 'recordEvent'] as const) {
     it(`${activity} failing non-retryably: the drain continues`, async () => {
       const { sim, inp } = twoPods(`fault-${activity.toLowerCase()}`);
       sim.fail(activity, 'nonRetryable');

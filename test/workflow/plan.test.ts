@@ -48,7 +48,7 @@ describe('drainPlanWorkflow (time-skipping)', () => {
     assert.equal(
       sim.evictions().length,
       6,
-      `one eviction call per pod: ${JSON.stringify(sim.calls.filter((c) => c.name !== 'publishStatus').map((c) => [c.name, c.atMs % 100000, (c.arg as { name?: string }).name ?? (c.arg as { pdb?: string }).pdb ?? (c.arg as { key?: string }).key, (c.result as { outcome?: string; disruptionsAllowed?: number })?.outcome ?? (c.result as { disruptionsAllowed?: number })?.disruptionsAllowed]))}`,
+      `one eviction call per pod: ${JSON.stringify(sim.calls.filter((c) => c.name !== 'writePlanStatus').map((c) => [c.name, c.atMs % 100000, (c.arg as { name?: string }).name ?? (c.arg as { pdb?: string }).pdb ?? (c.arg as { key?: string }).key, (c.result as { outcome?: string; disruptionsAllowed?: number })?.outcome ?? (c.result as { disruptionsAllowed?: number })?.disruptionsAllowed]))}`,
     );
     assert.equal(
       sim.evictions().filter((c) => (c.result as { outcome: string }).outcome !== 'Evicted').length,
