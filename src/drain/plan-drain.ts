@@ -150,6 +150,26 @@ export function heldAtDeadline(s: PlanRunState): string[] {
   return s.finished.filter((name) => stopped.has(name) && s.claimed[name] !== undefined);
 }
 
+/** A plan run's first state: at `stage` with the status `plan` and the spec's flags, no node touched yet. */
+export function initialPlanRunState(
+  stage: PlanStage,
+  plan: PlanState,
+  flags: Pick<PlanRunState, 'paused' | 'aborted' | 'released'>,
+): PlanRunState {
+  return {
+    stage,
+    plan,
+    ...flags,
+    claimed: {},
+    started: [],
+    finished: [],
+    cordoned: 0,
+    stopStarting: false,
+    announced: [],
+    continuedRuns: 0,
+  };
+}
+
 /** A fresh node entry of the plan. */
 export function pendingNode(name: string): NodeState {
   return {

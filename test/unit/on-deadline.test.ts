@@ -17,6 +17,7 @@ import { nodeCounts } from '../../src/drain/node/report.js';
 import { initialNodeState, type NodeDrainState } from '../../src/drain/node/state.js';
 import {
   drainSettled,
+  initialPlanRunState,
   mergeNodeProgress,
   nodeDeadlineMs,
   nodesToStart,
@@ -192,30 +193,20 @@ describe('deletionWarning (PodsWillBeDeleted)', () => {
 });
 
 function planState(names: string[], maxUnavailableNodes: number): PlanRunState {
+  const plan: PlanRunState['plan'] = {
+    phase: 'Running',
+    reason: 'Draining',
+    message: '',
+    observedGeneration: 1,
+    nodes: names.map(pendingNode),
+    conditions: [],
+    startedAtMs: NOW,
+    deadlineMs: NOW + 3600 * S,
+    onDeadline: 'SkipNode',
+    deadlineWarningSeconds: 300,
+  };
   return {
-    stage: 'Drain',
-    plan: {
-      phase: 'Running',
-      reason: 'Draining',
-      message: '',
-      observedGeneration: 1,
-      nodes: names.map(pendingNode),
-      conditions: [],
-      startedAtMs: NOW,
-      deadlineMs: NOW + 3600 * S,
-      onDeadline: 'SkipNode',
-      deadlineWarningSeconds: 300,
-    },
-    paused: false,
-    aborted: false,
-    released: false,
-    claimed: {},
-    started: [],
-    finished: [],
-    cordoned: 0,
-    stopStarting: false,
-    announced: [],
-    continuedRuns: 0,
+    ...initialPlanRunState('Drain', plan, { paused: false, aborted: false, released: false }),
     maxUnavailableNodes,
   };
 }

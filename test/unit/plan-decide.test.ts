@@ -13,7 +13,12 @@ import {
   type PlanAction,
   type PlanDecisionContext,
 } from '../../src/drain/plan-decide.js';
-import { pendingNode, type PlanRunState, type PlanStage } from '../../src/drain/plan-drain.js';
+import {
+  initialPlanRunState,
+  pendingNode,
+  type PlanRunState,
+  type PlanStage,
+} from '../../src/drain/plan-drain.js';
 
 const NOW = 1_700_000_000_000;
 const DEADLINE = NOW + 3600_000;
@@ -24,9 +29,9 @@ const GRACE = 600_000;
 class PlanBuilder {
   private readonly s: PlanRunState;
   constructor(stage: PlanStage, nodes: string[]) {
-    this.s = {
+    this.s = initialPlanRunState(
       stage,
-      plan: {
+      {
         phase: 'Running',
         reason: stage === 'Cordon' ? 'Cordoning' : 'Draining',
         message: '',
@@ -35,17 +40,8 @@ class PlanBuilder {
         nodes: nodes.map(pendingNode),
         conditions: [],
       },
-      paused: false,
-      aborted: false,
-      released: false,
-      claimed: {},
-      started: [],
-      finished: [],
-      cordoned: 0,
-      stopStarting: false,
-      announced: [],
-      continuedRuns: 0,
-    };
+      { paused: false, aborted: false, released: false },
+    );
   }
   /** The plan's phase, reason and message. */
   phase(phase: PlanPhase, reason: string, message = ''): this {

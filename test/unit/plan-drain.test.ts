@@ -8,6 +8,7 @@ import type { Blocker } from '../../src/api/plan.js';
 import type { NodePhase } from '../../src/api/reasons.js';
 import {
   drainSettled,
+  initialPlanRunState,
   markFinished,
   mergeNodeProgress,
   nodesToStart,
@@ -28,9 +29,9 @@ const DEADLINE = NOW + 3600_000;
 class PlanBuilder {
   private readonly s: PlanRunState;
   constructor(nodes: string[]) {
-    this.s = {
-      stage: 'Drain',
-      plan: {
+    this.s = initialPlanRunState(
+      'Drain',
+      {
         phase: 'Running',
         reason: 'Draining',
         message: '',
@@ -39,17 +40,8 @@ class PlanBuilder {
         nodes: nodes.map(pendingNode),
         conditions: [],
       },
-      paused: false,
-      aborted: false,
-      released: false,
-      claimed: {},
-      started: [],
-      finished: [],
-      cordoned: 0,
-      stopStarting: false,
-      announced: [],
-      continuedRuns: 0,
-    };
+      { paused: false, aborted: false, released: false },
+    );
   }
   started(...nodes: string[]): this {
     this.s.started.push(...nodes);

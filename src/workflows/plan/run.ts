@@ -12,7 +12,12 @@ import type { MaintenanceWindow } from '../../api/windows.js';
 import { PlanPhase, PlanReason } from '../../api/reasons.js';
 import { SA_PHASE, temporalUiUrl, type PlanRef } from '../../contract/names.js';
 import type { PdbGrant } from '../../contract/budget.js';
-import type { PlanEvent, PlanForward, PlanRunState } from '../../drain/plan-drain.js';
+import {
+  initialPlanRunState,
+  type PlanEvent,
+  type PlanForward,
+  type PlanRunState,
+} from '../../drain/plan-drain.js';
 import type { PlanStatusInput } from '../../drain/plan-status.js';
 import { endsPlan, phaseEvent } from '../../drain/plan-phase.js';
 import type { WindowState } from '../../drain/windows.js';
@@ -141,9 +146,9 @@ function firstState(input: DrainPlanInput, info: WorkflowInfo): PlanRunState {
   const url = input.temporalUiUrl
     ? temporalUiUrl(input.temporalUiUrl, info.namespace, info.workflowId, info.firstExecutionRunId)
     : undefined;
-  return {
-    stage: 'Resolve',
-    plan: {
+  return initialPlanRunState(
+    'Resolve',
+    {
       phase: PlanPhase.Pending,
       reason: PlanReason.Starting,
       message: 'resolving nodes',
@@ -157,17 +162,8 @@ function firstState(input: DrainPlanInput, info: WorkflowInfo): PlanRunState {
       nodes: [],
       conditions: [],
     },
-    paused: spec.paused,
-    aborted: spec.abort,
-    released: spec.release,
-    claimed: {},
-    started: [],
-    finished: [],
-    cordoned: 0,
-    stopStarting: false,
-    announced: [],
-    continuedRuns: 0,
-  };
+    { paused: spec.paused, aborted: spec.abort, released: spec.release },
+  );
 }
 
 /** Marks a change: the loop decides again, and an Update waiting for a write gets one. */
