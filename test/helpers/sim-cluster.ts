@@ -617,6 +617,10 @@ export class SimCluster {
         this.record('listNodePods', { node });
         return { pods, pdbs };
       },
+      // Unlike the real activity, which waits up to maxWaitSeconds for a change, this one answers
+      // "unchanged" after observePollMs of real time; the node then looks again only once its bound
+      // (retryBackoff.maxSeconds) of workflow time has passed, so tests that need a node to see a
+      // change soon after its last look use a short bound.
       observeNode: async (input): Promise<NodeObservation> =>
         this.faulted('observeNode', { node: input.node, since: input.since }, async () => {
           const { node, since, maxWaitSeconds } = input;
