@@ -334,7 +334,7 @@ export const NodeReason = {
   DeadlineExceeded: 'DeadlineExceeded',
   /** Blocked: a pod cannot be evicted (its blocker says why); cleared when the blocker goes. */
   PodsNotEvictable: 'PodsNotEvictable',
-  /** Blocked: someone uncordoned the node; no eviction until it is cordoned again (Warning Event). */
+  /** Blocked: someone uncordoned the node; no eviction and no hook start until it is cordoned again (Warning Event). */
   NodeUncordonedExternally: 'NodeUncordonedExternally',
   /**
    * Deleted: the Node object was deleted during the drain, or deleted and created again under its

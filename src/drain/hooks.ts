@@ -12,10 +12,14 @@
  * - AfterDrain: the afterDrain hook runs once; with AfterEachNode its success hands the node back
  *   (uncordon), without a hook a per-node release does. A failure blocks the node as above.
  *
+ * Either hook starts only on a node that is not paused ({@link heldHookStep}) and still cordoned
+ * ({@link hookGateStep}).
+ *
  * PURE and DETERMINISTIC: imported by workflow code. No I/O, no clock (times are parameters).
  */
 import type { HookStatus } from '../api/plan.js';
 import { HookPhase, NodePhase, NodeReason, RollReason } from '../api/reasons.js';
+import { hookGateDeadlineMessage, hookGateDeletedMessage, hookWaitsForCordonMessage } from './hook-words.js';
 
 /** Which hook. */
 export type HookName = 'beforeDrain' | 'afterDrain';
@@ -172,6 +176,94 @@ export function heldHookStep(
         reason: NodeReason.Drained,
         message: 'drained; deadline passed while paused, before the afterDrain hook started',
       };
+}
+
+/** What the node saw of itself at its last look before a hook (an `observeNode` answer). */
+export interface HookGateView {
+  /** The Node of the name exists (and is the one the plan claimed: see `replacedBy`). */
+  exists: boolean;
+  /** Its `spec.unschedulable`. */
+  unschedulable: boolean;
+  /** The uid of another Node standing under the name (the claimed one deleted, created again). */
+  replacedBy?: string;
+}
+
+/** What a node whose hook `name` is due does now ({@link hookGateStep}). */
+export type HookGateStep =
+  /** Start the hook. */
+  | { kind: 'start' }
+  /** Paused (the user's pause, or outside the maintenance windows): wait for the resume ({@link heldHookStep}). */
+  | { kind: 'hold' }
+  /** Look at the node first (no look since the hook became due, or since the resume). */
+  | { kind: 'look' }
+  /** Someone else uncordoned the node: show this and wait for a cordon, an abort or the deadline. */
+  | { kind: 'wait'; phase: 'Blocked'; reason: string; message: string }
+  /** The node ends without the hook. */
+  | { kind: 'end'; phase: 'Aborted' | 'Blocked' | 'Drained' | 'Deleted'; reason: string; message: string };
+
+/**
+ * A hook starts only on a node that is still cordoned: a hook is disruptive work the plan does on
+ * a node it took out of service (a beforeDrain hook's Job runs on the node; the afterDrain hook of
+ * uncordon AfterEachNode hands it back). A node someone else uncordoned — while the plan was
+ * paused, or at any time before its hook — is Blocked/NodeUncordonedExternally, as the drain and
+ * the wait for a per-node release show it, and the hook waits until the node is cordoned again.
+ *
+ * In order: an abort ends the node (Aborted, nothing started); a pause holds it
+ * ({@link heldHookStep}); without a look since the hook became due (or since the resume) it looks
+ * first; a Node deleted (or deleted and created again under its name) ends Deleted/NodeDeleted; a
+ * cordoned node starts the hook (past the deadline too: as without the gate, the drain that
+ * follows ends by the deadline's rules); an uncordoned one past the deadline ends as a hook held
+ * by a pause does at its resume past the deadline — beforeDrain Blocked/DeadlineExceeded (nothing
+ * evicted: onDeadline DeletePods deletes nothing on an uncordoned node either), afterDrain Drained
+ * (its pods left; handed back with the plan) —, else it waits.
+ *
+ * @param at the node's name, its plan's name (for the words) and its pause and abort.
+ * @param view the last look at the node since the hook became due, undefined when none.
+ * @param pastDeadline whether the plan's deadline has passed.
+ */
+export function hookGateStep(
+  name: HookName,
+  at: { node: string; plan: string; paused: boolean; aborted: boolean },
+  view: HookGateView | undefined,
+  pastDeadline: boolean,
+): HookGateStep {
+  if (at.aborted)
+    return {
+      kind: 'end',
+      phase: NodePhase.Aborted,
+      reason: NodeReason.Aborted,
+      message: `aborted before the ${name} hook`,
+    };
+  if (at.paused) return { kind: 'hold' };
+  if (!view) return { kind: 'look' };
+  if (!view.exists || view.replacedBy !== undefined)
+    return {
+      kind: 'end',
+      phase: NodePhase.Deleted,
+      reason: NodeReason.NodeDeleted,
+      message: hookGateDeletedMessage(at.node, name, view.replacedBy),
+    };
+  if (view.unschedulable) return { kind: 'start' };
+  if (pastDeadline)
+    return name === 'beforeDrain'
+      ? {
+          kind: 'end',
+          phase: NodePhase.Blocked,
+          reason: NodeReason.DeadlineExceeded,
+          message: hookGateDeadlineMessage(at.node, name),
+        }
+      : {
+          kind: 'end',
+          phase: NodePhase.Drained,
+          reason: NodeReason.Drained,
+          message: hookGateDeadlineMessage(at.node, name),
+        };
+  return {
+    kind: 'wait',
+    phase: NodePhase.Blocked,
+    reason: NodeReason.NodeUncordonedExternally,
+    message: hookWaitsForCordonMessage(at.node, at.plan, name),
+  };
 }
 
 /** Records that hook `name` started at `nowMs` as `ref` (a hook starts once: a second call is ignored). */

@@ -15,6 +15,10 @@
  *   and the plan hands it back: a `workflow` hook's child is cancelled and awaited, a `job` hook's
  *   Job deleted with foreground propagation (its pods first) and awaited, each at most
  *   {@link HOOK_STOP_SECONDS}; the hook's status reads `Stopped`.
+ * - A hook starts only on a node that is not paused and still cordoned ({@link hookGateStep}): before
+ *   it starts the node looks at itself once (`observeNode`, answering at once); one someone else
+ *   uncordoned is Blocked/NodeUncordonedExternally and observed (answering on a change) until it
+ *   is cordoned again, aborted, paused, deleted, or past the deadline.
  * - The release wait observes the node (`observeNode`, so the annotation drainflow.dev/release=true
  *   is noticed) and wakes on the plan's `release` signal; it ends at the plan's deadline with the
  *   node still cordoned (the plan hands it back on release or deletion, as without AfterEachNode).
@@ -49,6 +53,7 @@ import {
   drainStarts,
   heldHookStep,
   hookEnded,
+  hookGateStep,
   hookJobName,
   hookStarted,
   hookStopped,
@@ -56,11 +61,13 @@ import {
   nextRollStep,
   release,
   rollDone,
+  type HookGateView,
   type HookName,
   type RollSettings,
   type RollState,
 } from '../drain/hooks.js';
 import { handBackWording, type NotUncordoned } from '../drain/hand-back.js';
+import { replacingUid } from '../drain/node/observation.js';
 import type { NodeDrainState, NodeOutcome } from '../drain/node/state.js';
 import { hookTimeoutMessage } from './hook-messages.js';
 import type { NodeRollSpec } from './messages.js';
@@ -94,8 +101,22 @@ const hookInfo = proxyActivities<HookWorkflowActivities>({
   retry: { initialInterval: '1s', maximumInterval: '5s', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 
-/** Longest wait of one release observation, seconds (the annotation is noticed sooner: it answers on change). */
+/**
+ * Longest wait of one observation of the release wait, or of a hook waiting for its uncordoned node
+ * to be cordoned again, seconds (a change is noticed sooner: the observation answers on it).
+ */
 const RELEASE_OBSERVE_SECONDS = 300;
+
+/**
+ * The looks at the node before a hook starts ({@link gateHook}): abandoned, not cancelled, when the
+ * wait ends without the answer (see `observer` in ./node/activities.ts).
+ */
+const gateObserver = proxyActivities<DrainActivities>({
+  startToCloseTimeout: `${RELEASE_OBSERVE_SECONDS + 60}s`,
+  heartbeatTimeout: '20s',
+  retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
+  cancellationType: ActivityCancellationType.ABANDON,
+});
 
 /** What {@link runRoll} needs of the node drain. */
 export interface RollContext {
@@ -154,11 +175,11 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
       const hook = (step.name === 'beforeDrain' ? ctx.spec.beforeDrain : ctx.spec.afterDrain)!;
       if (s.aborted)
         return { phase: 'Aborted', reason: 'Aborted', message: `aborted before the ${step.name} hook` };
-      // A hook due while the node is paused (the user's pause or outside the maintenance windows)
-      // starts only once it is resumed.
-      if (step.kind === 'runHook' && s.paused) {
-        const held = await holdHook(ctx, step.name);
-        if (held) return held;
+      // A hook starts only on a node that is not paused (the user's pause or outside the
+      // maintenance windows) and still cordoned.
+      if (step.kind === 'runHook') {
+        const gated = await gateHook(ctx, step.name);
+        if (gated) return gated;
       }
       const outcome = await runHook(ctx, step.name, hook, nodeWfId);
       if (outcome) return outcome;
@@ -382,6 +403,129 @@ async function childTookATask(workflowId: string): Promise<boolean | undefined> 
     return taskStarted;
   } catch {
     return undefined;
+  }
+}
+
+/** What {@link gateHook} saw of the node since hook `name` became due (or since the resume). */
+interface GateLook {
+  /** The fingerprint of the last answer, to observe changes from. */
+  fingerprint?: string;
+  view?: HookGateView;
+  /** No observation starts before this, ms since epoch (after an unchanged or failed one). */
+  nextAtMs: number;
+}
+
+/**
+ * Before hook `name` starts: the node waits while it is paused ({@link holdHook}) or someone else
+ * uncordoned it, by the rule {@link hookGateStep}. It looks at the node once (`observeNode`,
+ * answering at once); a node found uncordoned is Blocked/NodeUncordonedExternally and observed
+ * again ({@link lookAtNode}) until it is cordoned again (the hook starts), the plan aborts (the node
+ * ends Aborted, nothing started) or pauses, the Node is deleted, or the deadline passes.
+ * @returns an outcome when the node ends without the hook.
+ */
+async function gateHook(ctx: RollContext, name: HookName): Promise<NodeOutcome | undefined> {
+  const { s, node, plan } = ctx;
+  let g: GateLook = { nextAtMs: 0 };
+  for (;;) {
+    const at = { node, plan: plan.name, paused: s.paused, aborted: s.aborted };
+    const step = hookGateStep(name, at, g.view, Date.now() >= ctx.deadlineMs());
+    if (step.kind === 'start') return undefined;
+    if (step.kind === 'end') {
+      // A deleted Node frees its slot: nothing is left to hand back (as in the drain loop).
+      if (step.phase === NodePhase.Deleted) {
+        s.claimed = false;
+        rollDone(s.roll);
+      }
+      return { phase: step.phase, reason: step.reason, message: step.message };
+    }
+    if (step.kind === 'hold') {
+      const held = await holdHook(ctx, name);
+      if (held) return held;
+      // Someone may have uncordoned the node while it was paused: look again.
+      g = { nextAtMs: 0 };
+      continue;
+    }
+    if (step.kind === 'wait') {
+      s.phase = step.phase;
+      s.reason = step.reason;
+      s.message = step.message;
+    }
+    if (ctx.continueAsNewDue()) await ctx.continueAsNewNow();
+    await lookAtNode(ctx, name, g, step.kind === 'look' ? 0 : RELEASE_OBSERVE_SECONDS);
+  }
+}
+
+/**
+ * One look at the node for {@link gateHook}, into `g`: an `observeNode` call that answers at once
+ * (`waitSeconds` 0) or when the node differs from `g`'s last answer (at most `waitSeconds`). The
+ * wait for it ends early at an abort, a pause or the deadline (the call is then abandoned); the
+ * node's progress is reported meanwhile. An unchanged answer means the call waited its bound, a
+ * failed one (its retries used up) is tried again after 30 s: no observation starts sooner then.
+ */
+async function lookAtNode(ctx: RollContext, name: HookName, g: GateLook, waitSeconds: number): Promise<void> {
+  const { s, node } = ctx;
+  const startedAtMs = Date.now();
+  const due = startedAtMs >= g.nextAtMs;
+  // The first look asks from the drain's last view (afterDrain): unchanged, that view is still true.
+  const since = g.fingerprint ?? s.view?.fingerprint;
+  const scope = new CancellationScope();
+  let answered = false;
+  const obs = due
+    ? scope
+        .run(() =>
+          gateObserver.observeNode.executeWithOptions({ summary: `${node} cordoned for its ${name} hook?` }, [
+            {
+              node,
+              selection: ctx.selection,
+              ...(since !== undefined ? { since } : {}),
+              maxWaitSeconds: waitSeconds,
+              ...(s.nodeUid !== undefined ? { nodeUid: s.nodeUid } : {}),
+            },
+          ]),
+        )
+        .then(
+          (o) => {
+            if (o.changed) {
+              const replacedBy = replacingUid(s.nodeUid, o.node);
+              g.fingerprint = o.fingerprint;
+              g.view = {
+                exists: o.node.exists,
+                unschedulable: o.node.unschedulable,
+                ...(replacedBy !== undefined ? { replacedBy } : {}),
+              };
+            } else if (!g.view && s.view) {
+              g.fingerprint = o.fingerprint;
+              g.view = {
+                exists: s.view.exists,
+                unschedulable: s.view.unschedulable,
+                ...(s.view.replacedBy !== undefined ? { replacedBy: s.view.replacedBy } : {}),
+              };
+            } else g.nextAtMs = startedAtMs + waitSeconds * 1000;
+          },
+          (err: unknown) => {
+            if (!isCancellation(err)) {
+              delete g.fingerprint;
+              g.nextAtMs = startedAtMs + 30_000;
+            }
+          },
+        )
+        .finally(() => (answered = true))
+    : undefined;
+  // A deadline still ahead ends the wait (an uncordoned node then ends); a past one wakes nothing.
+  const deadline = ctx.deadlineMs() > Date.now() ? ctx.deadlineMs() : Infinity;
+  for (;;) {
+    const again = ctx.report();
+    const until = Math.min(deadline, again ?? Infinity, due ? Infinity : g.nextAtMs);
+    await condition(
+      () => answered || s.aborted || s.paused,
+      until === Infinity ? undefined : Math.max(1, until - Date.now()),
+    );
+    const now = Date.now();
+    if (answered || s.aborted || s.paused || now >= deadline || (!due && now >= g.nextAtMs)) break;
+  }
+  if (obs && !answered) {
+    scope.cancel();
+    await obs;
   }
 }
 

@@ -1,5 +1,6 @@
 /**
  * The pure half of rolling maintenance: the hook state transitions of src/drain/hooks.ts (table),
+ * the gate a hook passes before it starts (a node still cordoned, table),
  * the Job a hook makes and how its end is read (src/activities/jobs.ts), the spec rules of
  * spec.hooks and uncordon AfterEachNode (src/api/plan.ts), and the plan reducers that know
  * handed-back nodes (src/drain/plan-drain.ts).
@@ -23,10 +24,14 @@ import {
   hookEnded,
   hookJobName,
   hookStarted,
+  hookGateStep,
   hookStopped,
   initialRollState,
   nextRollStep,
   release,
+  type HookGateStep,
+  type HookGateView,
+  type HookName,
   type RollSettings,
   type RollState,
   type RollStep,
@@ -207,6 +212,155 @@ describe('hookStopped', () => {
     stopA(none);
     assert.deepEqual(none.hooks, [], 'a hook that never started is not recorded');
   });
+});
+
+describe('hookGateStep: a hook starts only on a node still cordoned', () => {
+  const CORDONED: HookGateView = { exists: true, unschedulable: true };
+  const UNCORDONED: HookGateView = { exists: true, unschedulable: false };
+  const GONE: HookGateView = { exists: false, unschedulable: false };
+  const REPLACED: HookGateView = { exists: true, unschedulable: false, replacedBy: 'uid-2' };
+  type Row = [
+    string,
+    HookName,
+    { paused?: boolean; aborted?: boolean },
+    HookGateView | undefined,
+    boolean,
+    HookGateStep,
+  ];
+  const table: Row[] = [
+    ['no look yet: look', 'beforeDrain', {}, undefined, false, { kind: 'look' }],
+    ['no look yet, past the deadline: look first', 'afterDrain', {}, undefined, true, { kind: 'look' }],
+    ['cordoned: start', 'beforeDrain', {}, CORDONED, false, { kind: 'start' }],
+    [
+      'cordoned past the deadline: start (as without the gate)',
+      'afterDrain',
+      {},
+      CORDONED,
+      true,
+      { kind: 'start' },
+    ],
+    [
+      'uncordoned: wait, Blocked/NodeUncordonedExternally',
+      'beforeDrain',
+      {},
+      UNCORDONED,
+      false,
+      {
+        kind: 'wait',
+        phase: 'Blocked',
+        reason: 'NodeUncordonedExternally',
+        message:
+          "node n1 was uncordoned by someone else before its beforeDrain hook started: the hook waits until the node is cordoned again (kubectl cordon n1), then starts; to give the node up instead, abort the plan (drainflow abort p1); at the plan's deadline the node ends without the hook",
+      },
+    ],
+    [
+      'uncordoned before afterDrain: wait',
+      'afterDrain',
+      {},
+      UNCORDONED,
+      false,
+      {
+        kind: 'wait',
+        phase: 'Blocked',
+        reason: 'NodeUncordonedExternally',
+        message:
+          "node n1 was uncordoned by someone else before its afterDrain hook started: the hook waits until the node is cordoned again (kubectl cordon n1), then starts; to give the node up instead, abort the plan (drainflow abort p1); at the plan's deadline the node ends without the hook",
+      },
+    ],
+    [
+      'uncordoned past the deadline, beforeDrain: Blocked/DeadlineExceeded, nothing evicted',
+      'beforeDrain',
+      {},
+      UNCORDONED,
+      true,
+      {
+        kind: 'end',
+        phase: 'Blocked',
+        reason: 'DeadlineExceeded',
+        message:
+          'deadline passed while node n1 was uncordoned by someone else, before its beforeDrain hook started: nothing evicted',
+      },
+    ],
+    [
+      'uncordoned past the deadline, afterDrain: Drained without the hook',
+      'afterDrain',
+      {},
+      UNCORDONED,
+      true,
+      {
+        kind: 'end',
+        phase: 'Drained',
+        reason: 'Drained',
+        message:
+          'drained; deadline passed while node n1 was uncordoned by someone else, before its afterDrain hook started (the hook did not run)',
+      },
+    ],
+    [
+      'deleted: Deleted/NodeDeleted',
+      'beforeDrain',
+      {},
+      GONE,
+      false,
+      {
+        kind: 'end',
+        phase: 'Deleted',
+        reason: 'NodeDeleted',
+        message: 'node n1 was deleted before its beforeDrain hook started',
+      },
+    ],
+    [
+      'deleted and created again (another uid, schedulable): Deleted, not a wait',
+      'afterDrain',
+      {},
+      REPLACED,
+      false,
+      {
+        kind: 'end',
+        phase: 'Deleted',
+        reason: 'NodeDeleted',
+        message:
+          'node n1 was deleted and created again under its name (now uid uid-2: another node, not claimed by this plan, so it is not drained, cordoned or uncordoned by it) before its afterDrain hook started',
+      },
+    ],
+    [
+      'paused, uncordoned: hold (the pause decides first)',
+      'beforeDrain',
+      { paused: true },
+      UNCORDONED,
+      false,
+      { kind: 'hold' },
+    ],
+    [
+      'paused past the deadline: hold (the resume applies it)',
+      'afterDrain',
+      { paused: true },
+      UNCORDONED,
+      true,
+      { kind: 'hold' },
+    ],
+    ['paused, no look yet: hold', 'beforeDrain', { paused: true }, undefined, false, { kind: 'hold' }],
+    [
+      'aborted while uncordoned: Aborted, nothing started',
+      'beforeDrain',
+      { aborted: true },
+      UNCORDONED,
+      false,
+      { kind: 'end', phase: 'Aborted', reason: 'Aborted', message: 'aborted before the beforeDrain hook' },
+    ],
+    [
+      'aborted while paused and deleted: Aborted',
+      'afterDrain',
+      { aborted: true, paused: true },
+      GONE,
+      true,
+      { kind: 'end', phase: 'Aborted', reason: 'Aborted', message: 'aborted before the afterDrain hook' },
+    ],
+  ];
+  for (const [name, hook, flags, view, past, want] of table)
+    it(`${hook}, ${name}`, () => {
+      const at = { node: 'n1', plan: 'p1', paused: flags.paused ?? false, aborted: flags.aborted ?? false };
+      assert.deepEqual(hookGateStep(hook, at, view, past), want);
+    });
 });
 
 /** An in-memory JobPort: deleted Jobs stay (terminating) for `lingerReads` reads, as under foreground deletion. */

@@ -766,4 +766,123 @@ describe('rolling maintenance (time-skipping)', () => {
       await w.stop();
     }
   });
+
+  it('a hook does not start on a node uncordoned by someone else: Blocked/NodeUncordonedExternally until it is cordoned again, then the hook and the drain', async () => {
+    const sim = new SimCluster().addNode('n1');
+    sim.addPod({ namespace: 'app', name: 'n1-a', node: 'n1', terminationGracePeriodSeconds: 30 });
+    const simActs = sim.activities();
+    // An admin uncordons n1 right after the plan cordoned it, before its beforeDrain hook starts.
+    let uncordoned = false;
+    const cordonNode: typeof simActs.cordonNode = async (args) => {
+      const res = await simActs.cordonNode(args);
+      if (!uncordoned && res.outcome === 'Cordoned') {
+        uncordoned = true;
+        sim.uncordonExternally(args.node);
+      }
+      return res;
+    };
+    const w = await workers(sim, { holdSeconds: 60 }, false, { cordonNode });
+    try {
+      const inp = input('hookgate-before', bothHooks(w.hookTq));
+      const h = await startPlan(w.tq, inp);
+      const n1 = () => sim.lastStatus()?.nodes?.[0];
+      await waitUntil(
+        () => n1()?.reason === 'NodeUncordonedExternally',
+        'n1 blocked: uncordoned before its beforeDrain hook',
+        60_000,
+        '10s',
+      );
+      assert.equal(n1()!.hook, undefined, 'no hook started');
+      assert.equal(w.hookRuns.length, 0, 'no hook started');
+      assert.equal(n1()!.phase, 'Blocked');
+      assert.match(
+        n1()!.message ?? '',
+        /^node n1 was uncordoned by someone else before its beforeDrain hook started: the hook waits until the node is cordoned again \(kubectl cordon n1\)/,
+      );
+      assert.ok(
+        sim.events.some((e) => e.type === 'Warning' && e.reason === 'NodeUncordonedExternally'),
+        'a Warning Event NodeUncordonedExternally',
+      );
+      const looksBefore = sim.calls.filter((c) => c.name === 'observeNode').length;
+      await wf.skip('30m');
+      assert.equal(w.hookRuns.length, 0, 'no hook started while the node is uncordoned');
+      assert.equal(sim.evictions().length, 0, 'nothing evicted');
+      // The sim answers a long poll unchanged after 200 ms of real time; the node looks again only
+      // after the bound it asked for (300 s): about 6 looks in 30 min, no tight loop.
+      const looks = sim.calls.filter((c) => c.name === 'observeNode').length - looksBefore;
+      assert.ok(looks >= 1 && looks <= 8, `${looks} observations in 30 min`);
+      assert.equal(n1()!.reason, 'NodeUncordonedExternally');
+      const cordonedAt = await wf.env.currentTimeMs();
+      sim.cordonExternally('n1');
+      await waitUntil(() => w.hookRuns.length === 1, 'the beforeDrain hook started', 60_000, '30s');
+      assert.ok(w.hookRuns[0]!.atMs >= cordonedAt, 'the hook started once the node was cordoned again');
+      assert.deepEqual(w.hookRuns[0]!.cordoned, ['n1'], 'the hook runs on the cordoned node');
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Completed', final.message);
+      assert.equal(w.hookRuns.length, 2, 'both hooks ran once');
+      assert.equal(sim.evictions().length, 1, 'n1 drained');
+      assert.equal(n1()!.phase, 'Released', n1()!.message);
+      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('a Job hook due at the resume of a node uncordoned while paused is not created; an abort ends the node before it', async () => {
+    const sim = emptyNode();
+    const jobs = neverEndingJobs(sim);
+    const w = await workers(sim, { holdSeconds: 60 }, false, jobs.activities);
+    try {
+      const inp = input(
+        'hookgate-after-job',
+        bothHooks(w.hookTq, {
+          hooks: {
+            beforeDrain: { workflow: { type: 'testHook', taskQueue: w.hookTq, timeoutSeconds: 3600 } },
+            afterDrain: {
+              job: {
+                namespace: 'hooks',
+                timeoutSeconds: 3600,
+                template: {
+                  spec: { template: { spec: { containers: [{ name: 'check', image: 'busybox' }] } } },
+                },
+              },
+            },
+          },
+        }),
+      );
+      const h = await startPlan(w.tq, inp);
+      await waitUntil(() => w.hookRuns.length === 1, 'the beforeDrain hook started');
+      await h.signal(pauseSignal);
+      const n1 = () => sim.lastStatus()?.nodes?.[0];
+      await waitUntil(
+        () => n1()?.reason === 'PausedByUser',
+        'n1 paused before its afterDrain hook',
+        30_000,
+        '10s',
+      );
+      // An admin uncordons the node while the plan is paused, then the plan is resumed.
+      sim.uncordonExternally('n1');
+      await h.signal(resumeSignal);
+      await waitUntil(
+        () => n1()?.reason === 'NodeUncordonedExternally',
+        'n1 blocked: uncordoned before its afterDrain hook',
+        60_000,
+        '10s',
+      );
+      assert.equal(n1()!.phase, 'Blocked');
+      assert.match(n1()!.message ?? '', /before its afterDrain hook started: the hook waits/);
+      await wf.skip('30m');
+      assert.equal(jobs.jobs.size, 0, 'no Job created while the node is uncordoned');
+      assert.equal(n1()!.hook?.name, 'beforeDrain', 'the afterDrain hook never started');
+      await h.signal(abortSignal);
+      const final = await resultOf(h);
+      assert.equal(final.phase, 'Aborted', final.message);
+      assert.equal(n1()!.phase, 'Aborted');
+      assert.equal(n1()!.message, 'aborted before the afterDrain hook');
+      assert.equal(sim.calls.filter((c) => c.name === 'createJob').length, 0, 'no Job was ever created');
+      await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
+    } finally {
+      await w.stop();
+    }
+  });
 });
