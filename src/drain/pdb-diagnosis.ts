@@ -15,6 +15,12 @@
  * PURE and DETERMINISTIC: no I/O, no clock. Imported by workflow code (through the node state).
  */
 import { DisruptionBlockKind } from '../api/reasons.js';
+import type { DiagnosedPod, NeverCause, PdbDiagnosis } from '../contract/observation.js';
+
+export type { DiagnosedPod, NeverCause, PdbDiagnosis };
+
+/** Pods named at most in an UnhealthyElsewhere diagnosis. */
+export const DIAGNOSIS_POD_CAP = 3;
 
 /** The fields of a PDB's spec the diagnosis reads (`minAvailable`/`maxUnavailable`: an int or `"N%"`). */
 export interface DiagnosisPdbSpec {
@@ -65,43 +71,6 @@ export interface DiagnosisInput {
    * terminating or listed in status.disruptedPods), still counted against the budget.
    */
   spent?: { byPlan: number; byOthers: number };
-}
-
-/** Why a PDB can never allow a disruption (kind Never). */
-export type NeverCause = 'MaxUnavailableZero' | 'MinAvailableAll' | 'SingleReplica' | 'NoScale';
-
-/** A pod named in a diagnosis, with its state: Pending, NotReady, Terminating, or its phase. */
-export interface DiagnosedPod {
-  pod: string;
-  node?: string;
-  state: string;
-}
-
-/** Pods named at most in an UnhealthyElsewhere diagnosis. */
-export const DIAGNOSIS_POD_CAP = 3;
-
-/** The diagnosis: JSON-plain (it travels in observations and workflow state). */
-export interface PdbDiagnosis {
-  kind: DisruptionBlockKind;
-  /** The PDB as `namespace/name`. */
-  pdb: string;
-  /** The pods' controller as `Kind namespace/name`, when known. */
-  owner?: string;
-  /** Never: why. */
-  cause?: NeverCause;
-  /** Pods expected (replicas) and pods the PDB wants healthy, as computed. */
-  expected?: number;
-  desired?: number;
-  /** Transient: how many more pods must become Ready before it allows a disruption. */
-  waitingFor?: number;
-  /** UnhealthyElsewhere, ReplacementsUnschedulable: the pods (at most {@link DIAGNOSIS_POD_CAP}). */
-  pods?: DiagnosedPod[];
-  /** How many more such pods were not named. */
-  morePods?: number;
-  /** ReplacementsUnschedulable: the scheduler's message of the first Pending pod. */
-  scheduler?: string;
-  /** SpentByOthers: disruptions spent by others. */
-  spent?: number;
 }
 
 /** `"N%"` → N, an int → undefined; undefined for anything else. */
