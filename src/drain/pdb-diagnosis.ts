@@ -73,6 +73,23 @@ export interface DiagnosisInput {
   spent?: { byPlan: number; byOthers: number };
 }
 
+/** A PDB's spec and status fields as {@link DiagnosisInput} reads them, from flat fields (absent ones left out). */
+export function pdbFields(
+  p: DiagnosisPdbSpec & Omit<DiagnosisPdbStatus, 'disruptionsAllowed'>,
+  allowed: number,
+): { spec: DiagnosisPdbSpec; status: DiagnosisPdbStatus } {
+  const pick = <K extends keyof typeof p>(k: K) => (p[k] !== undefined ? { [k]: p[k] } : {});
+  return {
+    spec: { ...pick('minAvailable'), ...pick('maxUnavailable'), ...pick('unhealthyPodEvictionPolicy') },
+    status: {
+      disruptionsAllowed: allowed,
+      ...pick('currentHealthy'),
+      ...pick('desiredHealthy'),
+      ...pick('expectedPods'),
+    },
+  };
+}
+
 /** `"N%"` → N, an int → undefined; undefined for anything else. */
 function percent(v: number | string | undefined): number | undefined {
   if (typeof v !== 'string') return undefined;
