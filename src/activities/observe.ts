@@ -30,6 +30,7 @@ import {
   type ObservationContent,
 } from './node-pods.js';
 import { activityWaits } from './context.js';
+import { createPdbDiagnoser } from './pdb-diagnose.js';
 import type { DrainActivities, ObserveNodeInput } from './types.js';
 import type { NodeObservation } from '../contract/observation.js';
 
@@ -178,6 +179,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
     firstAfterMs: deps.firstHeartbeatMs ?? DEFAULT_FIRST_HEARTBEAT_MS,
   };
   const namespaces = new NamespaceApi(deps.kubeConfig);
+  const diagnose = createPdbDiagnoser(deps.kubeConfig, log);
 
   /**
    * The labels of every namespace, listed once per call when a spec.podOrder entry has a
@@ -248,11 +250,22 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         ),
       };
     };
-    const answer = (s: { content: ObservationContent; fingerprint: string }): NodeObservation => ({
-      changed: true,
-      fingerprint: s.fingerprint,
-      ...s.content,
-    });
+    // An answer says why each PDB blocks (src/activities/pdb-diagnose.ts: bounded reads, not part
+    // of the fingerprint), so a Never block shows with the first observation that sees it.
+    const answer = async (s: {
+      content: ObservationContent;
+      fingerprint: string;
+    }): Promise<NodeObservation> => {
+      const { pods, pdbs } = s.content;
+      await diagnose({
+        node: watch.getNode(),
+        nodeName: node,
+        pods,
+        pdbs,
+        pdbsIn: (ns) => watch.listPdbs(ns),
+      });
+      return { changed: true, fingerprint: s.fingerprint, ...s.content };
+    };
 
     // With listedPdbsOnly the status of a PDB not listed is not in the fingerprint (its selector
     // is: which pods it covers), so its status writes need not wake this call to read again.
@@ -275,7 +288,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
       // 2. Answer at once when the caller holds nothing or something else.
       let seen = watch.changes;
       let current = read();
-      if (since === undefined || current.fingerprint !== since) return answer(current);
+      if (since === undefined || current.fingerprint !== since) return await answer(current);
 
       // 3./4. Wait for a material change, then coalesce.
       for (;;) {
@@ -313,7 +326,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
           if (current.fingerprint === since) continue; // changed back within the window
         }
         log.debug({ node, since, fingerprint: current.fingerprint }, 'observeNode: change observed');
-        return answer(current);
+        return await answer(current);
       }
     } finally {
       waits.close();

@@ -38,11 +38,14 @@ export function toPreflightPdb(pdb: V1PodDisruptionBudget): PreflightPdbInput {
   if (pdb.metadata?.generation !== undefined) out.generation = pdb.metadata.generation;
   if (pdb.spec?.unhealthyPodEvictionPolicy)
     out.unhealthyPodEvictionPolicy = pdb.spec.unhealthyPodEvictionPolicy;
+  if (pdb.spec?.minAvailable !== undefined) out.minAvailable = pdb.spec.minAvailable;
+  if (pdb.spec?.maxUnavailable !== undefined) out.maxUnavailable = pdb.spec.maxUnavailable;
   if (st) {
     if (st.observedGeneration !== undefined) out.observedGeneration = st.observedGeneration;
     out.disruptionsAllowed = st.disruptionsAllowed;
     out.currentHealthy = st.currentHealthy;
     out.desiredHealthy = st.desiredHealthy;
+    out.expectedPods = st.expectedPods;
     if (st.conditions)
       out.conditions = st.conditions.map((c) => ({
         type: c.type,

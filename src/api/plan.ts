@@ -20,7 +20,7 @@ import {
 import { WindowFields, WindowStatusSchema } from './windows.js';
 import { PlanModeSchema, PreflightReportSchema, previewSpecIssues } from './preflight.js';
 import { specCoherenceIssues } from './spec-coherence.js';
-import { HookPhase, NodePhase, PlanPhase } from './reasons.js';
+import { DisruptionBlockKind, HookPhase, NodePhase, PlanPhase } from './reasons.js';
 import { JobTemplateSchema } from './hook-job.js';
 
 export const GROUP = 'maintenance.drainflow.dev';
@@ -588,6 +588,18 @@ export const BlockerSchema = z
     pod: z.string().describe('The blocking pod as namespace/name.'),
     pdb: z.string().optional().describe('The PodDisruptionBudget as namespace/name, when one blocks.'),
     reason: z.string().describe('CamelCase reason, e.g. DisruptionBudget, NoController, EmptyDirData.'),
+    kind: z
+      .enum(DisruptionBlockKind)
+      .optional()
+      .describe(
+        'Reason DisruptionBudget: why the PodDisruptionBudget blocks. Transient (N more pods must become Ready), Never (maxUnavailable 0, minAvailable at or above the pods expected, a single replica: a person must act), UnhealthyElsewhere (pods on other nodes not Ready, named in the message), ReplacementsUnschedulable (pods Pending: the scheduler is quoted), SpentByOthers (evictions not of this plan). Absent while unknown.',
+      ),
+    owner: z
+      .string()
+      .optional()
+      .describe(
+        "With kind: the pods' controller as Kind namespace/name (a ReplicaSet's Deployment), when known.",
+      ),
     message: z.string().describe('Human-readable details.'),
     since: z.string().optional().describe('RFC 3339 time this blocker was first seen.'),
     attempts: z.number().int().optional().describe('Eviction calls sent for this pod so far.'),

@@ -11,6 +11,7 @@
  * size caps it needs are in src/api/bounds.ts.
  */
 import { z } from 'zod';
+import { DisruptionBlockKind } from './reasons.js';
 import { PREFLIGHT_LIST_CAP, PREFLIGHT_NODE_CAP, PREFLIGHT_PDB_CAP } from './bounds.js';
 
 /** `spec.mode`: Drain (the default) or Preflight. */
@@ -114,6 +115,12 @@ export const PreflightBlockerSchema = z
       .string()
       .describe(
         'CamelCase reason: NoController, EmptyDirData, DaemonSetPod, DisruptionBudget, MultiplePodDisruptionBudgets, PdbNotSynced, UnhealthyPodGuarded, DoNotDisrupt, NodeHeldByOtherPlan.',
+      ),
+    kind: z
+      .enum(DisruptionBlockKind)
+      .optional()
+      .describe(
+        "Reason DisruptionBudget: why the PodDisruptionBudget blocks, as status.nodes[].blockedBy[].kind (from the PDB and this node's pods: Never, or Transient with how many more pods must become Ready).",
       ),
     message: z.string().describe('Human-readable details, with what would lift it.'),
   })

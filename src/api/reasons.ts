@@ -152,6 +152,12 @@ export const ConditionType = {
    * plan that waits (directly or through others) for a node this plan holds (src/drain/claim-cycle.ts).
    */
   ClaimCycle: 'ClaimCycle',
+  /**
+   * Set once a PodDisruptionBudget blocked a node of the plan: True while one does, its reason the
+   * {@link DisruptionBlockKind} of the first blocker (sorted by node, pod), its message naming the
+   * PDB and the pods' owner; False (NoDisruptionBlock) once none does.
+   */
+  DisruptionBlocked: 'DisruptionBlocked',
 } as const;
 /** A value of {@link ConditionType}. */
 export type ConditionType = ValueOf<typeof ConditionType>;
@@ -183,6 +189,8 @@ export const ConditionReason = {
   WaitsForEachOther: 'WaitsForEachOther',
   /** ClaimCycle False: the cycle seen before is broken (a plan of it ended or handed a node back). */
   NoClaimCycle: 'NoClaimCycle',
+  /** DisruptionBlocked False: no PodDisruptionBudget blocks a node of the plan now. */
+  NoDisruptionBlock: 'NoDisruptionBlock',
 } as const;
 /** A value of {@link ConditionReason}. */
 export type ConditionReason = ValueOf<typeof ConditionReason>;
@@ -571,6 +579,29 @@ export const BlockerReason = {
 /** A value of {@link BlockerReason}. */
 export type BlockerReason = ValueOf<typeof BlockerReason>;
 
+/**
+ * Why a PodDisruptionBudget blocks a pod of a node (`status.nodes[].blockedBy[].kind`, the reason of
+ * the plan's DisruptionBlocked condition, and the preflight report's blockers); src/drain/pdb-diagnosis.ts
+ * decides it from the PDB, the pods it selects and their owner.
+ */
+export const DisruptionBlockKind = {
+  /** The budget frees on its own: N more pods behind the PDB must become Ready (replacements starting). */
+  Transient: 'Transient',
+  /**
+   * The PDB can never allow a disruption without a person: maxUnavailable 0, minAvailable at or above
+   * the pods expected (100%, or a single replica behind minAvailable 1), or no scale to compute it from.
+   */
+  Never: 'Never',
+  /** Fewer pods are healthy than the PDB wants because of pods on other nodes (named, with their state). */
+  UnhealthyElsewhere: 'UnhealthyElsewhere',
+  /** Pods behind the PDB are Pending and unschedulable: the scheduler's message is quoted. */
+  ReplacementsUnschedulable: 'ReplacementsUnschedulable',
+  /** The budget was spent by evictions this plan did not make (another plan or tool). */
+  SpentByOthers: 'SpentByOthers',
+} as const;
+/** A value of {@link DisruptionBlockKind}. */
+export type DisruptionBlockKind = ValueOf<typeof DisruptionBlockKind>;
+
 // ---------------------------------------------------------------------------------------------
 // Events
 // ---------------------------------------------------------------------------------------------
@@ -623,6 +654,12 @@ export const EventReason = {
    */
   ClaimCycle: 'ClaimCycle',
   /**
+   * Warning (plan workflow), once per PodDisruptionBudget and {@link DisruptionBlockKind} but
+   * Transient, when a node first reports the block (not at the deadline): the message names the
+   * kind, the PDB, the pods' owner and what a person can do.
+   */
+  DisruptionBlocked: 'DisruptionBlocked',
+  /**
    * Warning (operator): the operator could not reach Temporal to look at the plan's running
    * workflow (the message names the address and the error); once per plan per outage.
    */
@@ -662,6 +699,7 @@ export const REASON_GROUPS = {
   PodReason,
   PodPolicyReason,
   BlockerReason,
+  DisruptionBlockKind,
   EventReason,
 } as const;
 
@@ -678,6 +716,7 @@ export type Reason =
   | PodReason
   | PodPolicyReason
   | BlockerReason
+  | DisruptionBlockKind
   | EventReason;
 
 /** Every reason drainflow writes, each once. */

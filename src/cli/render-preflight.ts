@@ -39,7 +39,8 @@ function nodeLines(n: PreflightNode): string[] {
     );
   if (n.blockers?.length) {
     lines.push('  blockers:');
-    for (const b of n.blockers) lines.push(`    ${b.reason}${b.pod ? ` ${b.pod}` : ''}: ${b.message}`);
+    for (const b of n.blockers)
+      lines.push(`    ${b.reason}${b.kind ? ` ${b.kind}` : ''}${b.pod ? ` ${b.pod}` : ''}: ${b.message}`);
     lines.push(...more(n.blockers.length, n.blockerCount));
   }
   if (n.dryRunRefusals?.length) {

@@ -143,7 +143,7 @@ export function renderPlan(
     for (const b of n.blockedBy ?? []) {
       const tries = b.attempts ? `, ${b.attempts} call(s)` : '';
       lines.push(
-        `      blocked by ${b.pod}${b.pdb ? ` (PodDisruptionBudget ${b.pdb})` : ''}: ${b.reason}${tries} — ${b.message}${blockerHint(b)}`,
+        `      blocked by ${b.pod}${b.pdb ? ` (PodDisruptionBudget ${b.pdb})` : ''}: ${b.reason}${b.kind ? ` ${b.kind}` : ''}${tries} — ${b.message}${blockerHint(b)}`,
       );
     }
   }

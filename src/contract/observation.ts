@@ -8,7 +8,7 @@
  *
  * Ground floor (src/contract): pure types, imports only API types.
  */
-import type { PodReason } from '../api/reasons.js';
+import type { DisruptionBlockKind, PodReason } from '../api/reasons.js';
 
 /** What to do with a pod: evict it, leave it alone, wait for it to go, or report it as blocking the drain. */
 export type PodAction = 'Evict' | 'Skip' | 'Wait' | 'Block';
@@ -113,4 +113,46 @@ export interface PdbObservation {
   disruptionsAllowed: number;
   /** metadata.resourceVersion of the PDB as observed (not part of the fingerprint). */
   resourceVersion?: string;
+  /**
+   * Why it blocks, when it allows no disruption and selects a pod of the node to evict (not part
+   * of the fingerprint: gathered by the observeNode activity when it answers).
+   */
+  diagnosis?: PdbDiagnosis;
+}
+
+/** Why a PDB can never allow a disruption (kind Never). */
+export type NeverCause = 'MaxUnavailableZero' | 'MinAvailableAll' | 'SingleReplica' | 'NoScale';
+
+/** A pod named in a diagnosis, with its state: Pending, NotReady, Terminating, or its phase. */
+export interface DiagnosedPod {
+  pod: string;
+  node?: string;
+  state: string;
+}
+
+/**
+ * Why a PodDisruptionBudget blocks (src/drain/pdb-diagnosis.ts decides): JSON-plain, it travels in
+ * observations, the node's state and the preflight report.
+ */
+export interface PdbDiagnosis {
+  kind: DisruptionBlockKind;
+  /** The PDB as `namespace/name`. */
+  pdb: string;
+  /** The pods' controller as `Kind namespace/name`, when known. */
+  owner?: string;
+  /** Never: why. */
+  cause?: NeverCause;
+  /** Pods expected (replicas) and pods the PDB wants healthy, as computed. */
+  expected?: number;
+  desired?: number;
+  /** Transient: how many more pods must become Ready before it allows a disruption. */
+  waitingFor?: number;
+  /** UnhealthyElsewhere, ReplacementsUnschedulable: the pods (at most 3, src/drain/pdb-diagnosis.ts). */
+  pods?: DiagnosedPod[];
+  /** How many more such pods were not named. */
+  morePods?: number;
+  /** ReplacementsUnschedulable: the scheduler's message of the first Pending pod. */
+  scheduler?: string;
+  /** SpentByOthers: disruptions spent by others. */
+  spent?: number;
 }

@@ -19,6 +19,11 @@ export interface PreflightPdbInput {
   disruptionsAllowed?: number;
   currentHealthy?: number;
   desiredHealthy?: number;
+  /** status.expectedPods. */
+  expectedPods?: number;
+  /** spec.minAvailable / spec.maxUnavailable: an int or `"N%"` (src/drain/pdb-diagnosis.ts reads them). */
+  minAvailable?: number | string;
+  maxUnavailable?: number | string;
   /** spec.unhealthyPodEvictionPolicy: IfHealthyBudget (the default when absent) or AlwaysAllow. */
   unhealthyPodEvictionPolicy?: string;
   /** status.conditions (the disruption controller sets DisruptionAllowed). */

@@ -51,7 +51,7 @@ import {
   PREFLIGHT_NODE_CAP,
   PREFLIGHT_PDB_CAP,
 } from '../api/bounds.js';
-import { PodReason, PreflightReason } from '../api/reasons.js';
+import { DisruptionBlockKind, PodReason, PreflightReason } from '../api/reasons.js';
 import type { EvictResult } from '../contract/eviction.js';
 import { classifyPods, podKey, type PodInfo } from './pods.js';
 import { exemptionOf, isPodReady } from './eviction-gate.js';
@@ -63,6 +63,8 @@ import {
 } from './preflight-returning.js';
 import { matchesLabelSelector } from './selector.js';
 import type { DryRunVerdict, PreflightPdbInput } from './preflight-input.js';
+import { diagnosePdb, pdbFields } from './pdb-diagnosis.js';
+import { diagnosisMessage } from './pdb-diagnosis-words.js';
 
 /** What the builder needs to know about one node. */
 export interface PreflightNodeInput extends ReturningInput {
@@ -211,11 +213,18 @@ function pdbBlocker(pod: PodInfo, key: string, pdbs: PreflightPdbInput[]): Prefl
       reason: PreflightReason.UnhealthyPodGuarded,
       message: `pod is not Ready and PodDisruptionBudget ${name} (unhealthyPodEvictionPolicy ${pdb.unhealthyPodEvictionPolicy ?? 'IfHealthyBudget, the default'}) is not healthy (currentHealthy ${pdb.currentHealthy ?? 0} < desiredHealthy ${pdb.desiredHealthy ?? 0}) and allows ${allowed} disruptions: set unhealthyPodEvictionPolicy AlwaysAllow on it, or fix the pods`,
     };
+  // Why it blocks (src/drain/pdb-diagnosis.ts), from the PDB and this pod: Never shows before the drain.
+  const d = diagnosePdb({
+    pdb: { key: name, ...pdbFields(pdb, allowed) },
+    node: '',
+    pods: [{ key, ready: true, ...(pod.status?.phase ? { phase: pod.status.phase } : {}) }],
+  });
   return {
     pod: key,
     pdbs: [name],
     reason: PreflightReason.DisruptionBudget,
-    message: `PodDisruptionBudget ${name} allows ${allowed} disruptions (currentHealthy ${pdb.currentHealthy ?? 0}, desiredHealthy ${pdb.desiredHealthy ?? 0}): the drain waits until it allows one`,
+    ...(d ? { kind: d.kind } : {}),
+    message: `PodDisruptionBudget ${name} allows ${allowed} disruptions (currentHealthy ${pdb.currentHealthy ?? 0}, desiredHealthy ${pdb.desiredHealthy ?? 0}): ${d?.kind === DisruptionBlockKind.Never ? diagnosisMessage(d) : 'the drain waits until it allows one'}`,
   };
 }
 

@@ -28,7 +28,8 @@ import type {
   OnDeadline,
   WorkflowRef,
 } from '../api/plan.js';
-import { setCondition, sortAndCapBlockers } from './conditions.js';
+import { findCondition, setCondition, sortAndCapBlockers } from './conditions.js';
+import { disruptionCondition } from './pdb-blocks.js';
 import type { NodeState } from '../contract/progress.js';
 
 /** What the plan workflow knows, as input to {@link projectStatus}. */
@@ -283,6 +284,11 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
             },
     now,
   );
+  const disruption = disruptionCondition(
+    state.nodes,
+    findCondition(c, ConditionType.DisruptionBlocked) !== undefined,
+  );
+  if (disruption) c = setCondition(c, { ...disruption, observedGeneration: gen }, now);
   c = setCondition(
     c,
     phase === PlanPhase.Paused

@@ -41,6 +41,7 @@ import type { NodeObservation, ObservedPod } from '../../src/contract/observatio
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { observationFingerprint } from '../../src/activities/node-pods.js';
 import { statusEquals } from '../../src/drain/conditions.js';
+import { diagnosePdb, type DiagnosisInput } from '../../src/drain/pdb-diagnosis.js';
 import { renderPlanStatus } from '../../src/drain/plan-status.js';
 
 export interface SimPod {
@@ -178,6 +179,19 @@ export class SimCluster {
   pods = new Map<string, SimPod>();
   /** PDB key → disruptions allowed now. */
   pdbs = new Map<string, number>();
+  /**
+   * PDB key → what src/drain/pdb-diagnosis.ts reads of it (its spec and status but the allowance,
+   * its pods, its owner): set to have observations say why the PDB blocks, as observeNode does.
+   */
+  pdbShapes = new Map<
+    string,
+    Omit<DiagnosisInput, 'pdb' | 'node'> & {
+      pdb: {
+        spec: DiagnosisInput['pdb']['spec'];
+        status: Omit<DiagnosisInput['pdb']['status'], 'disruptionsAllowed'>;
+      };
+    }
+  >();
   /** PDBs whose allowance comes back when an evicted pod's replacement is Ready. */
   refill = new Set<string>();
   calls: CallRecord[] = [];
@@ -409,7 +423,24 @@ export class SimCluster {
       .sort()
       .map((key) => {
         const allowed = Math.max(0, this.pdbs.get(key) ?? 0);
-        return { key, disruptionsAllowed: allowed, resourceVersion: this.pdbVersion(key, allowed) };
+        const shape = this.pdbShapes.get(key);
+        const diagnosis = shape
+          ? diagnosePdb({
+              ...shape,
+              node,
+              pdb: {
+                key,
+                spec: shape.pdb.spec,
+                status: { ...shape.pdb.status, disruptionsAllowed: allowed },
+              },
+            })
+          : undefined;
+        return {
+          key,
+          disruptionsAllowed: allowed,
+          resourceVersion: this.pdbVersion(key, allowed),
+          ...(diagnosis ? { diagnosis } : {}),
+        };
       });
     return { pods, pdbs };
   }

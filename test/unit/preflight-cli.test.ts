@@ -158,7 +158,7 @@ describe('renderPreflight', () => {
         '    app/web dry-run Accepted',
         '  blockers:',
         `    NoController app/bare: ${report.nodes[0]!.blockers![0]!.message}`,
-        `    DisruptionBudget app/db: ${report.nodes[0]!.blockers![1]!.message}`,
+        `    DisruptionBudget Transient app/db: ${report.nodes[0]!.blockers![1]!.message}`,
         '  refused by the API server (dry run):',
         '    app/db: 429 DisruptionBudget (app/db): needs 1',
         'PodDisruptionBudgets:',

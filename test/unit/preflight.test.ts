@@ -266,6 +266,43 @@ describe('buildPreflightNode: one pod per row', () => {
       );
     });
 
+  it('says the kind of a PDB block before the drain: Never for a single replica behind minAvailable 1, else Transient', () => {
+    const kindOf = (o: Partial<PreflightPdbInput>) =>
+      buildPreflightNode({ node: 'n1', pods: [pod('db')], pdbs: [pdb('db', 'db', o)], selection: DEFAULTS })
+        .report.blockers?.[0];
+    const single = kindOf({
+      minAvailable: 1,
+      disruptionsAllowed: 0,
+      currentHealthy: 1,
+      desiredHealthy: 1,
+      expectedPods: 1,
+    });
+    assert.equal(single?.kind, 'Never');
+    assert.match(
+      single!.message,
+      /can never allow a disruption \(Never: a single replica behind minAvailable: 1\)/,
+    );
+    assert.equal(
+      kindOf({
+        maxUnavailable: 0,
+        disruptionsAllowed: 0,
+        currentHealthy: 3,
+        desiredHealthy: 3,
+        expectedPods: 3,
+      })?.kind,
+      'Never',
+    );
+    const short = kindOf({
+      minAvailable: 2,
+      disruptionsAllowed: 0,
+      currentHealthy: 2,
+      desiredHealthy: 2,
+      expectedPods: 3,
+    });
+    assert.equal(short?.kind, 'Transient');
+    assert.match(short!.message, /the drain waits until it allows one/);
+  });
+
   it('names both PDBs of a pod under two, and the pod', () => {
     const { report } = buildPreflightNode({
       node: 'n1',
@@ -561,6 +598,7 @@ describe('toPreflightPdb', () => {
         disruptionsAllowed: 0,
         currentHealthy: 1,
         desiredHealthy: 1,
+        expectedPods: 1,
         conditions: [
           {
             type: 'DisruptionAllowed',

@@ -5,6 +5,7 @@
 import type { Blocker } from '../../api/plan.js';
 import { BlockerReason, DeadlineReason, NodePhase, NodeReason } from '../../api/reasons.js';
 import { sortAndCapBlockers } from '../conditions.js';
+import { diagnosisMessage } from '../pdb-diagnosis-words.js';
 import { currentOrderGroup } from '../pod-policy.js';
 import { budgetOf } from './budget.js';
 import {
@@ -308,11 +309,13 @@ export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
     const since = p.blockedSinceMs !== undefined ? { since: new Date(p.blockedSinceMs).toISOString() } : {};
     const pdb = p.blockingPdb ?? (p.pdbs.length === 1 ? p.pdbs[0] : undefined);
     if (p.reason) {
+      const d = p.reason === BlockerReason.DisruptionBudget && pdb ? s.pdbs[pdb]?.diagnosis : undefined;
       out.push({
         pod: p.key,
         ...(pdb ? { pdb } : {}),
         reason: p.reason,
-        message: p.message ?? '',
+        ...(d ? { kind: d.kind, ...(d.owner ? { owner: d.owner } : {}) } : {}),
+        message: d ? diagnosisMessage(d) : (p.message ?? ''),
         ...since,
         attempts: p.attempts,
       });
@@ -320,11 +323,14 @@ export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
     }
     const waiting = waitsForBudget(s, p, nowMs);
     if (waiting) {
+      // Why the PDB blocks (src/drain/pdb-diagnosis.ts), when the last observation said.
+      const d = waiting.diagnosis;
       out.push({
         pod: p.key,
         pdb: waiting.key,
         reason: BlockerReason.DisruptionBudget,
-        message: waitingForBudgetMessage(waiting.key),
+        ...(d ? { kind: d.kind, ...(d.owner ? { owner: d.owner } : {}) } : {}),
+        message: d ? diagnosisMessage(d) : waitingForBudgetMessage(waiting.key),
         attempts: p.attempts,
       });
     } else if (deadline) {

@@ -77,6 +77,8 @@ export function applyObservation(
     };
     rec.observedAllowed = o.disruptionsAllowed;
     if (o.resourceVersion !== undefined) rec.resourceVersion = o.resourceVersion;
+    if (o.diagnosis && o.disruptionsAllowed <= 0) rec.diagnosis = o.diagnosis;
+    else delete rec.diagnosis;
     rec.spentAtSeq = rec.spentAtSeq.filter((x) => x >= seq);
     if (
       (rec.refusedAllowed !== undefined && rec.observedAllowed !== rec.refusedAllowed) ||

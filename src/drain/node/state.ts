@@ -48,7 +48,7 @@
  */
 import type { OnDeadline, RetryBackoff, SkippedPod } from '../../api/plan.js';
 import { NodePhase } from '../../api/reasons.js';
-import type { PdbExemption } from '../../contract/observation.js';
+import type { PdbDiagnosis, PdbExemption } from '../../contract/observation.js';
 import type { RollState } from '../hooks.js';
 import type { ReturnLedger } from '../returning.js';
 
@@ -150,6 +150,8 @@ export interface PdbRecord {
   refusedVersion?: string;
   /** Consecutive refusals without the budget changing (drives the probe backoff). */
   refusalRounds: number;
+  /** Why it blocks, as the last observation said (src/drain/pdb-diagnosis.ts), while it allows nothing. */
+  diagnosis?: PdbDiagnosis;
 }
 
 /** What the node's last observation said about the node itself. */

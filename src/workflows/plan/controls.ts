@@ -24,6 +24,7 @@ import {
 } from '../../contract/plan-messages.js';
 import type { NodeProgress } from '../../contract/progress.js';
 import { mergeNodeProgress, runningNodes } from '../../drain/plan-drain.js';
+import { disruptionWarnings } from '../../drain/pdb-blocks.js';
 import { onBudgetRequest } from './budget-grants.js';
 import { setPhase, wake, type PlanRun } from './run.js';
 import { project } from './status-writer.js';
@@ -73,6 +74,10 @@ async function written(run: PlanRun, record: () => void): Promise<MaintenancePla
 /** A node's progress report (a final one ends its drain). */
 function onProgress(run: PlanRun, p: NodeProgress): void {
   run.local.outbox.events.push(...mergeNodeProgress(run.s, p));
+  // One Warning per PDB and kind of block, with the first report that shows it (not at the deadline).
+  run.local.outbox.events.push(
+    ...disruptionWarnings({ name: p.node, blockedBy: p.blockedBy }, run.s.announced),
+  );
   wake(run);
 }
 

@@ -1,0 +1,191 @@
+/**
+ * Gathers what src/drain/pdb-diagnosis.ts needs to say why a PodDisruptionBudget blocks a node's
+ * pod, for the observeNode and preflight activities: the PDB (from the caller's cache), every pod it
+ * selects on any node (one LIST of the PDB's namespace, one page), the pods' owner and its replicas
+ * (a GET of the ReplicaSet or StatefulSet), and who spent the budget (pods terminating or listed in
+ * `status.disruptedPods`: on the drained node or on a node claimed by the same plan, this plan's;
+ * elsewhere, another's).
+ *
+ * Bounded: at most {@link MAX_DIAGNOSED_PDBS} PDBs per call, and a PDB's diagnosis is reused while its
+ * resourceVersion is unchanged, for {@link DIAGNOSIS_TTL_MS}. A failed read leaves the PDB without
+ * a diagnosis (logged): the drain goes on as before.
+ */
+import type { Logger } from 'pino';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type V1Node,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+} from '../k8s/client.js';
+import { NODE_CLAIM_ANNOTATION } from '../api/plan.js';
+import { diagnosePdb, type DiagnosisPod } from '../drain/pdb-diagnosis.js';
+import { isPodReady } from '../drain/eviction-gate.js';
+import { pdbSelectsPod } from './node-pods.js';
+import type { ObservedPod, PdbDiagnosis, PdbObservation } from '../contract/observation.js';
+
+/** PDBs diagnosed at most per call (the first blocked ones, by key). */
+export const MAX_DIAGNOSED_PDBS = 3;
+/** How long a PDB's diagnosis is reused while its resourceVersion is unchanged, ms. */
+export const DIAGNOSIS_TTL_MS = 15_000;
+/** Pods listed at most per namespace (one page). */
+const POD_LIST_LIMIT = 500;
+
+/** A diagnosis input's pod from a Pod. */
+export function diagnosisPod(p: V1Pod): DiagnosisPod {
+  const sched = (p.status?.conditions ?? []).find((c) => c.type === 'PodScheduled');
+  const unschedulable =
+    sched?.status === 'False' && !p.spec?.nodeName
+      ? {
+          ...(sched.reason ? { reason: sched.reason } : {}),
+          ...(sched.message ? { message: sched.message } : {}),
+        }
+      : undefined;
+  return {
+    key: `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`,
+    ...(p.spec?.nodeName ? { node: p.spec.nodeName } : {}),
+    ...(p.status?.phase ? { phase: p.status.phase } : {}),
+    ready: isPodReady({ status: p.status } as Parameters<typeof isPodReady>[0]),
+    ...(p.metadata?.deletionTimestamp ? { terminating: true } : {}),
+    ...(unschedulable ? { unschedulable } : {}),
+  };
+}
+
+/** The diagnoser: see the module comment. */
+export type PdbDiagnoser = (args: {
+  /** The node drained (its claim annotation tells this plan's other nodes apart). */
+  node: V1Node | undefined;
+  nodeName: string;
+  pods: readonly ObservedPod[];
+  pdbs: PdbObservation[];
+  pdbsIn: (namespace: string) => readonly V1PodDisruptionBudget[];
+}) => Promise<void>;
+
+/** Builds a {@link PdbDiagnoser} that sets `diagnosis` on the blocked PDBs it is given. */
+export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiagnoser {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const apps = kubeConfig.makeApiClient(AppsV1Api);
+  const memo = new Map<string, { rv: string | undefined; atMs: number; d: PdbDiagnosis | undefined }>();
+
+  /** `Kind ns/name` of the owner behind a pod's controller, with its replicas when read. */
+  async function ownerOf(ns: string, ref: string): Promise<{ ref: string; replicas?: number }> {
+    const [kind, key] = ref.split(' ');
+    const name = key?.slice(ns.length + 1) ?? '';
+    if (kind === 'ReplicaSet') {
+      const rs = await apps.readNamespacedReplicaSet({ name, namespace: ns });
+      const dep = (rs.metadata?.ownerReferences ?? []).find((o) => o.controller && o.kind === 'Deployment');
+      const replicas = rs.spec?.replicas;
+      return {
+        ref: dep ? `Deployment ${ns}/${dep.name}` : ref,
+        ...(replicas !== undefined ? { replicas } : {}),
+      };
+    }
+    if (kind === 'StatefulSet') {
+      const replicas = (await apps.readNamespacedStatefulSet({ name, namespace: ns })).spec?.replicas;
+      return { ref, ...(replicas !== undefined ? { replicas } : {}) };
+    }
+    return { ref };
+  }
+
+  /** Disruptions spent by this plan and by others. */
+  async function spentBy(
+    pdb: V1PodDisruptionBudget,
+    selected: V1Pod[],
+    nodeName: string,
+    claim: string | undefined,
+  ): Promise<{ byPlan: number; byOthers: number }> {
+    const disrupted = new Set(Object.keys(pdb.status?.disruptedPods ?? {}));
+    const spent = selected.filter(
+      (p) => p.metadata?.deletionTimestamp || disrupted.has(p.metadata?.name ?? ''),
+    );
+    let byPlan = 0;
+    let byOthers = 0;
+    const claims = new Map<string, string | undefined>();
+    for (const p of spent) {
+      const on = p.spec?.nodeName;
+      if (on === nodeName) {
+        byPlan++;
+        continue;
+      }
+      if (on && !claims.has(on) && claims.size < MAX_DIAGNOSED_PDBS)
+        claims.set(
+          on,
+          await core.readNode({ name: on }).then(
+            (n) => n.metadata?.annotations?.[NODE_CLAIM_ANNOTATION],
+            () => undefined,
+          ),
+        );
+      if (claim !== undefined && on !== undefined && claims.get(on) === claim) byPlan++;
+      else byOthers++;
+    }
+    return { byPlan, byOthers };
+  }
+
+  async function diagnoseOne(
+    args: Parameters<PdbDiagnoser>[0],
+    o: PdbObservation,
+    blocked: ObservedPod,
+  ): Promise<PdbDiagnosis | undefined> {
+    const ns = blocked.namespace;
+    const pdb = args.pdbsIn(ns).find((p) => `${ns}/${p.metadata?.name ?? ''}` === o.key);
+    if (!pdb) return undefined;
+    const list = await core.listNamespacedPod({ namespace: ns, limit: POD_LIST_LIMIT });
+    const selected = list.items.filter((p) => pdbSelectsPod(pdb, p.metadata?.labels));
+    const owner = blocked.controller ? await ownerOf(ns, blocked.controller.ref) : undefined;
+    const claim = args.node?.metadata?.annotations?.[NODE_CLAIM_ANNOTATION];
+    const spent = await spentBy(pdb, selected, args.nodeName, claim);
+    const st = pdb.status;
+    return diagnosePdb({
+      pdb: {
+        key: o.key,
+        spec: {
+          ...(pdb.spec?.minAvailable !== undefined ? { minAvailable: pdb.spec.minAvailable } : {}),
+          ...(pdb.spec?.maxUnavailable !== undefined ? { maxUnavailable: pdb.spec.maxUnavailable } : {}),
+          ...(pdb.spec?.unhealthyPodEvictionPolicy
+            ? { unhealthyPodEvictionPolicy: pdb.spec.unhealthyPodEvictionPolicy }
+            : {}),
+        },
+        status: {
+          disruptionsAllowed: o.disruptionsAllowed,
+          ...(st?.currentHealthy !== undefined ? { currentHealthy: st.currentHealthy } : {}),
+          ...(st?.desiredHealthy !== undefined ? { desiredHealthy: st.desiredHealthy } : {}),
+          ...(st?.expectedPods !== undefined ? { expectedPods: st.expectedPods } : {}),
+        },
+      },
+      node: args.nodeName,
+      pod: blocked.key,
+      pods: selected.map(diagnosisPod),
+      ...(owner ? { owner } : {}),
+      spent,
+    });
+  }
+
+  return async (args) => {
+    let n = 0;
+    for (const o of args.pdbs) {
+      if (o.disruptionsAllowed > 0) continue;
+      const blocked = args.pods.find(
+        (p) =>
+          p.action === 'Evict' && p.pdbExempt === undefined && p.pdbs.length === 1 && p.pdbs[0] === o.key,
+      );
+      if (!blocked || n++ >= MAX_DIAGNOSED_PDBS) continue;
+      const known = memo.get(o.key);
+      if (known && known.rv === o.resourceVersion && Date.now() - known.atMs < DIAGNOSIS_TTL_MS) {
+        if (known.d) o.diagnosis = known.d;
+        continue;
+      }
+      try {
+        const d = await diagnoseOne(args, o, blocked);
+        memo.set(o.key, { rv: o.resourceVersion, atMs: Date.now(), d });
+        if (d) o.diagnosis = d;
+      } catch (err) {
+        log.warn(
+          { pdb: o.key, err: err instanceof Error ? err.message : String(err) },
+          'PDB diagnosis failed',
+        );
+      }
+    }
+    if (memo.size > 256) memo.clear();
+  };
+}
