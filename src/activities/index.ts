@@ -27,7 +27,6 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
-import { NODE_CLAIM_UID_ANNOTATION } from '../k8s/node-claim.js';
 import { createKubernetesPort, type KubernetesPort } from '../k8s/port.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
 import { deletePodActivity } from './delete-pod.js';
@@ -43,17 +42,6 @@ import { createPlanStatusActivities } from './plan-status.js';
 import { createPreflightActivities } from './preflight.js';
 import { HEARTBEAT_INTERVAL_MS, createPodActivities } from './pods.js';
 import type { DrainActivities, PreflightActivities } from './types.js';
-
-export { NODE_CLAIM_UID_ANNOTATION };
-export { EVENT_COMPONENT, EVENT_NAMESPACE } from '../k8s/events.js';
-export {
-  KUBERNETES_API_ERROR_TYPE,
-  PermanentKubernetesError,
-  TransientKubernetesError,
-  type RawAnswer,
-} from '../k8s/errors.js';
-export { EVICTION_HEARTBEAT_INTERVAL_MS, classifyEviction } from './eviction.js';
-export { HEARTBEAT_INTERVAL_MS };
 
 /** Dependencies of {@link createActivities}. */
 export interface ActivityDeps {

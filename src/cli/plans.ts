@@ -38,19 +38,6 @@ import {
   type TaskQueueWorkers,
 } from '../shared/workers.js';
 
-// The worker check lives in src/shared/workers.ts (the operator uses it too); re-exported for the
-// CLI's callers and tests.
-export {
-  HEARTBEAT_INTERVAL_MS,
-  HEARTBEAT_SLACK_MS,
-  POLLER_FRESH_MS,
-  heartbeatStale,
-  liveWorkers,
-  taskQueueWorkers,
-  type TaskQueueWorkers,
-  type WorkerReport,
-} from '../shared/workers.js';
-
 /**
  * Connection settings of the plan commands: the validated CLI settings of src/shared/settings.ts
  * (kubeconfig; Temporal address, namespace, TLS, API key — the same as `drainflow run`'s). The task

@@ -32,8 +32,6 @@ import { createKubernetesPort } from '../k8s/port.js';
 import { CliError } from './plans.js';
 import { renderPreflight } from './render-preflight.js';
 
-export { renderPreflight };
-
 /** Nodes examined at once (as the plan workflow does). */
 const NODE_CONCURRENCY = 10;
 

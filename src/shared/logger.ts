@@ -13,7 +13,6 @@ import { evictionTaskQueue } from '../contract/names.js';
 export function createLogger(level: string, component: string): Logger {
   return pino({ level, base: { component } });
 }
-export type { Logger };
 
 /** Workflow ID of a plan: `maintenanceplan-<name>-<uid>`, of a node drain: `...-node-<node>`. */
 const WORKFLOW_ID =

@@ -70,8 +70,6 @@ export function settingName(key: SettingKey): string {
 
 /** Log levels of pino, lowest first (`silent`: none). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-/** A log level of {@link LOG_LEVELS}. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const EMPTY = 'must not be empty: unset the variable to use the default, or give a value';
 const MAX_EVICTIONS_MESSAGE = 'must be a positive number of eviction calls per second, e.g. 5 or 0.5';
