@@ -177,12 +177,10 @@ function causesMatch(status: K8sStatus | undefined, re: RegExp): boolean {
  *
  * @param port the Kubernetes calls (src/k8s/port.ts).
  * @param log where every answer is logged (`info` for Evicted/Gone, `warn` otherwise).
- * @param checkPod the `checkPod` activity, which resolves a 409.
  */
 export function createEvictionActivities(
   port: KubernetesPort,
   log: Logger,
-  checkPod: DrainActivities['checkPod'],
 ): Pick<DrainActivities, 'evictPod'> {
   return {
     /**
@@ -234,10 +232,11 @@ export function createEvictionActivities(
         let result = classifyEviction(answer, namespace);
         if (result === 'conflict') {
           if (abort.signal.aborted) throw cancelled();
-          const state = await checkPod({ namespace, name, uid });
+          // Gone when no pod of that name has this UID any more (absent, or the name reused).
+          const read = await port.readPod(namespace, name);
           const status = parseStatus(answer.text);
           result =
-            state === 'Gone'
+            read?.metadata?.uid !== uid
               ? { outcome: 'Gone' }
               : {
                   outcome: 'Retry',

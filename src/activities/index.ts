@@ -7,7 +7,6 @@
  * | file              | activities                                                         |
  * | ----------------- | ------------------------------------------------------------------ |
  * | `nodes.ts`        | resolveNodes, cordonNode, releaseNode (the node claim)             |
- * | `pods.ts`         | listNodePods, checkPod, waitPodGone, waitDisruptionAllowed         |
  * | `eviction.ts`     | evictPod, with the rule for every Eviction API answer              |
  * | `plan-status.ts`  | writePlanStatus, publishStatus, recordEvent                        |
  * | `observe.ts`      | observeNode (from the worker's watch cache)                        |
@@ -37,10 +36,9 @@ import { createHookWorkflowActivities, type HookWorkflowActivities } from './hoo
 import { createJobActivities, type JobActivities } from './jobs.js';
 import { createClaimCycleActivities, type ClaimCycleActivities } from './claim-cycle.js';
 import { createNodeActivities } from './nodes.js';
-import { createObserveNode } from './observe.js';
+import { HEARTBEAT_INTERVAL_MS, createObserveNode } from './observe.js';
 import { createPlanStatusActivities } from './plan-status.js';
 import { createPreflightActivities } from './preflight.js';
-import { HEARTBEAT_INTERVAL_MS, createPodActivities } from './pods.js';
 import type { DrainActivities, PreflightActivities } from './types.js';
 
 /** Dependencies of {@link createActivities}. */
@@ -84,7 +82,6 @@ export function createActivities(
   ClaimCycleActivities {
   const log = deps.logger ?? pino({ name: 'drainflow.activities', level: 'info' });
   const port = deps.port ?? createKubernetesPort(deps.kubeConfig, log);
-  const pods = createPodActivities(port);
   const observeNode = createObserveNode({
     kubeConfig: deps.kubeConfig,
     logger: log,
@@ -93,8 +90,7 @@ export function createActivities(
   });
   return {
     ...createNodeActivities(port, log),
-    ...pods,
-    ...createEvictionActivities(port, log, pods.checkPod),
+    ...createEvictionActivities(port, log),
     ...createPlanStatusActivities(port),
     ...createPreflightActivities(port, log),
     /** Job hooks (spec.hooks.*.job): create the node's Job, wait for it (see ./jobs.ts). */

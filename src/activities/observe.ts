@@ -38,8 +38,8 @@ export const DEFAULT_COALESCE_MS = 500;
 /** Default quiet time that ends a coalescing window early, ms ({@link ObserveNodeInput.quietMs}). */
 export const DEFAULT_QUIET_MS = 100;
 
-/** Default heartbeat interval, ms (the activities pass their `HEARTBEAT_INTERVAL_MS`). */
-const DEFAULT_HEARTBEAT_INTERVAL_MS = 2000;
+/** How often the watching activities heartbeat, ms (their heartbeat timeout should be >= 3x this). */
+export const HEARTBEAT_INTERVAL_MS = 2000;
 
 /**
  * Default delay of an observation's first heartbeat, ms: most observations of a busy drain answer
@@ -62,7 +62,7 @@ export interface ObserveNodeDeps {
   logger?: Logger;
   /** The worker-wide cache to read; a new one (sharing nothing) when absent. */
   cache?: WatchCache;
-  /** How often to heartbeat, ms. Default 2000. */
+  /** How often to heartbeat, ms. Default {@link HEARTBEAT_INTERVAL_MS}. */
   heartbeatIntervalMs?: number;
   /** Delay of the first heartbeat, ms. Default {@link DEFAULT_FIRST_HEARTBEAT_MS}. */
   firstHeartbeatMs?: number;
@@ -174,7 +174,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
   const log = deps.logger ?? pino({ name: 'drainflow.observe', level: 'info' });
   const cache = deps.cache ?? new WatchCache({ kubeConfig: deps.kubeConfig, logger: log });
   const heartbeats = {
-    intervalMs: deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+    intervalMs: deps.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     firstAfterMs: deps.firstHeartbeatMs ?? DEFAULT_FIRST_HEARTBEAT_MS,
   };
   const namespaces = new NamespaceApi(deps.kubeConfig);
