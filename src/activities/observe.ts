@@ -1,13 +1,8 @@
 /**
  * The `observeNode` activity ({@link DrainActivities.observeNode}): a level-triggered observation of
  * one node, the pods bound to it and the PodDisruptionBudgets covering them, answered from the
- * worker-wide {@link WatchCache} (informers) rather than by listing on every call.
- *
- * The caller passes the fingerprint of what it holds (`since`); the activity answers with the new
- * content as soon as the material content differs from it (after a coalescing window), or with
- * `{ changed: false }` after `maxWaitSeconds`. Heartbeats after `firstHeartbeatMs`, then every
- * `heartbeatIntervalMs`, and stops when the activity is cancelled. Outside a Temporal activity it works the same, minus heartbeats and
- * cancellation.
+ * worker-wide {@link WatchCache} (informers) rather than by listing on every call (the protocol:
+ * {@link createObserveNode}).
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
@@ -161,7 +156,8 @@ export function snapshot(
  * 4. after `maxWaitSeconds` without a material change answers `{ changed: false, fingerprint: since }`.
  *
  * The content is what the cache saw last: while an informer restarts after an error it may lag,
- * never lose changes.
+ * never lose changes. Heartbeats after `firstHeartbeatMs`, then every `heartbeatIntervalMs`;
+ * outside a Temporal activity it works the same, minus heartbeats and cancellation.
  *
  * @returns the activity function; its `cache` property is the cache it reads.
  * @throws (from the activity) `CancelledFailure` (the activity's cancellation reason) when cancelled;
