@@ -36,6 +36,7 @@ import type { ControllerObject, OwnerRef } from '../drain/preflight-returning.js
 import { apiCode, classifyError, isApiException, type RawAnswer } from './errors.js';
 import { EventRecorder, type PlanEvent } from './events.js';
 import { MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.js';
+import { allNodes } from './node-claim.js';
 import { PlanApi } from './plans.js';
 
 /** Page size of list calls. */
@@ -143,17 +144,11 @@ export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): Kuber
 
   return {
     async *listNodes() {
-      let cont: string | undefined;
-      do {
-        let page;
-        try {
-          page = await core.listNode({ limit: LIST_PAGE_SIZE, _continue: cont });
-        } catch (err) {
-          throw classifyError(err, 'list nodes');
-        }
-        yield* page.items;
-        cont = page.metadata?._continue || undefined;
-      } while (cont);
+      try {
+        yield* allNodes(core);
+      } catch (err) {
+        throw classifyError(err, 'list nodes');
+      }
     },
 
     async readNode(name) {

@@ -23,14 +23,16 @@ import type { Logger } from 'pino';
 import type { NodeActivities } from '../activities/nodes.js';
 import { EventReason } from '../api/reasons.js';
 import type { EventRecorder } from '../k8s/events.js';
-import { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, copiedClaim } from '../k8s/node-claim.js';
+import {
+  NODE_CLAIM_ANNOTATION,
+  NODE_CLAIM_UID_ANNOTATION,
+  allNodes,
+  copiedClaim,
+} from '../k8s/node-claim.js';
 import type { PlanApi } from '../k8s/plans.js';
 import { parseWorkflowId, planWorkflowId, queryLiteral } from '../contract/names.js';
 import { orphanVerdict, type OrphanCandidate } from './decide.js';
 import { isRunning, stopPlanChildren } from './stop-children.js';
-
-/** Page size of the node list. */
-const LIST_PAGE_SIZE = 500;
 
 /**
  * The visibility query of the running plan workflows on `taskQueue` (workflow type
@@ -97,20 +99,15 @@ export async function sweepOrphans(deps: OrphanSweepDeps, stop: AbortSignal): Pr
     const ids = parseWorkflowId(wf.workflowId);
     if (ids && ids.node === undefined) candidate(ids.plan.name, ids.plan.uid).workflowRunning = true;
   }
-  let cont: string | undefined;
-  do {
-    const page = await core.listNode({ limit: LIST_PAGE_SIZE, _continue: cont });
-    for (const n of page.items) {
-      const ann = n.metadata?.annotations ?? {};
-      const holder = ann[NODE_CLAIM_ANNOTATION];
-      const node = n.metadata?.name;
-      // A claim copied onto a Node created again under the name is no claim (src/k8s/node-claim.ts).
-      if (!holder || !node || copiedClaim(n)) continue;
-      candidate(holder, ann[NODE_CLAIM_UID_ANNOTATION] || undefined).nodes.push(node);
-      nodeUids.set(node, n.metadata?.uid ?? '');
-    }
-    cont = page.metadata?._continue || undefined;
-  } while (cont);
+  for await (const n of allNodes(core)) {
+    const ann = n.metadata?.annotations ?? {};
+    const holder = ann[NODE_CLAIM_ANNOTATION];
+    const node = n.metadata?.name;
+    // A claim copied onto a Node created again under the name is no claim (src/k8s/node-claim.ts).
+    if (!holder || !node || copiedClaim(n)) continue;
+    candidate(holder, ann[NODE_CLAIM_UID_ANNOTATION] || undefined).nodes.push(node);
+    nodeUids.set(node, n.metadata?.uid ?? '');
+  }
 
   const ended: EndedOrphan[] = [];
   for (const c of candidates.values()) {
