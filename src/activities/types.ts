@@ -30,7 +30,7 @@ export type CordonResult =
       wasUnschedulable: boolean;
       /**
        * The claimed Node's `metadata.uid`: the node this plan holds (a Node created again under the
-       * same name is another one). Absent in answers of workers from before it existed.
+       * same name is another one).
        */
       nodeUid?: string;
     }

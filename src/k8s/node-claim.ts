@@ -59,7 +59,7 @@ export async function* allNodes(core: CoreV1Api): AsyncIterable<V1Node> {
  * Whether the node carries a claim copied from another Node object: {@link NODE_CLAIM_NODE_UID_ANNOTATION}
  * names another uid than the node's own `metadata.uid` (the claimed Node was deleted and this one
  * created under its name from a manifest that kept the annotations). A claim without that
- * annotation (written before it existed) is not taken as copied.
+ * annotation is not taken as copied.
  */
 export function copiedClaim(node: V1Node): boolean {
   const claimed = node.metadata?.annotations?.[NODE_CLAIM_NODE_UID_ANNOTATION];
