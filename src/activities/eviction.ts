@@ -83,19 +83,9 @@ function positiveSeconds(n: number | undefined): number | undefined {
 }
 
 /**
- * Classifies one Eviction API answer by status code and Status cause. `'conflict'` is
- * returned for a 409, which the caller resolves by reading the pod (Gone when the pod with that UID is
- * gone, else Retry/Conflict).
- *
- * - 2xx → Evicted, unless the body is a `Status` with status Failure (its code counts, e.g. the
- *   multiple-PDB 500 that the REST storage returns as a result object);
- * - 404 → Gone; 409 → `'conflict'`;
- * - 429 → TooManyRequests: cause DisruptionBudget when a `DisruptionBudget` StatusCause is present (the
- *   PDB name parsed from its message), else Throttled; `retryAfterSeconds` from the `Retry-After` header
- *   (seconds or HTTP-date), else `details.retryAfterSeconds`, and absent when neither is > 0;
- * - 500 "more than one PodDisruptionBudget" → Failed/MultiplePodDisruptionBudgets;
- * - 403 with cause NamespaceTerminating → Retry/NamespaceTerminating; other 403 and 4xx → Failed with
- *   the Status reason (`HTTP<code>` without one).
+ * Classifies one Eviction API answer by status code and Status cause (the module's table; a 429's
+ * PDB name is parsed from its cause message, a Failed without a Status reason says `HTTP<code>`).
+ * A 409 is `'conflict'`, which the caller resolves by reading the pod.
  *
  * @param answer the raw answer (code, headers, body text).
  * @param pdbNamespace the pod's namespace, which is the PDB's.
@@ -177,24 +167,16 @@ function causesMatch(status: K8sStatus | undefined, re: RegExp): boolean {
  *
  * @param port the Kubernetes calls (src/k8s/port.ts).
  * @param log where every answer is logged (`info` for Evicted/Gone, `warn` otherwise).
- * @param checkPod the `checkPod` activity, which resolves a 409.
  */
 export function createEvictionActivities(
   port: KubernetesPort,
   log: Logger,
-  checkPod: DrainActivities['checkPod'],
 ): Pick<DrainActivities, 'evictPod'> {
   return {
     /**
      * Sends one Eviction API call (`POST /api/v1/namespaces/{ns}/pods/{name}/eviction`, policy/v1
      * Eviction with `deleteOptions.preconditions.uid` and the optional `gracePeriodSeconds`) and
-     * classifies the answer by status code and Status cause ({@link classifyEviction}):
-     * 2xx → Evicted; 404 → Gone; 409 → Gone when a read confirms the pod with that UID no longer
-     * exists, else Retry/Conflict; 429 → TooManyRequests (cause DisruptionBudget when a
-     * `DisruptionBudget` StatusCause is present, else Throttled; `retryAfterSeconds` from the
-     * `Retry-After` header or `details.retryAfterSeconds`, absent when the server gave none or 0);
-     * 403 with cause NamespaceTerminating → Retry/NamespaceTerminating; 500 for a pod under several
-     * PDBs → Failed/MultiplePodDisruptionBudgets; other 403 and 4xx → Failed with the Status reason.
+     * classifies the answer ({@link classifyEviction}; a 409 reads the pod: see the module's table).
      *
      * Inside an activity it heartbeats after {@link EVICTION_FIRST_HEARTBEAT_MS}, then every
      * {@link EVICTION_HEARTBEAT_INTERVAL_MS} until it answers, and the activity's cancellation aborts the HTTP request (an AbortSignal set on the
@@ -234,10 +216,11 @@ export function createEvictionActivities(
         let result = classifyEviction(answer, namespace);
         if (result === 'conflict') {
           if (abort.signal.aborted) throw cancelled();
-          const state = await checkPod({ namespace, name, uid });
+          // Gone when no pod of that name has this UID any more (absent, or the name reused).
+          const read = await port.readPod(namespace, name);
           const status = parseStatus(answer.text);
           result =
-            state === 'Gone'
+            read?.metadata?.uid !== uid
               ? { outcome: 'Gone' }
               : {
                   outcome: 'Retry',

@@ -7,7 +7,6 @@
  * | file              | activities                                                         |
  * | ----------------- | ------------------------------------------------------------------ |
  * | `nodes.ts`        | resolveNodes, cordonNode, releaseNode (the node claim)             |
- * | `pods.ts`         | listNodePods, checkPod, waitPodGone, waitDisruptionAllowed         |
  * | `eviction.ts`     | evictPod, with the rule for every Eviction API answer              |
  * | `plan-status.ts`  | writePlanStatus, publishStatus, recordEvent                        |
  * | `observe.ts`      | observeNode (from the worker's watch cache)                        |
@@ -27,7 +26,6 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
-import { NODE_CLAIM_UID_ANNOTATION } from '../k8s/node-claim.js';
 import { createKubernetesPort, type KubernetesPort } from '../k8s/port.js';
 import type { WatchCache } from '../k8s/watch-cache.js';
 import { deletePodActivity } from './delete-pod.js';
@@ -38,22 +36,10 @@ import { createHookWorkflowActivities, type HookWorkflowActivities } from './hoo
 import { createJobActivities, type JobActivities } from './jobs.js';
 import { createClaimCycleActivities, type ClaimCycleActivities } from './claim-cycle.js';
 import { createNodeActivities } from './nodes.js';
-import { createObserveNode } from './observe.js';
+import { HEARTBEAT_INTERVAL_MS, createObserveNode } from './observe.js';
 import { createPlanStatusActivities } from './plan-status.js';
 import { createPreflightActivities } from './preflight.js';
-import { HEARTBEAT_INTERVAL_MS, createPodActivities } from './pods.js';
 import type { DrainActivities, PreflightActivities } from './types.js';
-
-export { NODE_CLAIM_UID_ANNOTATION };
-export { EVENT_COMPONENT, EVENT_NAMESPACE } from '../k8s/events.js';
-export {
-  KUBERNETES_API_ERROR_TYPE,
-  PermanentKubernetesError,
-  TransientKubernetesError,
-  type RawAnswer,
-} from '../k8s/errors.js';
-export { EVICTION_HEARTBEAT_INTERVAL_MS, classifyEviction } from './eviction.js';
-export { HEARTBEAT_INTERVAL_MS };
 
 /** Dependencies of {@link createActivities}. */
 export interface ActivityDeps {
@@ -96,7 +82,6 @@ export function createActivities(
   ClaimCycleActivities {
   const log = deps.logger ?? pino({ name: 'drainflow.activities', level: 'info' });
   const port = deps.port ?? createKubernetesPort(deps.kubeConfig, log);
-  const pods = createPodActivities(port);
   const observeNode = createObserveNode({
     kubeConfig: deps.kubeConfig,
     logger: log,
@@ -105,8 +90,7 @@ export function createActivities(
   });
   return {
     ...createNodeActivities(port, log),
-    ...pods,
-    ...createEvictionActivities(port, log, pods.checkPod),
+    ...createEvictionActivities(port, log),
     ...createPlanStatusActivities(port),
     ...createPreflightActivities(port, log),
     /** Job hooks (spec.hooks.*.job): create the node's Job, wait for it (see ./jobs.ts). */

@@ -213,8 +213,7 @@ export function observationFingerprint(
   const versioned = (key: string): boolean => pdbVersions === true || listed(key);
   const material = (key: string): boolean => !listedOnly || !Array.isArray(pdbVersions) || listed(key);
   const canonical = JSON.stringify([
-    // `released` only when set, so the fingerprints of nodes without the annotation stay as they
-    // were; the node's uid, so a Node created again under the name is a change.
+    // The node's uid: a Node created again under the name is a change.
     [
       content.node.exists,
       content.node.unschedulable,
@@ -224,7 +223,6 @@ export function observationFingerprint(
     content.pods.map((p) => {
       const base = [p.key, p.uid, p.action, p.reason, p.pdbs, p.deletionTimestampMs ?? null];
       const withOrder = p.order !== undefined ? [...base, p.order] : base;
-      // Set only when present, so the fingerprints of other pods stay as they were.
       return p.pdbExempt !== undefined || p.returns !== undefined
         ? [...withOrder, p.pdbExempt ?? null, p.returns ?? null]
         : withOrder;

@@ -1,13 +1,8 @@
 /**
  * The `observeNode` activity ({@link DrainActivities.observeNode}): a level-triggered observation of
  * one node, the pods bound to it and the PodDisruptionBudgets covering them, answered from the
- * worker-wide {@link WatchCache} (informers) rather than by listing on every call.
- *
- * The caller passes the fingerprint of what it holds (`since`); the activity answers with the new
- * content as soon as the material content differs from it (after a coalescing window), or with
- * `{ changed: false }` after `maxWaitSeconds`. Heartbeats after `firstHeartbeatMs`, then every
- * `heartbeatIntervalMs`, and stops when the activity is cancelled. Outside a Temporal activity it works the same, minus heartbeats and
- * cancellation.
+ * worker-wide {@link WatchCache} (informers) rather than by listing on every call (the protocol:
+ * {@link createObserveNode}).
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
@@ -39,8 +34,8 @@ export const DEFAULT_COALESCE_MS = 500;
 /** Default quiet time that ends a coalescing window early, ms ({@link ObserveNodeInput.quietMs}). */
 export const DEFAULT_QUIET_MS = 100;
 
-/** Default heartbeat interval, ms (the activities pass their `HEARTBEAT_INTERVAL_MS`). */
-const DEFAULT_HEARTBEAT_INTERVAL_MS = 2000;
+/** How often the watching activities heartbeat, ms (their heartbeat timeout should be >= 3x this). */
+export const HEARTBEAT_INTERVAL_MS = 2000;
 
 /**
  * Default delay of an observation's first heartbeat, ms: most observations of a busy drain answer
@@ -63,7 +58,7 @@ export interface ObserveNodeDeps {
   logger?: Logger;
   /** The worker-wide cache to read; a new one (sharing nothing) when absent. */
   cache?: WatchCache;
-  /** How often to heartbeat, ms. Default 2000. */
+  /** How often to heartbeat, ms. Default {@link HEARTBEAT_INTERVAL_MS}. */
   heartbeatIntervalMs?: number;
   /** Delay of the first heartbeat, ms. Default {@link DEFAULT_FIRST_HEARTBEAT_MS}. */
   firstHeartbeatMs?: number;
@@ -162,7 +157,8 @@ export function snapshot(
  * 4. after `maxWaitSeconds` without a material change answers `{ changed: false, fingerprint: since }`.
  *
  * The content is what the cache saw last: while an informer restarts after an error it may lag,
- * never lose changes.
+ * never lose changes. Heartbeats after `firstHeartbeatMs`, then every `heartbeatIntervalMs`;
+ * outside a Temporal activity it works the same, minus heartbeats and cancellation.
  *
  * @returns the activity function; its `cache` property is the cache it reads.
  * @throws (from the activity) `CancelledFailure` (the activity's cancellation reason) when cancelled;
@@ -175,7 +171,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
   const log = deps.logger ?? pino({ name: 'drainflow.observe', level: 'info' });
   const cache = deps.cache ?? new WatchCache({ kubeConfig: deps.kubeConfig, logger: log });
   const heartbeats = {
-    intervalMs: deps.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+    intervalMs: deps.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     firstAfterMs: deps.firstHeartbeatMs ?? DEFAULT_FIRST_HEARTBEAT_MS,
   };
   const namespaces = new NamespaceApi(deps.kubeConfig);

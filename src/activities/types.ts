@@ -30,7 +30,7 @@ export type CordonResult =
       wasUnschedulable: boolean;
       /**
        * The claimed Node's `metadata.uid`: the node this plan holds (a Node created again under the
-       * same name is another one). Absent in answers of workers from before it existed.
+       * same name is another one).
        */
       nodeUid?: string;
     }
@@ -125,16 +125,13 @@ export interface ObserveNodeInput {
   nodeUid?: string;
 }
 
-/** Result of {@link DrainActivities.listNodePods}. */
+/** The pods of a node with the PDBs covering them (`buildNodePods` in ./node-pods.ts). */
 export interface NodePods {
   /** Every pod bound to the node, sorted by key. */
   pods: ObservedPod[];
   /** Every PDB matching at least one pod of `pods`, sorted by key. */
   pdbs: PdbObservation[];
 }
-
-/** Result of {@link DrainActivities.checkPod}. */
-export type PodState = 'Gone' | 'Terminating' | 'Present';
 
 /** Input of {@link DrainActivities.deletePod} (onDeadline DeletePods). */
 export interface DeletePodInput {
@@ -186,12 +183,6 @@ export interface DrainActivities {
     nodeUid?: string;
   }): Promise<{ uncordoned: boolean; left?: NotUncordoned }>;
   /**
-   * Lists the pods bound to the node, classified, with the PDBs covering them. No workflow calls
-   * it (the node drain observes with {@link DrainActivities.observeNode}); the e2e tests use it as
-   * a probe of the classification.
-   */
-  listNodePods(input: { node: string; selection: PodSelection }): Promise<NodePods>;
-  /**
    * Sends one Eviction API call. Heartbeats while the call is in flight, and aborts the HTTP request
    * when the activity is cancelled (then throws the cancellation). Throws (retryable) only on
    * transport errors and 5xx other than the multiple-PDB 500.
@@ -216,32 +207,6 @@ export interface DrainActivities {
    * (409) are `Gone`; other 4xx `Failed`; transport errors and 5xx throw (retryable).
    */
   deletePod(input: DeletePodInput): Promise<DeletePodResult>;
-  /**
-   * Reads the pod by name and compares UIDs. No workflow calls it as an activity; `evictPod` calls
-   * the same function to resolve a 409.
-   */
-  checkPod(input: { namespace: string; name: string; uid: string }): Promise<PodState>;
-  /**
-   * Waits (watching, heartbeating) until the pod with this UID no longer exists, at most
-   * `timeoutSeconds`. @returns whether it is gone. No workflow calls it (the node drain learns of a
-   * pod's end from `observeNode`); the e2e tests use it as a probe.
-   */
-  waitPodGone(input: {
-    namespace: string;
-    name: string;
-    uid: string;
-    timeoutSeconds: number;
-  }): Promise<{ gone: boolean }>;
-  /**
-   * Waits (watching, heartbeating) until the PDB allows a disruption (status.disruptionsAllowed > 0
-   * and status.observedGeneration >= metadata.generation), at most `timeoutSeconds`.
-   * @returns the last observed disruptionsAllowed (0 on timeout) and whether the PDB still exists.
-   * No workflow calls it; the e2e tests use it as a probe.
-   */
-  waitDisruptionAllowed(input: {
-    pdb: string;
-    timeoutSeconds: number;
-  }): Promise<{ disruptionsAllowed: number; exists: boolean }>;
   /**
    * Writes the plan's status through the status subresource, unless it already equals `status`
    * (deep comparison). Retries conflicts. A plan that no longer exists (or has another UID) is not

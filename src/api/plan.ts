@@ -145,9 +145,6 @@ function labelSelectorSchema(b: SelectorBounds) {
     .strict();
 }
 
-/** metav1.LabelSelectorRequirement (see {@link selectorRequirementSchema}). */
-export const LabelSelectorRequirementSchema = selectorRequirementSchema(MAX_SELECTOR_VALUES);
-
 /** metav1.LabelSelector: matchLabels AND matchExpressions. */
 export const LabelSelectorSchema = labelSelectorSchema({
   labels: MAX_SELECTOR_LABELS,

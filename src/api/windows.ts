@@ -12,7 +12,6 @@
  * only types from here (a test keeps zod out of the workflow bundle).
  */
 import { z } from 'zod';
-import { ConditionType } from './reasons.js';
 import { TIME_OF_DAY, TIME_ZONE, type StringFormat } from './formats.js';
 import { WEEKDAYS, isTimeZone } from './calendar.js';
 
@@ -82,6 +81,3 @@ export const WindowStatusSchema = z
   .strict();
 /** status.window: where the plan stands against its maintenance windows. */
 export type WindowStatus = z.infer<typeof WindowStatusSchema>;
-
-/** Condition type telling whether a maintenance window is open (plans with spec.windows only). */
-export const WINDOW_CONDITION = ConditionType.InMaintenanceWindow;

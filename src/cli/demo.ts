@@ -40,7 +40,8 @@ import { PlanApi } from '../k8s/plans.js';
 import { SETTINGS, loadConfig } from '../shared/settings.js';
 import { temporalConnection } from '../shared/temporal-connection.js';
 import { assertDemoPortsFree } from './demo-options.js';
-import { liveWorkers, taskQueueWorkers, watch } from './plans.js';
+import { liveWorkers, taskQueueWorkers } from '../shared/workers.js';
+import { watch } from './plans.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const NS = 'drainflow-demo';

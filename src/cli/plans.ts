@@ -38,19 +38,6 @@ import {
   type TaskQueueWorkers,
 } from '../shared/workers.js';
 
-// The worker check lives in src/shared/workers.ts (the operator uses it too); re-exported for the
-// CLI's callers and tests.
-export {
-  HEARTBEAT_INTERVAL_MS,
-  HEARTBEAT_SLACK_MS,
-  POLLER_FRESH_MS,
-  heartbeatStale,
-  liveWorkers,
-  taskQueueWorkers,
-  type TaskQueueWorkers,
-  type WorkerReport,
-} from '../shared/workers.js';
-
 /**
  * Connection settings of the plan commands: the validated CLI settings of src/shared/settings.ts
  * (kubeconfig; Temporal address, namespace, TLS, API key — the same as `drainflow run`'s). The task
@@ -64,20 +51,29 @@ export class CliError extends Error {}
 /** One KubeConfig per command (its settings), so that its calls share the API server connection. */
 const kubeApis = new WeakMap<CliContext, { kc: KubeConfig; api: PlanApi }>();
 
-function kubeApi(ctx: CliContext): { kc: KubeConfig; api: PlanApi } {
-  const known = kubeApis.get(ctx);
-  if (known) return known;
-  const kc = reuseConnections(new KubeConfig());
+/**
+ * Loads `kc` from the file `path` (--kubeconfig), else from the default places ($KUBECONFIG,
+ * ~/.kube/config, in-cluster).
+ * @throws CliError when it cannot be read or names no cluster.
+ */
+export function loadKubeConfig(path: string | undefined, kc = new KubeConfig()): KubeConfig {
   try {
-    if (ctx.kubeconfig) kc.loadFromFile(ctx.kubeconfig);
+    if (path) kc.loadFromFile(path);
     else kc.loadFromDefault();
   } catch (err) {
     throw new CliError(
-      `cannot read the kubeconfig ${ctx.kubeconfig ?? '(default)'} (--kubeconfig / KUBECONFIG): ${(err as Error).message}`,
+      `cannot read the kubeconfig ${path ?? '(default)'} (--kubeconfig / KUBECONFIG): ${(err as Error).message}`,
     );
   }
   if (!kc.getCurrentCluster())
     throw new CliError('no cluster in the kubeconfig: set --kubeconfig or KUBECONFIG');
+  return kc;
+}
+
+function kubeApi(ctx: CliContext): { kc: KubeConfig; api: PlanApi } {
+  const known = kubeApis.get(ctx);
+  if (known) return known;
+  const kc = loadKubeConfig(ctx.kubeconfig, reuseConnections(new KubeConfig()));
   const made = { kc, api: new PlanApi(kc) };
   kubeApis.set(ctx, made);
   return made;

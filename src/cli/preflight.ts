@@ -13,7 +13,6 @@
  */
 import { issueWords } from '../api/issue-words.js';
 import { readFileSync } from 'node:fs';
-import { KubeConfig } from '../k8s/client.js';
 import { pino } from 'pino';
 import { parse as parseYaml, stringify } from 'yaml';
 import { ZodError } from 'zod';
@@ -29,63 +28,22 @@ import {
   type NodePreflight,
 } from '../drain/preflight.js';
 import { createKubernetesPort } from '../k8s/port.js';
-import { CliError } from './plans.js';
+import { parseLabelSelectorText } from '../shared/settings.js';
+import { CliError, loadKubeConfig } from './plans.js';
 import { renderPreflight } from './render-preflight.js';
-
-export { renderPreflight };
 
 /** Nodes examined at once (as the plan workflow does). */
 const NODE_CONCURRENCY = 10;
 
 /**
- * Parses a label selector in kubectl's syntax into a `metav1.LabelSelector`: comma-separated
- * requirements `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k` (exists), `!k` (does not exist).
- * @throws CliError naming `what` and the requirement it cannot read.
+ * Parses a label selector in kubectl's syntax into a `metav1.LabelSelector`
+ * ({@link parseLabelSelectorText}).
+ * @throws CliError naming `what` and what is wrong with `text`.
  */
 export function parseLabelSelector(text: string, what: string): LabelSelector {
-  const parts: string[] = [];
-  let depth = 0;
-  let cur = '';
-  for (const ch of text) {
-    if (ch === '(') depth++;
-    if (ch === ')') depth--;
-    if (ch === ',' && depth === 0) {
-      parts.push(cur);
-      cur = '';
-    } else cur += ch;
-  }
-  parts.push(cur);
-  const matchLabels: Record<string, string> = {};
-  const matchExpressions: NonNullable<LabelSelector['matchExpressions']> = [];
-  for (const raw of parts) {
-    const r = raw.trim();
-    if (r === '') throw new CliError(`${what}: empty requirement in "${text}"`);
-    let m: RegExpMatchArray | null;
-    if ((m = /^([^\s=!()]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(r))) {
-      const values = m[3]!
-        .split(',')
-        .map((v) => v.trim())
-        .filter((v) => v !== '');
-      if (values.length === 0) throw new CliError(`${what}: "${r}" needs at least one value`);
-      matchExpressions.push({ key: m[1]!, operator: m[2] === 'in' ? 'In' : 'NotIn', values });
-    } else if ((m = /^([^\s=!()]+)\s*!=\s*([^\s=!(),]*)$/.exec(r))) {
-      matchExpressions.push({ key: m[1]!, operator: 'NotIn', values: [m[2]!] });
-    } else if ((m = /^([^\s=!()]+)\s*==?\s*([^\s=!(),]*)$/.exec(r))) {
-      matchLabels[m[1]!] = m[2]!;
-    } else if ((m = /^!\s*([^\s=!()]+)$/.exec(r))) {
-      matchExpressions.push({ key: m[1]!, operator: 'DoesNotExist' });
-    } else if ((m = /^([^\s=!()]+)$/.exec(r))) {
-      matchExpressions.push({ key: m[1]!, operator: 'Exists' });
-    } else {
-      throw new CliError(
-        `${what}: cannot read "${r}" (use k=v, k!=v, k in (a,b), k notin (a,b), k or !k, comma-separated)`,
-      );
-    }
-  }
-  return {
-    ...(Object.keys(matchLabels).length ? { matchLabels } : {}),
-    ...(matchExpressions.length ? { matchExpressions } : {}),
-  };
+  const parsed = parseLabelSelectorText(text);
+  if ('problem' in parsed) throw new CliError(`${what}: ${parsed.problem} in "${text}"`);
+  return parsed.selector;
 }
 
 /** The flags of `drainflow preflight` (commander's parsed options). */
@@ -163,17 +121,7 @@ export async function runPreflight(
   nowMs: () => number = Date.now,
 ): Promise<PreflightReport> {
   const spec = specFromFlags(flags);
-  const kc = new KubeConfig();
-  try {
-    if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
-    else kc.loadFromDefault();
-  } catch (err) {
-    throw new CliError(
-      `cannot read the kubeconfig ${flags.kubeconfig ?? '(default)'} (--kubeconfig / KUBECONFIG): ${(err as Error).message}`,
-    );
-  }
-  if (!kc.getCurrentCluster())
-    throw new CliError('no cluster in the kubeconfig: set --kubeconfig or KUBECONFIG');
+  const kc = loadKubeConfig(flags.kubeconfig);
   const log = pino({ name: 'drainflow.preflight', level: 'silent' });
   const port = createKubernetesPort(kc, log);
   let resolved;

@@ -43,6 +43,26 @@ export function nodeWorkflowId(parentWorkflowId: string, node: string): string {
   return `${parentWorkflowId}-node-${node}`;
 }
 
+/** A drainflow workflow ID ({@link planWorkflowId}, {@link nodeWorkflowId}); a UID is a lowercase RFC 4122 UUID. */
+const WORKFLOW_ID =
+  /^maintenanceplan-(.+)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:-node-(.+))?$/;
+
+/**
+ * The plan (and node) a drainflow workflow ID names, or undefined for any other ID.
+ * @returns e.g. `{ plan: { name: 'p1', uid }, node: 'worker-1' }` for `maintenanceplan-p1-<uid>-node-worker-1`.
+ */
+export function parseWorkflowId(workflowId: string): { plan: PlanRef; node?: string } | undefined {
+  const m = WORKFLOW_ID.exec(workflowId);
+  if (!m) return undefined;
+  const plan = { name: m[1]!, uid: m[2]! };
+  return m[3] ? { plan, node: m[3] } : { plan };
+}
+
+/** `value` as a string literal of a Temporal visibility query: double quotes and backslashes escaped. */
+export function queryLiteral(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
 /** Workflow type of the per-node child workflows (the name of the function in src/workflows/node.ts). */
 export const NODE_WORKFLOW_TYPE = 'drainNodeWorkflow';
 

@@ -1,5 +1,5 @@
 /**
- * Retry timing: exponential backoff and the cooldown after an Eviction API 429.
+ * Retry timing: exponential backoff.
  *
  * PURE and DETERMINISTIC: imported by Temporal workflow code. No jitter (a workflow must compute the
  * same timer on replay), no clock reads: the current time is a parameter.
@@ -24,31 +24,4 @@ export function backoffSeconds(attempt: number, backoff: RetryBackoff): number {
   // 2^1024 overflows to Infinity; Math.min then yields the cap.
   const raw = initial * 2 ** (n - 1);
   return Math.min(max, Number.isNaN(raw) ? max : raw);
-}
-
-/**
- * What a 429 told us about when to retry: `retryAfterSeconds` is the server's `Retry-After` in seconds
- * (parsed from the header by `parseRetryAfter` in src/k8s/retry-after.ts), absent when the response had none (the PodDisruptionBudget case).
- */
-export interface RetryAfterHint {
-  retryAfterSeconds?: number | undefined;
-}
-
-/**
- * Seconds to wait after a 429 before the next attempt (the cooldown, a durable timer): the server's
- * `Retry-After` when it gave one greater than 0 (rounded up to whole seconds), otherwise
- * {@link backoffSeconds}`(attempt, backoff)`.
- *
- * The server's value is honoured as given (not capped by `maxSeconds`): API Priority and Fairness and
- * the eviction subresource send it precisely so that clients do not come back earlier.
- *
- * @param result the 429 outcome, e.g. `{ retryAfterSeconds: 10 }` or `{}`.
- * @param backoff `spec.eviction.retryBackoff` (seconds).
- * @param attempt 1-based number of consecutive 429s/transient errors for this pod.
- * @returns seconds to wait (> 0 unless the backoff itself is 0).
- */
-export function cooldownSeconds(result: RetryAfterHint, backoff: RetryBackoff, attempt: number): number {
-  const ra = result.retryAfterSeconds;
-  if (typeof ra === 'number' && Number.isFinite(ra) && ra > 0) return Math.ceil(ra);
-  return backoffSeconds(attempt, backoff);
 }

@@ -17,7 +17,7 @@ export interface ConditionUpdate {
 }
 
 /** Orders strings by UTF-16 code units (locale-independent, hence deterministic). */
-function compareStrings(a: string, b: string): number {
+export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

@@ -72,13 +72,6 @@ export function pdbExemption(pod: GatePod, pdbs: readonly GatePdb[]): PdbExempti
   return undefined;
 }
 
-/** The words of an exemption, for a pod's status line and the preflight report. */
-export function exemptionMessage(exemption: PdbExemption, phase: string | undefined, pdb?: string): string {
-  if (exemption === 'NotRunning')
-    return `pod is not running (phase ${phase ?? 'unknown'}): the API server evicts it without a PodDisruptionBudget check`;
-  return `pod is not Ready and PodDisruptionBudget ${pdb ?? ''} lets an unhealthy pod go (unhealthyPodEvictionPolicy, or currentHealthy >= desiredHealthy): evicted without spending a disruption`;
-}
-
 /** Whether the pod's condition Ready is True (`podutil.IsPodReady`, what a PDB counts as healthy). */
 export function isPodReady(pod: Pick<PodInfo, 'status'>): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');

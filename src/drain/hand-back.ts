@@ -16,10 +16,7 @@
 export type NotUncordoned =
   'notClaimed' | 'gone' | 'notAsked' | 'wasUnschedulable' | 'alreadySchedulable' | 'replaced';
 
-/**
- * The words for a hand-back's answer. An answer without `left` (recorded by workers from before
- * it existed) reads as it always did, so replayed runs say the same.
- */
+/** The words for a hand-back's answer; one without `left` reads as `wasUnschedulable`. */
 export function handBackWording(res: { uncordoned: boolean; left?: NotUncordoned }): string {
   if (res.uncordoned) return 'uncordoned';
   switch (res.left) {

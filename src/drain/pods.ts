@@ -9,6 +9,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodSelection } from '../api/plan.js';
+import { compareStrings } from './conditions.js';
 import { matchesLabelSelector } from './selector.js';
 import { PodReason } from '../api/reasons.js';
 import { drainOptOut, hasDoNotDisrupt } from './pod-policy.js';
@@ -345,11 +346,6 @@ export function classifyPod(pod: PodInfo, selection: PodSelection): PodDecision 
     );
   }
   return decide('Evict', PodReason.Evictable, `managed by ${owner}`);
-}
-
-/** Orders strings by UTF-16 code units (locale-independent, hence deterministic). */
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

@@ -61,6 +61,7 @@ import {
   returningFields,
   type ReturningInput,
 } from './preflight-returning.js';
+import { compareStrings } from './conditions.js';
 import { matchesLabelSelector } from './selector.js';
 import type { DryRunVerdict, PreflightPdbInput } from './preflight-input.js';
 import { diagnosePdb, pdbFields } from './pdb-diagnosis.js';
@@ -101,7 +102,6 @@ export interface NodePreflight {
   pdbs: PreflightPdbUse[];
 }
 
-const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 const pdbKey = (p: Pick<PreflightPdbInput, 'namespace' | 'name'>): string => `${p.namespace}/${p.name}`;
 
 /** `text` cut to {@link PREFLIGHT_MESSAGE_CAP} characters (an ellipsis marks the cut). */
@@ -185,7 +185,7 @@ export function podsToDryRun(
 /** The PDB blocker of one pod to evict, per the eviction subresource's rules (see the module comment). */
 function pdbBlocker(pod: PodInfo, key: string, pdbs: PreflightPdbInput[]): PreflightBlocker | undefined {
   if (pdbs.length === 0 || exemptionOf(pod, pdbs) === 'NotRunning') return undefined;
-  const names = pdbs.map(pdbKey).sort(compare);
+  const names = pdbs.map(pdbKey).sort(compareStrings);
   if (pdbs.length > 1)
     return {
       pod: key,
@@ -299,7 +299,7 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     // Evict: the PDB rules and the server's verdict. A pod the API server evicts without a PDB
     // check (not running; not Ready under its PDB's unhealthyPodEvictionPolicy) spends no
     // disruption: it needs no round of its PDB (the drain evicts it at once too).
-    const names = mine.map(pdbKey).sort(compare);
+    const names = mine.map(pdbKey).sort(compareStrings);
     const exemption = exemptionOf(pod, mine);
     for (const p of exemption !== undefined ? [] : mine) {
       const k = pdbKey(p);
@@ -338,7 +338,9 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
 
   blockers.sort(
     (a, b) =>
-      compare(a.pod ?? '', b.pod ?? '') || compare(a.reason, b.reason) || compare(a.message, b.message),
+      compareStrings(a.pod ?? '', b.pod ?? '') ||
+      compareStrings(a.reason, b.reason) ||
+      compareStrings(a.message, b.message),
   );
   /** `{ [key]: list }` capped at PREFLIGHT_LIST_CAP, or nothing for an empty list. */
   const cap = <K extends string, T>(key: K, list: T[]) =>
@@ -359,7 +361,7 @@ export function buildPreflightNode(input: PreflightNodeInput): NodePreflight {
     ...cap('blockers', blockers),
     ...cap('dryRunRefusals', refusals),
   };
-  return { report, pdbs: [...uses.values()].sort((x, y) => compare(x.pdb, y.pdb)) };
+  return { report, pdbs: [...uses.values()].sort((x, y) => compareStrings(x.pdb, y.pdb)) };
 }
 
 /** The report of a node that could not be examined. */
@@ -420,13 +422,13 @@ export function summarizePreflight(nodes: readonly NodePreflight[], nowMs?: numb
     (a, b) =>
       (a.rounds === undefined ? 0 : 1) - (b.rounds === undefined ? 0 : 1) ||
       (b.rounds ?? 0) - (a.rounds ?? 0) ||
-      compare(a.pdb, b.pdb),
+      compareStrings(a.pdb, b.pdb),
   );
   const rounds = pdbs.map((p) => p.rounds).filter((r): r is number => r !== undefined);
   const maxRounds = rounds.length ? Math.max(...rounds) : undefined;
   const ordered = nodes
     .map((n) => n.report)
-    .sort((a, b) => Number(nodeBlocked(b)) - Number(nodeBlocked(a)) || compare(a.name, b.name));
+    .sort((a, b) => Number(nodeBlocked(b)) - Number(nodeBlocked(a)) || compareStrings(a.name, b.name));
   const nodesBlocked = ordered.filter(nodeBlocked).length;
   const report: Omit<PreflightReport, 'summary'> = {
     ...(nowMs !== undefined ? { completedAt: new Date(nowMs).toISOString() } : {}),

@@ -10,36 +10,12 @@ import type { LabelSelector } from '../api/plan.js';
 export type LabelSelectorRequirement = NonNullable<LabelSelector['matchExpressions']>[number];
 
 /**
- * Returns the problems that make `selector` invalid, as human-readable strings; `[]` when it is valid.
- *
- * Rules from `LabelSelectorAsSelector` / `labels.NewRequirement` (k8s.io/apimachinery/pkg/labels/selector.go):
- * `In` and `NotIn` need at least one value; `Exists` and `DoesNotExist` must have no values.
- * (Key and value syntax is not checked here: the API server validates objects it stores.)
- *
- * @param selector a `metav1.LabelSelector`, or `undefined` (valid: matches everything here).
- * @returns e.g. `["matchExpressions[0]: operator In needs at least one value"]`.
- */
-export function validateLabelSelector(selector: LabelSelector | undefined): string[] {
-  const problems: string[] = [];
-  (selector?.matchExpressions ?? []).forEach((req, i) => {
-    const n = req.values?.length ?? 0;
-    if ((req.operator === 'In' || req.operator === 'NotIn') && n === 0) {
-      problems.push(`matchExpressions[${i}]: operator ${req.operator} needs at least one value`);
-    }
-    if ((req.operator === 'Exists' || req.operator === 'DoesNotExist') && n > 0) {
-      problems.push(`matchExpressions[${i}]: operator ${req.operator} must have no values`);
-    }
-  });
-  return problems;
-}
-
-/**
  * Whether one requirement matches a label set (`labels.Requirement.Matches`):
  * - `In`: the key is present and its value is one of `values`;
  * - `NotIn`: the key is absent, or its value is none of `values`;
  * - `Exists`: the key is present (any value); `DoesNotExist`: the key is absent.
  *
- * An invalid requirement (see {@link validateLabelSelector}) matches nothing, so a bad selector can never
+ * An invalid requirement (`In`/`NotIn` without values, `Exists`/`DoesNotExist` with some) matches nothing, so a bad selector can never
  * select more than intended (Kubernetes rejects it with an error instead; a workflow must not throw).
  *
  * @param labels the object's labels (`metadata.labels`), `undefined` meaning none.

@@ -38,14 +38,28 @@ export {
   NODE_WAS_UNSCHEDULABLE_ANNOTATION,
 };
 
-/** Page size of the node list of {@link listClaimedNodes}. */
+/** Page size of the Node lists of {@link allNodes}. */
 const LIST_PAGE_SIZE = 500;
+
+/**
+ * Every Node, one page (`GET /api/v1/nodes?limit=500`, following `continue`) at a time, so a large
+ * cluster is never held whole. Needs `list nodes`.
+ * @throws the client's ApiException when a page fails.
+ */
+export async function* allNodes(core: CoreV1Api): AsyncIterable<V1Node> {
+  let cont: string | undefined;
+  do {
+    const page = await core.listNode({ limit: LIST_PAGE_SIZE, _continue: cont });
+    yield* page.items;
+    cont = page.metadata?._continue || undefined;
+  } while (cont);
+}
 
 /**
  * Whether the node carries a claim copied from another Node object: {@link NODE_CLAIM_NODE_UID_ANNOTATION}
  * names another uid than the node's own `metadata.uid` (the claimed Node was deleted and this one
  * created under its name from a manifest that kept the annotations). A claim without that
- * annotation (written before it existed) is not taken as copied.
+ * annotation is not taken as copied.
  */
 export function copiedClaim(node: V1Node): boolean {
   const claimed = node.metadata?.annotations?.[NODE_CLAIM_NODE_UID_ANNOTATION];
@@ -105,18 +119,11 @@ export function claimWaitOutcome(
 }
 
 /**
- * The nodes carrying `plan`'s claim ({@link heldBy} `'self'`), sorted by name: one paged list of all
- * Nodes (`GET /api/v1/nodes?limit=500`, following `continue`; needs `list nodes`).
- *
+ * The nodes carrying `plan`'s claim ({@link heldBy} `'self'`), sorted by name, from {@link allNodes}.
  * @throws the client's ApiException when the list fails (the caller retries).
  */
 export async function listClaimedNodes(core: CoreV1Api, plan: PlanRef): Promise<V1Node[]> {
   const out: V1Node[] = [];
-  let cont: string | undefined;
-  do {
-    const page = await core.listNode({ limit: LIST_PAGE_SIZE, _continue: cont });
-    for (const n of page.items) if (heldBy(n, plan) === 'self') out.push(n);
-    cont = page.metadata?._continue || undefined;
-  } while (cont);
+  for await (const n of allNodes(core)) if (heldBy(n, plan) === 'self') out.push(n);
   return out.sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
 }

@@ -9,9 +9,9 @@
  * {@link PermanentKubernetesError} for other 4xx. The exception is {@link KubernetesPort.evictPod},
  * which hands back the raw answer for the eviction activity's own classification.
  *
- * RBAC: nodes get/list/watch/patch; pods get/list/watch (and delete for onDeadline DeletePods,
- * which the shipped RBAC does not grant); pods/eviction create;
- * poddisruptionbudgets get/list/watch; replicasets, statefulsets (apps), jobs (batch) and
+ * RBAC: nodes get/list/patch (and patch nodes/status); pods get/list (and delete for onDeadline
+ * DeletePods, which the shipped RBAC does not grant); pods/eviction create;
+ * poddisruptionbudgets list; replicasets, statefulsets (apps), jobs (batch) and
  * replicationcontrollers get (preflight reads a pod's controller); maintenanceplans get and maintenanceplans/status update;
  * events get/create/patch in `default`.
  */
@@ -22,7 +22,6 @@ import {
   Observable,
   PolicyV1Api,
   ResponseContext,
-  Watch,
   type ConfigurationOptions,
   type KubeConfig,
   type ObservableMiddleware,
@@ -37,8 +36,8 @@ import type { ControllerObject, OwnerRef } from '../drain/preflight-returning.js
 import { apiCode, classifyError, isApiException, type RawAnswer } from './errors.js';
 import { EventRecorder, type PlanEvent } from './events.js';
 import { MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.js';
+import { allNodes } from './node-claim.js';
 import { PlanApi } from './plans.js';
-import { waitForObject, type WaitCondition, type WaitControl } from './wait.js';
 
 /** Page size of list calls. */
 export const LIST_PAGE_SIZE = 500;
@@ -94,10 +93,6 @@ export interface KubernetesPort {
     uid: string;
     gracePeriodSeconds: number;
   }): Promise<'deleted' | 'gone'>;
-  /** Waits on the Pod `namespace/name` (list, then watch) until `cond` answers. */
-  waitForPod<R>(namespace: string, name: string, cond: WaitCondition<R>, control: WaitControl): Promise<R>;
-  /** Waits on the PodDisruptionBudget `namespace/name` (list, then watch) until `cond` answers. */
-  waitForPdb<R>(namespace: string, name: string, cond: WaitCondition<R>, control: WaitControl): Promise<R>;
   /** One MaintenancePlan as raw JSON, `undefined` when absent. */
   readPlan(name: string): Promise<MaintenancePlan | undefined>;
   /**
@@ -117,7 +112,7 @@ export interface KubernetesPort {
  * current context's cluster.
  *
  * @param kubeConfig where and as whom to reach the API server.
- * @param log for the waits' retries and failed Event recordings.
+ * @param log for failed Event recordings.
  */
 export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): KubernetesPort {
   const core = kubeConfig.makeApiClient(CoreV1Api);
@@ -126,7 +121,6 @@ export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): Kuber
   const batch = kubeConfig.makeApiClient(BatchV1Api);
   const plans = new PlanApi(kubeConfig);
   const events = new EventRecorder(kubeConfig, log);
-  const watcher = new Watch(kubeConfig);
 
   /** Follows `continue` tokens until the last page, classifying errors as `what`. */
   async function listAll<T>(
@@ -150,17 +144,11 @@ export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): Kuber
 
   return {
     async *listNodes() {
-      let cont: string | undefined;
-      do {
-        let page;
-        try {
-          page = await core.listNode({ limit: LIST_PAGE_SIZE, _continue: cont });
-        } catch (err) {
-          throw classifyError(err, 'list nodes');
-        }
-        yield* page.items;
-        cont = page.metadata?._continue || undefined;
-      } while (cont);
+      try {
+        yield* allNodes(core);
+      } catch (err) {
+        throw classifyError(err, 'list nodes');
+      }
     },
 
     async readNode(name) {
@@ -286,43 +274,6 @@ export function createKubernetesPort(kubeConfig: KubeConfig, log: Logger): Kuber
       // The middleware saw every answer that reached the client; an empty 201 stands for none.
       return capture.answer() ?? { code: 201, headers: {}, text: '' };
     },
-
-    waitForPod: (namespace, name, cond, control) =>
-      waitForObject(
-        watcher,
-        log,
-        {
-          ...cond,
-          what: `pod ${namespace}/${name}`,
-          collectionPath: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
-          name,
-          list: async () => {
-            const l = await core.listNamespacedPod({ namespace, fieldSelector: `metadata.name=${name}` });
-            return { item: l.items[0], resourceVersion: l.metadata?.resourceVersion };
-          },
-        },
-        control,
-      ),
-
-    waitForPdb: (namespace, name, cond, control) =>
-      waitForObject(
-        watcher,
-        log,
-        {
-          ...cond,
-          what: `poddisruptionbudget ${namespace}/${name}`,
-          collectionPath: `/apis/policy/v1/namespaces/${encodeURIComponent(namespace)}/poddisruptionbudgets`,
-          name,
-          list: async () => {
-            const l = await policy.listNamespacedPodDisruptionBudget({
-              namespace,
-              fieldSelector: `metadata.name=${name}`,
-            });
-            return { item: l.items[0], resourceVersion: l.metadata?.resourceVersion };
-          },
-        },
-        control,
-      ),
 
     async readPlan(name) {
       try {

@@ -131,6 +131,7 @@ const INFORMER_MAX_BACKOFF_MS = 30_000;
 /** Dependencies of {@link PlanController}. */
 export interface ControllerDeps {
   kubeConfig: KubeConfig;
+  /** Temporal client, namespace set. */
   client: Client;
   config: RunConfig;
   logger: Logger;

@@ -15,12 +15,7 @@
  * (stops relayed before leading).
  */
 import { createHash } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { Client } from '@temporalio/client';
-import type { Logger } from 'pino';
-import type { RunConfig } from '../shared/settings.js';
-import type { DrainflowMetrics } from '../shared/http.js';
-import { PlanController } from './controller.js';
+import { PlanController, type ControllerDeps } from './controller.js';
 import { relayPendingStops } from './stop-relay.js';
 import { LeaderElector } from '../k8s/lease.js';
 
@@ -37,15 +32,8 @@ export function leaseName(planSelector: string | undefined): string {
     : LEASE_NAME;
 }
 
-/** What the operator needs. */
-export interface OperatorDeps {
-  kubeConfig: KubeConfig;
-  /** Temporal client, namespace set. */
-  client: Client;
-  config: RunConfig;
-  logger: Logger;
-  metrics: DrainflowMetrics;
-}
+/** What the operator needs: what its controller needs. */
+export type OperatorDeps = ControllerDeps;
 
 /** A running operator. */
 export interface OperatorHandle {

@@ -26,7 +26,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { NODE_WORKFLOW_TYPE } from '../contract/names.js';
+import { NODE_WORKFLOW_TYPE, queryLiteral } from '../contract/names.js';
 import { nodeControlSignal } from '../contract/node-messages.js';
 
 /** A stop the operator sends to node workflows directly. */
@@ -36,12 +36,10 @@ export type NodeStop = 'pause' | 'abort';
  * The visibility query of the running node workflows of plan workflow `planWorkflowId`: type
  * {@link NODE_WORKFLOW_TYPE}, ID `<planWorkflowId>-node-<node>` (src/contract/names.ts
  * `nodeWorkflowId`). The type excludes the hook workflows, whose IDs start the same
- * (`<node workflow ID>-<hook>`). Double quotes and backslashes are escaped (a plan workflow ID
- * holds a plan name and UID, which never contain them; escaped all the same).
+ * (`<node workflow ID>-<hook>`).
  */
 export function runningNodesQuery(planWorkflowId: string): string {
-  const prefix = `${planWorkflowId}-node-`.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
-  return `WorkflowType = "${NODE_WORKFLOW_TYPE}" AND WorkflowId STARTS_WITH "${prefix}" AND ExecutionStatus = "Running"`;
+  return `WorkflowType = "${NODE_WORKFLOW_TYPE}" AND WorkflowId STARTS_WITH ${queryLiteral(`${planWorkflowId}-node-`)} AND ExecutionStatus = "Running"`;
 }
 
 /**

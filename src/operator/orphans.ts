@@ -23,32 +23,23 @@ import type { Logger } from 'pino';
 import type { NodeActivities } from '../activities/nodes.js';
 import { EventReason } from '../api/reasons.js';
 import type { EventRecorder } from '../k8s/events.js';
-import { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, copiedClaim } from '../k8s/node-claim.js';
+import {
+  NODE_CLAIM_ANNOTATION,
+  NODE_CLAIM_UID_ANNOTATION,
+  allNodes,
+  copiedClaim,
+} from '../k8s/node-claim.js';
 import type { PlanApi } from '../k8s/plans.js';
-import { planWorkflowId } from '../contract/names.js';
+import { parseWorkflowId, planWorkflowId, queryLiteral } from '../contract/names.js';
 import { orphanVerdict, type OrphanCandidate } from './decide.js';
 import { isRunning, stopPlanChildren } from './stop-children.js';
-
-/** Page size of the node list. */
-const LIST_PAGE_SIZE = 500;
-
-/** A plan workflow ID: `maintenanceplan-<name>-<uid>` (a UID is a lowercase RFC 4122 UUID). */
-const PLAN_WORKFLOW_ID =
-  /^maintenanceplan-(.+)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
-
-/** The plan (name, uid) a plan workflow ID names, or undefined for another ID (a node workflow's, say). */
-export function planOfWorkflowId(workflowId: string): { name: string; uid: string } | undefined {
-  const m = PLAN_WORKFLOW_ID.exec(workflowId);
-  return m ? { name: m[1]!, uid: m[2]! } : undefined;
-}
 
 /**
  * The visibility query of the running plan workflows on `taskQueue` (workflow type
  * `drainPlanWorkflow`, ID prefix `maintenanceplan-`). Double quotes and backslashes are escaped.
  */
 export function runningPlansQuery(taskQueue: string, workflowType: string): string {
-  const q = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
-  return `WorkflowType = "${q(workflowType)}" AND WorkflowId STARTS_WITH "maintenanceplan-" AND TaskQueue = "${q(taskQueue)}" AND ExecutionStatus = "Running"`;
+  return `WorkflowType = ${queryLiteral(workflowType)} AND WorkflowId STARTS_WITH "maintenanceplan-" AND TaskQueue = ${queryLiteral(taskQueue)} AND ExecutionStatus = "Running"`;
 }
 
 /** What {@link sweepOrphans} needs. */
@@ -105,23 +96,18 @@ export async function sweepOrphans(deps: OrphanSweepDeps, stop: AbortSignal): Pr
   for await (const wf of client.workflow.list({
     query: runningPlansQuery(deps.taskQueue, deps.workflowType),
   })) {
-    const ref = planOfWorkflowId(wf.workflowId);
-    if (ref) candidate(ref.name, ref.uid).workflowRunning = true;
+    const ids = parseWorkflowId(wf.workflowId);
+    if (ids && ids.node === undefined) candidate(ids.plan.name, ids.plan.uid).workflowRunning = true;
   }
-  let cont: string | undefined;
-  do {
-    const page = await core.listNode({ limit: LIST_PAGE_SIZE, _continue: cont });
-    for (const n of page.items) {
-      const ann = n.metadata?.annotations ?? {};
-      const holder = ann[NODE_CLAIM_ANNOTATION];
-      const node = n.metadata?.name;
-      // A claim copied onto a Node created again under the name is no claim (src/k8s/node-claim.ts).
-      if (!holder || !node || copiedClaim(n)) continue;
-      candidate(holder, ann[NODE_CLAIM_UID_ANNOTATION] || undefined).nodes.push(node);
-      nodeUids.set(node, n.metadata?.uid ?? '');
-    }
-    cont = page.metadata?._continue || undefined;
-  } while (cont);
+  for await (const n of allNodes(core)) {
+    const ann = n.metadata?.annotations ?? {};
+    const holder = ann[NODE_CLAIM_ANNOTATION];
+    const node = n.metadata?.name;
+    // A claim copied onto a Node created again under the name is no claim (src/k8s/node-claim.ts).
+    if (!holder || !node || copiedClaim(n)) continue;
+    candidate(holder, ann[NODE_CLAIM_UID_ANNOTATION] || undefined).nodes.push(node);
+    nodeUids.set(node, n.metadata?.uid ?? '');
+  }
 
   const ended: EndedOrphan[] = [];
   for (const c of candidates.values()) {

@@ -21,6 +21,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { queryLiteral } from '../contract/names.js';
 
 /** How long cancelled child workflows get to close before they are terminated, ms. */
 export const CANCEL_GRACE_MS = 5000;
@@ -29,12 +30,10 @@ const MAX_SWEEPS = 3;
 
 /**
  * The visibility query of the running workflows a plan's workflow `planWorkflowId` started: its
- * node workflows and their hook workflows. Double quotes and backslashes are escaped (a plan
- * workflow ID holds a plan name and UID, which never contain them; escaped all the same).
+ * node workflows and their hook workflows.
  */
 export function childrenQuery(planWorkflowId: string): string {
-  const prefix = `${planWorkflowId}-node-`.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
-  return `WorkflowId STARTS_WITH "${prefix}" AND ExecutionStatus = "Running"`;
+  return `WorkflowId STARTS_WITH ${queryLiteral(`${planWorkflowId}-node-`)} AND ExecutionStatus = "Running"`;
 }
 
 /** What {@link stopPlanChildren} did: the workflow IDs, each with how it ended. */

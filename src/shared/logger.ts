@@ -7,27 +7,11 @@
 import { pino, type Logger } from 'pino';
 import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import type { LogLevel as SdkLogLevel, LogMetadata, Logger as SdkLogger } from '@temporalio/common';
-import { evictionTaskQueue } from '../contract/names.js';
+import { evictionTaskQueue, parseWorkflowId } from '../contract/names.js';
 
 /** Creates the process logger writing JSON lines to stdout. */
 export function createLogger(level: string, component: string): Logger {
   return pino({ level, base: { component } });
-}
-export type { Logger };
-
-/** Workflow ID of a plan: `maintenanceplan-<name>-<uid>`, of a node drain: `...-node-<node>`. */
-const WORKFLOW_ID =
-  /^maintenanceplan-(.+)-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:-node-(.+))?$/;
-
-/**
- * The plan (and node) a drainflow workflow ID names (see planWorkflowId and nodeWorkflowId in
- * src/contract/names.ts), or `{}` for any other ID.
- * @returns e.g. `{ plan: 'p1', node: 'worker-1' }` for `maintenanceplan-p1-<uid>-node-worker-1`.
- */
-export function planOfWorkflowId(workflowId: string): { plan?: string; node?: string } {
-  const m = WORKFLOW_ID.exec(workflowId);
-  if (!m) return {};
-  return m[3] ? { plan: m[1]!, node: m[3] } : { plan: m[1]! };
 }
 
 /**
@@ -49,7 +33,8 @@ export function sdkLogFields(meta: LogMetadata | undefined): Record<string, unkn
     if (v === undefined || (Array.isArray(v) && v.length === 0)) continue;
     out[renames[k] ?? k] = v;
   }
-  if (typeof out.workflowId === 'string') Object.assign(out, planOfWorkflowId(out.workflowId));
+  const ids = typeof out.workflowId === 'string' ? parseWorkflowId(out.workflowId) : undefined;
+  if (ids) Object.assign(out, { plan: ids.plan.name }, ids.node ? { node: ids.node } : {});
   return out;
 }
 

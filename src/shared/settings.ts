@@ -16,6 +16,7 @@ import { KubeConfig } from '../k8s/client.js';
 import { reuseConnections } from '../k8s/connection-pool.js';
 import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE } from '../contract/names.js';
+import type { LabelSelector } from '../api/plan.js';
 
 /** Where a setting comes from: its command-line flag and/or its environment variable. */
 export interface SettingSource {
@@ -70,8 +71,6 @@ export function settingName(key: SettingKey): string {
 
 /** Log levels of pino, lowest first (`silent`: none). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-/** A log level of {@link LOG_LEVELS}. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const EMPTY = 'must not be empty: unset the variable to use the default, or give a value';
 const MAX_EVICTIONS_MESSAGE = 'must be a positive number of eviction calls per second, e.g. 5 or 0.5';
@@ -157,52 +156,78 @@ function labelKeyOk(key: string): boolean {
 }
 
 /**
- * Why `selector` is not a Kubernetes label selector string, or undefined when it is one. The
- * grammar is that of `labels.Parse` (k8s.io/apimachinery/pkg/labels/selector.go): requirements
- * separated by commas, each `key`, `!key`, `key=value`, `key==value`, `key!=value`,
- * `key in (v1,v2)` or `key notin (v1,v2)`; keys are `[prefix/]name`, values names or empty.
- * The API server would refuse a bad one on the operator's first list, after start; this refuses
- * it at start.
+ * Parses a label selector string in the grammar of `labels.Parse`
+ * (k8s.io/apimachinery/pkg/labels/selector.go; kubectl's `-l`): requirements separated by commas,
+ * each `key`, `!key`, `key=value`, `key==value`, `key!=value`, `key in (v1,v2)` or
+ * `key notin (v1,v2)`; keys are `[prefix/]name`, values names or empty.
+ *
+ * @returns the `metav1.LabelSelector`, or the problem that makes `text` none, e.g.
+ *   `"Team/x" is not a label key`.
  */
-export function labelSelectorProblem(selector: string): string | undefined {
-  if (selector.trim() === '') return 'must not be empty';
+export function parseLabelSelectorText(text: string): { selector: LabelSelector } | { problem: string } {
+  const problem = (p: string) => ({ problem: p });
+  if (text.trim() === '') return problem('must not be empty');
   // Split at commas outside parentheses.
   const parts: string[] = [];
   let depth = 0;
   let cur = '';
-  for (const ch of selector) {
+  for (const ch of text) {
     if (ch === '(') depth++;
     if (ch === ')') depth--;
-    if (depth < 0) return 'has a ")" without "("';
+    if (depth < 0) return problem('has a ")" without "("');
     if (ch === ',' && depth === 0) {
       parts.push(cur);
       cur = '';
     } else cur += ch;
   }
-  if (depth !== 0) return 'has a "(" without ")"';
+  if (depth !== 0) return problem('has a "(" without ")"');
   parts.push(cur);
+  const matchLabels: Record<string, string> = {};
+  const matchExpressions: NonNullable<LabelSelector['matchExpressions']> = [];
   for (const raw of parts) {
     const req = raw.trim();
-    if (req === '') return 'has an empty requirement (two commas, or a comma at an end)';
+    if (req === '') return problem('has an empty requirement (two commas, or a comma at an end)');
     const set = /^(\S+)\s+(in|notin)\s*\(([^()]*)\)$/.exec(req);
     const eq = /^([^\s=!]+)\s*(==|=|!=)\s*(\S*)$/.exec(req);
-    const exists = /^!?\s*([^\s=!(),]+)$/.exec(req);
+    const exists = /^(!?)\s*([^\s=!(),]+)$/.exec(req);
+    const key = set?.[1] ?? eq?.[1] ?? exists?.[2];
+    if (key === undefined)
+      return problem(
+        `"${req}" is not a requirement (key, !key, key=value, key!=value, key in (a,b), key notin (a,b))`,
+      );
+    if (!labelKeyOk(key)) return problem(`"${key}" is not a label key`);
     if (set) {
-      if (!labelKeyOk(set[1]!)) return `"${set[1]}" is not a label key`;
-      const values = set[3]!.split(',').map((v) => v.trim());
-      if (values.length === 0 || values.every((v) => v === '')) return `"${req}" needs at least one value`;
-      const bad = values.find((v) => v !== '' && !LABEL_NAME.test(v));
-      if (bad !== undefined) return `"${bad}" is not a label value`;
+      const values = set[3]!
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '');
+      if (values.length === 0) return problem(`"${req}" needs at least one value`);
+      const bad = values.find((v) => !LABEL_NAME.test(v));
+      if (bad !== undefined) return problem(`"${bad}" is not a label value`);
+      matchExpressions.push({ key, operator: set[2] === 'in' ? 'In' : 'NotIn', values });
     } else if (eq) {
-      if (!labelKeyOk(eq[1]!)) return `"${eq[1]}" is not a label key`;
-      if (eq[3] !== '' && !LABEL_NAME.test(eq[3]!)) return `"${eq[3]}" is not a label value`;
-    } else if (exists) {
-      if (!labelKeyOk(exists[1]!)) return `"${exists[1]}" is not a label key`;
-    } else {
-      return `"${req}" is not a requirement (key, !key, key=value, key!=value, key in (a,b), key notin (a,b))`;
-    }
+      const value = eq[3]!;
+      if (value !== '' && !LABEL_NAME.test(value)) return problem(`"${value}" is not a label value`);
+      if (eq[2] === '!=') matchExpressions.push({ key, operator: 'NotIn', values: [value] });
+      else matchLabels[key] = value;
+    } else matchExpressions.push({ key, operator: exists![1] ? 'DoesNotExist' : 'Exists' });
   }
-  return undefined;
+  return {
+    selector: {
+      ...(Object.keys(matchLabels).length ? { matchLabels } : {}),
+      ...(matchExpressions.length ? { matchExpressions } : {}),
+    },
+  };
+}
+
+/**
+ * Why `selector` is not a Kubernetes label selector string ({@link parseLabelSelectorText}), or
+ * undefined when it is one. The API server would refuse a bad one on the operator's first list,
+ * after start; this refuses it at start.
+ */
+export function labelSelectorProblem(selector: string): string | undefined {
+  const parsed = parseLabelSelectorText(selector);
+  return 'problem' in parsed ? parsed.problem : undefined;
 }
 
 /** TLS to Temporal: file paths (PEM) and the server name to verify. */

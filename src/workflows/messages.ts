@@ -67,7 +67,7 @@ export interface NodeDrainSpec {
    * sends a PDB-only change only for the PDBs it reports (src/drain/pdb-budget.ts).
    */
   pdbReporters?: boolean;
-  /** spec.onDeadline (absent in inputs written before it existed: Stop). */
+  /** spec.onDeadline (absent: Stop). */
   onDeadline?: OnDeadline;
   /** spec.deadlineWarningSeconds (DeletePods advance notice). */
   deadlineWarningSeconds?: number;

@@ -15,6 +15,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import { createActivities } from '../../src/activities/index.js';
 import { claimingPlan, deletePlanObject } from '../helpers/direct-plan.js';
+import { checkPod, listNodePods, waitDisruptionAllowed, waitPodGone } from '../helpers/pod-probes.js';
 import type { DrainActivities } from '../../src/activities/types.js';
 import type { EvictResult } from '../../src/contract/eviction.js';
 import {
@@ -117,7 +118,7 @@ describe('evictPod classifies every Eviction API answer', { timeout: 180_000 }, 
     const result = await acts.evictPod({ namespace: ns, name: nameOf(pod), uid: uidOf(pod) });
     assert.deepEqual(result, { outcome: 'Evicted' });
     const t0 = Date.now();
-    const gone = await acts.waitPodGone({
+    const gone = await waitPodGone(c, {
       namespace: ns,
       name: nameOf(pod),
       uid: uidOf(pod),
@@ -125,7 +126,7 @@ describe('evictPod classifies every Eviction API answer', { timeout: 180_000 }, 
     });
     assert.deepEqual(gone, { gone: true });
     assert.ok(Date.now() - t0 < 15_000, `pod gone after ${Date.now() - t0} ms`);
-    assert.equal(await acts.checkPod({ namespace: ns, name: nameOf(pod), uid: uidOf(pod) }), 'Gone');
+    assert.equal(await checkPod(c, { namespace: ns, name: nameOf(pod), uid: uidOf(pod) }), 'Gone');
   });
 
   it('404 → Gone for a deleted pod; UID-precondition 409 → Gone for a re-created name', async () => {
@@ -148,8 +149,8 @@ describe('evictPod classifies every Eviction API answer', { timeout: 180_000 }, 
       uid: '11111111-1111-1111-1111-111111111111',
     });
     assert.deepEqual(wrongUid, { outcome: 'Gone' }, 'the pod with that uid does not exist');
-    assert.equal(await acts.checkPod({ namespace: ns, name: 'solo', uid: uidOf(pod) }), 'Present');
-    assert.equal(await acts.checkPod({ namespace: ns, name: 'solo', uid: 'other' }), 'Gone');
+    assert.equal(await checkPod(c, { namespace: ns, name: 'solo', uid: uidOf(pod) }), 'Present');
+    assert.equal(await checkPod(c, { namespace: ns, name: 'solo', uid: 'other' }), 'Gone');
 
     await c.core.deleteNamespacedPod({ namespace: ns, name: 'solo', gracePeriodSeconds: 0 });
     await waitFor(
@@ -183,7 +184,7 @@ describe('evictPod classifies every Eviction API answer', { timeout: 180_000 }, 
     assert.equal(r.pdb, `${ns}/db-pdb`);
     assert.match(r.message, /disruption budget/);
 
-    const pods = await acts.listNodePods({ node: 'kwok-node-1', selection: DEFAULT_SELECTION });
+    const pods = await listNodePods(c, { node: 'kwok-node-1', selection: DEFAULT_SELECTION });
     const item = pods.pods.find((p) => p.key === `${ns}/${nameOf(pod)}`);
     assert.deepEqual(item?.pdbs, [`${ns}/db-pdb`]);
     assert.deepEqual(
@@ -193,7 +194,7 @@ describe('evictPod classifies every Eviction API answer', { timeout: 180_000 }, 
 
     // The PDB never allows a disruption: the wait ends at its timeout.
     const t0 = Date.now();
-    const waited = await acts.waitDisruptionAllowed({ pdb: `${ns}/db-pdb`, timeoutSeconds: 2 });
+    const waited = await waitDisruptionAllowed(c, { pdb: `${ns}/db-pdb`, timeoutSeconds: 2 });
     assert.deepEqual(waited, { disruptionsAllowed: 0, exists: true });
     assert.ok(Date.now() - t0 >= 1900 && Date.now() - t0 < 6000, `waited ${Date.now() - t0} ms`);
   });
@@ -225,7 +226,7 @@ describe('evictPod classifies every Eviction API answer', { timeout: 180_000 }, 
 
     // The watch reacts as soon as the disruption controller raises disruptionsAllowed again.
     const t0 = Date.now();
-    const waited = await acts.waitDisruptionAllowed({ pdb: `${ns}/api-pdb`, timeoutSeconds: 60 });
+    const waited = await waitDisruptionAllowed(c, { pdb: `${ns}/api-pdb`, timeoutSeconds: 60 });
     const waitedMs = Date.now() - t0;
     assert.deepEqual(waited, { disruptionsAllowed: 1, exists: true });
     assert.ok(waitedMs >= 1000, `budget came back after ${waitedMs} ms (replacement ready delay is 4 s)`);
@@ -235,7 +236,7 @@ describe('evictPod classifies every Eviction API answer', { timeout: 180_000 }, 
 
     // A deleted PDB ends the wait at once with exists: false.
     await c.policy.deleteNamespacedPodDisruptionBudget({ namespace: ns, name: 'api-pdb' });
-    assert.deepEqual(await acts.waitDisruptionAllowed({ pdb: `${ns}/api-pdb`, timeoutSeconds: 30 }), {
+    assert.deepEqual(await waitDisruptionAllowed(c, { pdb: `${ns}/api-pdb`, timeoutSeconds: 30 }), {
       disruptionsAllowed: 0,
       exists: false,
     });
@@ -418,9 +419,9 @@ describe('evictPod classifies every Eviction API answer', { timeout: 180_000 }, 
     assert.equal(f.code, 500);
     assert.equal(f.reason, 'MultiplePodDisruptionBudgets');
     assert.match(f.message, /more than one PodDisruptionBudget/);
-    assert.equal(await acts.checkPod({ namespace: ns, name: nameOf(pod), uid: uidOf(pod) }), 'Present');
+    assert.equal(await checkPod(c, { namespace: ns, name: nameOf(pod), uid: uidOf(pod) }), 'Present');
 
-    const listed = await acts.listNodePods({ node: 'kwok-node-0', selection: DEFAULT_SELECTION });
+    const listed = await listNodePods(c, { node: 'kwok-node-0', selection: DEFAULT_SELECTION });
     assert.deepEqual(listed.pods.find((p) => p.key === `${ns}/${nameOf(pod)}`)?.pdbs, [
       `${ns}/by-app`,
       `${ns}/by-tier`,
@@ -627,7 +628,7 @@ describe('resolveNodes and listNodePods', { timeout: 120_000 }, () => {
     await waitPdb(c, ns, 'web-pdb', (p) => p.status?.disruptionsAllowed === 1);
     await waitPdb(c, ns2, 'all', (p) => p.status?.disruptionsAllowed === 1);
 
-    const result = await acts.listNodePods({ node, selection: DEFAULT_SELECTION });
+    const result = await listNodePods(c, { node, selection: DEFAULT_SELECTION });
     const mine = result.pods.filter((p) => p.namespace === ns || p.namespace === ns2);
     const summary = mine.map(
       (p) =>
@@ -655,13 +656,10 @@ describe('resolveNodes and listNodePods', { timeout: 120_000 }, () => {
         { key: `${ns2}/all`, disruptionsAllowed: 1 },
       ].sort((x, y) => (x.key < y.key ? -1 : 1)),
     );
-    assert.equal(
-      await acts.checkPod({ namespace: ns2, name: 'leaving', uid: uidOf(leaving) }),
-      'Terminating',
-    );
+    assert.equal(await checkPod(c, { namespace: ns2, name: 'leaving', uid: uidOf(leaving) }), 'Terminating');
 
     // With ignoreDaemonSets false the DaemonSet pod blocks; with force the bare pod is evicted.
-    const strict = await acts.listNodePods({
+    const strict = await listNodePods(c, {
       node,
       selection: { ignoreDaemonSets: false, deleteEmptyDirData: true, force: true },
     });
@@ -670,43 +668,6 @@ describe('resolveNodes and listNodePods', { timeout: 120_000 }, () => {
     assert.equal(byName('agent-')?.action, 'Block');
     assert.equal(byName('bare')?.action, 'Evict');
     assert.equal(byName('scratch-')?.action, 'Evict');
-  });
-});
-
-describe('waiting activities heartbeat and stop on cancellation', { timeout: 60_000 }, () => {
-  it('waitPodGone heartbeats, times out with gone:false, and throws CancelledFailure when cancelled', async () => {
-    const ns = await namespace();
-    await c.core.createNamespacedPod({
-      namespace: ns,
-      body: makePod(ns, 'stay', { nodeName: 'kwok-node-1' }),
-    });
-    const pod = await waitPodReady(c, ns, 'stay');
-
-    const env = new MockActivityEnvironment();
-    let beats = 0;
-    env.on('heartbeat', () => beats++);
-    const t0 = Date.now();
-    const timedOut = await env.run(acts.waitPodGone, {
-      namespace: ns,
-      name: 'stay',
-      uid: uidOf(pod),
-      timeoutSeconds: 5,
-    });
-    assert.deepEqual(timedOut, { gone: false });
-    assert.ok(Date.now() - t0 >= 4900, 'bounded by timeoutSeconds');
-    assert.ok(beats >= 2, `heartbeats during a 5 s wait: ${beats}`);
-
-    const env2 = new MockActivityEnvironment();
-    const running = env2.run(acts.waitPodGone, {
-      namespace: ns,
-      name: 'stay',
-      uid: uidOf(pod),
-      timeoutSeconds: 60,
-    });
-    setTimeout(() => env2.cancel(), 1000);
-    const t1 = Date.now();
-    await assert.rejects(running, (err) => err instanceof CancelledFailure);
-    assert.ok(Date.now() - t1 < 5000, 'stops promptly on cancellation');
   });
 });
 
@@ -768,11 +729,11 @@ describe('evictPod: self-healing refusals, heartbeats and cancellation', { timeo
     assert.equal(r.code, 403);
     assert.equal(r.reason, 'NamespaceTerminating');
     assert.match(r.message, new RegExp(`unable to create new content in namespace ${ns}`));
-    assert.equal(await acts.checkPod({ namespace: ns, name: 'held', uid: uidOf(pod) }), 'Terminating');
+    assert.equal(await checkPod(c, { namespace: ns, name: 'held', uid: uidOf(pod) }), 'Terminating');
 
     // Released, the pod goes with its namespace: what the drain waits for after this Retry.
     await release(ns, 'held');
-    const gone = await acts.waitPodGone({ namespace: ns, name: 'held', uid: uidOf(pod), timeoutSeconds: 60 });
+    const gone = await waitPodGone(c, { namespace: ns, name: 'held', uid: uidOf(pod), timeoutSeconds: 60 });
     assert.deepEqual(gone, { gone: true });
   });
 
@@ -833,7 +794,7 @@ describe('evictPod: self-healing refusals, heartbeats and cancellation', { timeo
     // Nothing was sent: the pod is not terminating ...
     const still = await c.core.readNamespacedPod({ namespace: ns, name: 'keep' });
     assert.equal(still.metadata?.deletionTimestamp, undefined, 'no eviction reached the server');
-    assert.equal(await acts.checkPod({ namespace: ns, name: 'keep', uid: uidOf(pod) }), 'Present');
+    assert.equal(await checkPod(c, { namespace: ns, name: 'keep', uid: uidOf(pod) }), 'Present');
     // ... and the same call, not cancelled, evicts it.
     const env2 = new MockActivityEnvironment();
     assert.deepEqual(await env2.run(acts.evictPod, { namespace: ns, name: 'keep', uid: uidOf(pod) }), {

@@ -15,7 +15,6 @@ import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-
 import { CancelledFailure } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
-import { createActivities } from '../../src/activities/index.js';
 import { createWaitClaimReleased } from '../../src/activities/claim-wait.js';
 import { createObserveNode, type ObserveNode } from '../../src/activities/observe.js';
 import type { ObserveNodeInput } from '../../src/activities/types.js';
@@ -23,6 +22,7 @@ import type { NodeObservation, ObservedPod } from '../../src/contract/observatio
 import { NODE_CLAIM_ANNOTATION, NODE_CLAIM_UID_ANNOTATION, type PodSelection } from '../../src/api/plan.js';
 import { WatchCache } from '../../src/k8s/watch-cache.js';
 import { claimingPlan, deletePlanObject } from '../helpers/direct-plan.js';
+import { listNodePods } from '../helpers/pod-probes.js';
 import {
   applyCrds,
   clients,
@@ -137,10 +137,7 @@ describe('observeNode on the real stack', { timeout: 240_000 }, () => {
     assert.ok(ms < 5_000, `cold cache answered in ${ms} ms`);
     assert.match(first.fingerprint, /^[0-9a-f]{16}$/);
     assert.deepEqual(first.node, { exists: true, unschedulable: false, uid: await nodeUid(node) });
-    const listed = await createActivities({ kubeConfig: c.kc, logger }).listNodePods({
-      node,
-      selection: SELECTION,
-    });
+    const listed = await listNodePods(c, { node, selection: SELECTION });
     assert.deepEqual(first.pods, listed.pods, 'same pods, decisions and PDB keys as listNodePods');
     assert.deepEqual(first.pdbs, listed.pdbs);
     assert.deepEqual(

@@ -33,7 +33,6 @@ import type {
   CordonResult,
   DrainActivities,
   NodePods,
-  PodState,
   ResolvedNodes,
 } from '../../src/activities/types.js';
 import type { EvictResult } from '../../src/contract/eviction.js';
@@ -643,11 +642,6 @@ export class SimCluster {
           this.record('releaseNode', { node, uncordon }, res);
           return res;
         }),
-      listNodePods: async ({ node }): Promise<NodePods> => {
-        const { pods, pdbs } = this.nodePods(node);
-        this.record('listNodePods', { node });
-        return { pods, pdbs };
-      },
       // Unlike the real activity, which waits up to maxWaitSeconds for a change, this one answers
       // "unchanged" after observePollMs of real time; the node then looks again only once its bound
       // (retryBackoff.maxSeconds) of workflow time has passed, so tests that need a node to see a
@@ -731,37 +725,6 @@ export class SimCluster {
           this.record('deletePod', input, { outcome: 'Deleted' });
           return { outcome: 'Deleted' as const };
         }),
-      checkPod: async ({ namespace, name, uid }): Promise<PodState> => {
-        this.tick();
-        const pod = this.pods.get(`${namespace}/${name}`);
-        const res: PodState =
-          !pod || pod.gone || pod.uid !== uid
-            ? 'Gone'
-            : pod.terminatingUntil !== undefined
-              ? 'Terminating'
-              : 'Present';
-        this.record('checkPod', { namespace, name }, res);
-        return res;
-      },
-      waitPodGone: async ({ namespace, name }) => {
-        const key = `${namespace}/${name}`;
-        const pod = this.pods.get(key);
-        if (pod && !pod.gone) this.end(pod, Date.now());
-        this.tick();
-        this.record('waitPodGone', { key });
-        return { gone: true };
-      },
-      waitDisruptionAllowed: async ({ pdb }) => {
-        // Legacy (one-pass drain, replay only): polled for up to 2 s of real time.
-        for (let i = 0; i < 200 && (this.pdbs.get(pdb) ?? 0) <= 0 && this.pdbs.has(pdb); i++) {
-          await new Promise((r) => setTimeout(r, 10));
-          this.tick();
-        }
-        const allowed = this.pdbs.get(pdb);
-        const res = { disruptionsAllowed: Math.max(0, allowed ?? 0), exists: allowed !== undefined };
-        this.record('waitDisruptionAllowed', { pdb }, res);
-        return res;
-      },
       publishStatus: async (input) =>
         this.faulted('publishStatus', { phase: input.status.phase }, async () => {
           const last = this.lastStatus();

@@ -31,7 +31,6 @@ import {
 import { CONFLICT_ATTEMPTS } from '../../src/k8s/patch.js';
 import { wantedNodeConditions } from '../../src/drain/node-conditions.js';
 import type { KubernetesPort } from '../../src/k8s/port.js';
-import type { WaitCondition, WatchedObject } from '../../src/k8s/wait.js';
 import { createPreflightActivities } from '../../src/activities/preflight.js';
 import type { ControllerObject, OwnerRef } from '../../src/drain/preflight-returning.js';
 import { parseSpec } from '../../src/api/plan.js';
@@ -58,8 +57,6 @@ class FakePort implements KubernetesPort {
   patchAnswers: Array<'conflict' | 'gone' | 'apply'> = [];
   /** Answers of the next replacePlanStatus calls ('apply': store the status). */
   statusAnswers: Array<'conflict' | 'gone' | 'apply' | Error> = [];
-  /** States the waits see in turn (the list, then each watch event); `undefined` = absent. */
-  waitStates: Array<WatchedObject | undefined> = [];
 
   async *listNodes(): AsyncIterable<V1Node> {
     this.calls.push(['listNodes']);
@@ -165,22 +162,6 @@ class FakePort implements KubernetesPort {
     if (next === undefined) throw new Error('FakePort: no deletion answer queued');
     if (next instanceof Error) throw next;
     return next;
-  }
-  async waitForPod<R>(namespace: string, name: string, cond: WaitCondition<R>): Promise<R> {
-    this.calls.push(['waitForPod', namespace, name, cond.timeoutSeconds]);
-    return this.runWait(cond);
-  }
-  async waitForPdb<R>(namespace: string, name: string, cond: WaitCondition<R>): Promise<R> {
-    this.calls.push(['waitForPdb', namespace, name, cond.timeoutSeconds]);
-    return this.runWait(cond);
-  }
-  /** Evaluates the scripted states in order; the timeout answer when none ends the wait. */
-  private runWait<R>(cond: WaitCondition<R>): R {
-    for (const state of this.waitStates) {
-      const r = cond.evaluate(state);
-      if (r !== undefined) return r;
-    }
-    return cond.onTimeout();
   }
   async readPlan(name: string): Promise<MaintenancePlan | undefined> {
     this.calls.push(['readPlan', name]);
@@ -693,107 +674,6 @@ describe('node activities over a fake port', () => {
       uncordoned: false,
       left: 'gone',
     });
-  });
-});
-
-describe('pod activities over a fake port', () => {
-  it('listNodePods: lists the PDBs of each namespace with pods on the node once, and matches them', async () => {
-    const port = new FakePort();
-    const mk = (ns: string, name: string, node: string): V1Pod => ({
-      metadata: {
-        namespace: ns,
-        name,
-        uid: `${ns}-${name}`,
-        labels: { app: 'web' },
-        ownerReferences: [
-          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs', controller: true },
-        ],
-      },
-      spec: { nodeName: node, containers: [] },
-    });
-    port.pods.set('a/p1', mk('a', 'p1', 'n1'));
-    port.pods.set('a/p2', mk('a', 'p2', 'n1'));
-    port.pods.set('b/p3', mk('b', 'p3', 'n2'));
-    port.pdbs.set('a', [
-      {
-        metadata: { namespace: 'a', name: 'web', generation: 1, resourceVersion: '5' },
-        spec: { selector: { matchLabels: { app: 'web' } } },
-        status: {
-          observedGeneration: 1,
-          disruptionsAllowed: 1,
-          currentHealthy: 2,
-          desiredHealthy: 1,
-          expectedPods: 2,
-        },
-      },
-    ]);
-    const r = await activities(port).listNodePods({
-      node: 'n1',
-      selection: { ignoreDaemonSets: true, deleteEmptyDirData: false, force: false },
-    });
-    assert.deepEqual(port.names(), ['listNodePods', 'listPdbs']);
-    assert.deepEqual(
-      r.pods.map((p) => [p.key, p.pdbs]),
-      [
-        ['a/p1', ['a/web']],
-        ['a/p2', ['a/web']],
-      ],
-    );
-    assert.deepEqual(
-      r.pdbs.map((p) => [p.key, p.disruptionsAllowed]),
-      [['a/web', 1]],
-    );
-  });
-
-  it('checkPod: Gone when absent or another UID, Terminating when deleting, else Present', async () => {
-    const port = new FakePort();
-    const a = activities(port);
-    assert.equal(await a.checkPod(POD), 'Gone');
-    port.pods.set(`${NS}/web-0`, pod('uid-2'));
-    assert.equal(await a.checkPod(POD), 'Gone');
-    port.pods.set(`${NS}/web-0`, pod(UID, true));
-    assert.equal(await a.checkPod(POD), 'Terminating');
-    port.pods.set(`${NS}/web-0`, pod(UID));
-    assert.equal(await a.checkPod(POD), 'Present');
-  });
-
-  it('waitPodGone: gone when deleted or replaced, not gone on timeout', async () => {
-    const port = new FakePort();
-    const a = activities(port);
-    const input = { ...POD, timeoutSeconds: 30 };
-    port.waitStates = [pod(UID), pod(UID, true), undefined];
-    assert.deepEqual(await a.waitPodGone(input), { gone: true });
-    port.waitStates = [pod(UID), pod('uid-2')];
-    assert.deepEqual(await a.waitPodGone(input), { gone: true });
-    port.waitStates = [pod(UID), pod(UID, true)];
-    assert.deepEqual(await a.waitPodGone(input), { gone: false });
-    assert.deepEqual(port.calls[0], ['waitForPod', NS, 'web-0', 30]);
-  });
-
-  it('waitDisruptionAllowed: allowed only once observed; deleted → exists false; bad key refused', async () => {
-    const port = new FakePort();
-    const a = activities(port);
-    const pdb = (allowed: number, generation: number, observed: number): WatchedObject => ({
-      metadata: { generation },
-      status: { disruptionsAllowed: allowed, observedGeneration: observed },
-    });
-    port.waitStates = [pdb(0, 1, 1), pdb(1, 2, 1), pdb(2, 2, 2)];
-    assert.deepEqual(await a.waitDisruptionAllowed({ pdb: 'shop/web', timeoutSeconds: 5 }), {
-      disruptionsAllowed: 2,
-      exists: true,
-    });
-    port.waitStates = [pdb(0, 1, 1), undefined];
-    assert.deepEqual(await a.waitDisruptionAllowed({ pdb: 'shop/web', timeoutSeconds: 5 }), {
-      disruptionsAllowed: 0,
-      exists: false,
-    });
-    port.waitStates = [pdb(0, 1, 1)];
-    assert.deepEqual(await a.waitDisruptionAllowed({ pdb: 'shop/web', timeoutSeconds: 5 }), {
-      disruptionsAllowed: 0,
-      exists: true,
-    });
-    assert.deepEqual(port.calls[0], ['waitForPdb', 'shop', 'web', 5]);
-    await assert.rejects(a.waitDisruptionAllowed({ pdb: 'web', timeoutSeconds: 5 }), /namespace\/name/);
   });
 });
 

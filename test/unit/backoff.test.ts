@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { backoffSeconds, cooldownSeconds } from '../../src/drain/backoff.js';
+import { backoffSeconds } from '../../src/drain/backoff.js';
 import { parseHttpDate, parseRetryAfter } from '../../src/k8s/retry-after.js';
 
 const DEFAULTS = { initialSeconds: 5, maxSeconds: 120 };
@@ -32,35 +32,6 @@ describe('backoffSeconds', () => {
       [1, 2, 3, 4].map((a) => backoffSeconds(a, { initialSeconds: 1, maxSeconds: 5 })),
       [1, 2, 4, 5],
     );
-  });
-});
-
-describe('cooldownSeconds', () => {
-  it('prefers the server Retry-After', () => {
-    assert.equal(cooldownSeconds({ retryAfterSeconds: 10 }, DEFAULTS, 1), 10);
-    assert.equal(cooldownSeconds({ retryAfterSeconds: 10 }, DEFAULTS, 6), 10);
-  });
-  it('does not cap the server Retry-After at maxSeconds', () => {
-    assert.equal(cooldownSeconds({ retryAfterSeconds: 300 }, DEFAULTS, 1), 300);
-  });
-  it('rounds a fractional Retry-After up', () => {
-    assert.equal(cooldownSeconds({ retryAfterSeconds: 1.2 }, DEFAULTS, 1), 2);
-  });
-  it('falls back to the backoff without a Retry-After (the PDB case)', () => {
-    assert.equal(cooldownSeconds({}, DEFAULTS, 1), 5);
-    assert.equal(cooldownSeconds({ retryAfterSeconds: undefined }, DEFAULTS, 3), 20);
-    assert.equal(cooldownSeconds({}, DEFAULTS, 9), 120);
-  });
-  it('falls back to the backoff for Retry-After 0, negative or NaN', () => {
-    assert.equal(cooldownSeconds({ retryAfterSeconds: 0 }, DEFAULTS, 2), 10);
-    assert.equal(cooldownSeconds({ retryAfterSeconds: -5 }, DEFAULTS, 2), 10);
-    assert.equal(cooldownSeconds({ retryAfterSeconds: Number.NaN }, DEFAULTS, 2), 10);
-  });
-  it('uses a header parsed by parseRetryAfter', () => {
-    const now = RFC_EXAMPLE_MS;
-    assert.equal(cooldownSeconds({ retryAfterSeconds: parseRetryAfter('10', now) }, DEFAULTS, 4), 10);
-    assert.equal(cooldownSeconds({ retryAfterSeconds: parseRetryAfter(undefined, now) }, DEFAULTS, 4), 40);
-    assert.equal(cooldownSeconds({ retryAfterSeconds: parseRetryAfter('garbage', now) }, DEFAULTS, 4), 40);
   });
 });
 

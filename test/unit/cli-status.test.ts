@@ -9,18 +9,20 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  HEARTBEAT_INTERVAL_MS,
-  HEARTBEAT_SLACK_MS,
-  POLLER_FRESH_MS,
   closeStatusName,
   closedNote,
   closedWithoutHandBack,
-  liveWorkers,
   missingWorkflowNote,
   workersNote,
+} from '../../src/cli/plans.js';
+import {
+  HEARTBEAT_INTERVAL_MS,
+  HEARTBEAT_SLACK_MS,
+  POLLER_FRESH_MS,
+  liveWorkers,
   type TaskQueueWorkers,
   type WorkerReport,
-} from '../../src/cli/plans.js';
+} from '../../src/shared/workers.js';
 import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { MaintenancePlan } from '../../src/api/plan.js';

@@ -10,27 +10,38 @@ import { pino } from 'pino';
 import {
   NO_WORKFLOWS_WARNING,
   coreLogFilter,
-  planOfWorkflowId,
   sdkLineLevel,
   sdkLogFields,
   sdkLogger,
 } from '../../src/shared/logger.js';
-import { evictionTaskQueue, nodeWorkflowId, planWorkflowId } from '../../src/contract/names.js';
+import {
+  evictionTaskQueue,
+  nodeWorkflowId,
+  parseWorkflowId,
+  planWorkflowId,
+} from '../../src/contract/names.js';
 
 const uid = '0f8b4c2e-1d3a-4b5c-9e7f-123456789abc';
 
-describe('planOfWorkflowId', () => {
+describe('parseWorkflowId', () => {
   it('reads the plan and the node from drainflow workflow IDs, names with dashes too', () => {
     const plan = planWorkflowId({ name: 'rack-7-kernel', uid });
-    assert.deepEqual(planOfWorkflowId(plan), { plan: 'rack-7-kernel' });
-    assert.deepEqual(planOfWorkflowId(nodeWorkflowId(plan, 'worker-node-1')), {
-      plan: 'rack-7-kernel',
+    assert.deepEqual(parseWorkflowId(plan), { plan: { name: 'rack-7-kernel', uid } });
+    assert.deepEqual(parseWorkflowId(nodeWorkflowId(plan, 'worker-node-1')), {
+      plan: { name: 'rack-7-kernel', uid },
       node: 'worker-node-1',
     });
   });
   it('gives nothing for other IDs', () => {
-    for (const id of ['', 'maintenanceplan-x', 'other-workflow', `maintenanceplan--${uid.slice(1)}`])
-      assert.deepEqual(planOfWorkflowId(id), {}, id);
+    for (const id of [
+      '',
+      'maintenanceplan-x',
+      'maintenanceplan-p-u1',
+      'other-workflow',
+      `other-p-${uid}`,
+      `maintenanceplan--${uid.slice(1)}`,
+    ])
+      assert.equal(parseWorkflowId(id), undefined, id);
   });
 });
 

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { closedWorkflowStatus } from '../../src/operator/closed-workflow.js';
-import { planOfWorkflowId, runningPlansQuery } from '../../src/operator/orphans.js';
+import { runningPlansQuery } from '../../src/operator/orphans.js';
 import { expectsRunningWorkflow } from '../../src/api/closed-workflow.js';
 import type { PlanPhase } from '../../src/api/reasons.js';
 import { MaintenancePlanStatusSchema } from '../../src/api/plan.js';
@@ -1274,14 +1274,7 @@ describe('orphanVerdict', () => {
     });
 });
 
-describe('planOfWorkflowId and runningPlansQuery (the orphan sweep)', () => {
-  it('reads the plan name and UID back from a plan workflow ID, and only from one', () => {
-    const uid = '0b6f5c1e-3a8d-4f0e-9c2b-7d1e5a4f3b2c';
-    assert.deepEqual(planOfWorkflowId(`maintenanceplan-my-plan-2-${uid}`), { name: 'my-plan-2', uid });
-    assert.equal(planOfWorkflowId(`maintenanceplan-p-${uid}-node-n1`), undefined, 'a node workflow');
-    assert.equal(planOfWorkflowId(`maintenanceplan-p-u1`), undefined, 'no UID');
-    assert.equal(planOfWorkflowId(`other-p-${uid}`), undefined, 'another prefix');
-  });
+describe('runningPlansQuery (the orphan sweep)', () => {
   it('lists the running plan workflows of one task queue', () => {
     assert.equal(
       runningPlansQuery('q"1', 'drainPlanWorkflow'),

@@ -13,7 +13,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TransientKubernetesError, classifyEviction, type RawAnswer } from '../../src/activities/index.js';
+import { classifyEviction } from '../../src/activities/eviction.js';
+import { TransientKubernetesError, type RawAnswer } from '../../src/k8s/errors.js';
 import type { EvictResult } from '../../src/contract/eviction.js';
 
 const NS = 'shop';

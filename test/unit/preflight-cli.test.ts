@@ -49,9 +49,10 @@ describe('parseLabelSelector', () => {
     it(text, () => assert.deepEqual(parseLabelSelector(text, '--selector'), want));
 
   for (const [text, message] of [
-    ['a=b,', /--selector: empty requirement/],
+    ['a=b,', /--selector: has an empty requirement .* in "a=b,"/],
     ['a in ()', /--selector: "a in \(\)" needs at least one value/],
-    ['a=b=c', /--selector: cannot read "a=b=c"/],
+    ['a=b=c', /--selector: "b=c" is not a label value/],
+    ['Team/x=y', /--selector: "Team\/x" is not a label key/],
   ] as const)
     it(`refuses ${text}`, () => assert.throws(() => parseLabelSelector(text, '--selector'), message));
 });

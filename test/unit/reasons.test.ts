@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import * as reasons from '../../src/api/reasons.js';
 import {
-  ALL_REASONS,
   ConditionType,
   DRAIN_ENDED_NODE_PHASES,
   FINAL_NODE_PHASES,
@@ -15,9 +15,19 @@ import {
   NodeConditionType,
   NodePhase,
   PlanPhase,
-  REASON_GROUPS,
 } from '../../src/api/reasons.js';
 import { NodePhaseSchema, PlanPhaseSchema } from '../../src/api/plan.js';
+
+/**
+ * Every group of reasons of src/api/reasons.ts (each `…Reason` constant, and the kinds of a PDB
+ * block, which are the DisruptionBlocked condition's reasons), by name: what `docs/reasons.md` lists.
+ */
+const REASON_GROUPS = Object.fromEntries(
+  Object.entries(reasons).filter(([name]) => name.endsWith('Reason') || name === 'DisruptionBlockKind'),
+) as Record<string, Record<string, string>>;
+
+/** Every reason drainflow writes, each once. */
+const ALL_REASONS = new Set(Object.values(REASON_GROUPS).flatMap((g) => Object.values(g) as string[]));
 
 const DOC = readFileSync(new URL('../../docs/reasons.md', import.meta.url), 'utf8');
 

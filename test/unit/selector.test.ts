@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LabelSelector } from '../../src/api/plan.js';
-import { matchesLabelSelector, matchesRequirement, validateLabelSelector } from '../../src/drain/selector.js';
+import { matchesLabelSelector, matchesRequirement } from '../../src/drain/selector.js';
 
 const labels = { app: 'web', tier: 'frontend', env: 'prod' };
 
@@ -180,38 +180,5 @@ describe('matchesRequirement', () => {
   });
   it('NotIn on an unlabelled object', () => {
     assert.equal(matchesRequirement(undefined, { key: 'a', operator: 'NotIn', values: ['x'] }), true);
-  });
-});
-
-describe('validateLabelSelector', () => {
-  it('accepts valid selectors and undefined', () => {
-    assert.deepEqual(validateLabelSelector(undefined), []);
-    assert.deepEqual(
-      validateLabelSelector({
-        matchLabels: { a: 'b' },
-        matchExpressions: [
-          { key: 'a', operator: 'In', values: ['b'] },
-          { key: 'c', operator: 'Exists' },
-          { key: 'd', operator: 'DoesNotExist', values: [] },
-        ],
-      }),
-      [],
-    );
-  });
-  it('names every invalid requirement', () => {
-    assert.deepEqual(
-      validateLabelSelector({
-        matchExpressions: [
-          { key: 'a', operator: 'In' },
-          { key: 'b', operator: 'Exists', values: ['x'] },
-          { key: 'c', operator: 'NotIn', values: [] },
-        ],
-      }),
-      [
-        'matchExpressions[0]: operator In needs at least one value',
-        'matchExpressions[1]: operator Exists must have no values',
-        'matchExpressions[2]: operator NotIn needs at least one value',
-      ],
-    );
   });
 });

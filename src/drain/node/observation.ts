@@ -20,8 +20,7 @@ import { multiplePdbsMessage } from './words.js';
 
 /**
  * The uid of the Node that stands under the claimed node's name in its place, when it is another
- * one: the node exists, both uids are known (`claimedUid` is absent before the claim and in states of
- * workers from before it was recorded; `node.uid` in answers of such workers) and they differ. The
+ * one: the node exists, both uids are known (`claimedUid` is absent before the claim) and they differ. The
  * API server gives every created object a new `metadata.uid`, so a Node deleted and created again
  * under the same name (a re-provisioned machine, a Node restored from a saved manifest) has another
  * uid: it is not the node the plan claimed. `undefined` otherwise.

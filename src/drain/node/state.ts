@@ -188,7 +188,7 @@ export interface NodeDrainState {
   /**
    * The `metadata.uid` of the Node this plan claimed (the claim's answer). Nodes are identified by
    * uid: a Node deleted and created again under the same name has another, and is not this plan's.
-   * Absent before the claim (and in states of workers from before it existed: then not compared).
+   * Absent before the claim (then not compared).
    */
   nodeUid?: string;
   /** Claim attempts refused because another plan holds the node (drives the retry backoff). */
