@@ -286,7 +286,13 @@ describe('the PDB budget across continue-as-new (time-skipping)', () => {
   it('pause, resume and release sent around the boundaries all take effect', async () => {
     const { sim, names } = sharedPdbs(3);
     const inp = {
-      ...input('controls-can', { nodeNames: names, maxUnavailableNodes: 3, uncordon: 'OnRelease' }),
+      ...input('controls-can', {
+        nodeNames: names,
+        maxUnavailableNodes: 3,
+        uncordon: 'OnRelease',
+        // Short for the sim's early "unchanged" observations (see the test above).
+        eviction: { retryBackoff: { initialSeconds: 1, maxSeconds: 5 } },
+      }),
       continueAsNewEvents: 30,
     };
     const res = await wf.withWorker(sim, async (tq) => {
