@@ -10,6 +10,7 @@ import {
   ConditionType,
   DRAIN_ENDED_NODE_PHASES,
   DeadlineReason,
+  DisruptionBlockKind,
   FINAL_PLAN_PHASES,
   NodePhase,
   NodeReason,
@@ -28,8 +29,8 @@ import type {
   OnDeadline,
   WorkflowRef,
 } from '../api/plan.js';
-import { findCondition, setCondition, sortAndCapBlockers } from './conditions.js';
-import { disruptionCondition } from './pdb-blocks.js';
+import { findCondition, setCondition, sortAndCapBlockers, type ConditionUpdate } from './conditions.js';
+import { disruptionBlockMessage, disruptionBlocks, disruptionCondition } from './pdb-blocks.js';
 import type { NodeState } from '../contract/progress.js';
 
 /** What the plan workflow knows, as input to {@link projectStatus}. */
@@ -275,13 +276,7 @@ export function planConditions(state: PlanState, nowMs: number): Condition[] {
               message: aboutNode(waiting.name, waiting.message ?? waiting.phase),
               observedGeneration: gen,
             }
-          : {
-              type: 'Blocked',
-              status: 'False',
-              reason: 'NotBlocked',
-              message: 'nothing blocks the plan',
-              observedGeneration: gen,
-            },
+          : notBlocked(state.nodes, gen),
     now,
   );
   const disruption = disruptionCondition(
@@ -465,4 +460,32 @@ export function projectStatus(state: PlanState): MaintenancePlanStatus {
       : {}),
     ...(state.preflight ? { preflight: state.preflight } : {}),
   };
+}
+
+/**
+ * The Blocked condition of a running plan none of whose nodes is held up by a reason of its own:
+ * True (reason `Never`) when a PodDisruptionBudget blocks a node in a way only a person can clear
+ * (the DisruptionBlocked kind `Never`), so that Blocked never reads False beside such a block;
+ * else False, saying whether PodDisruptionBudgets are pacing the evictions.
+ */
+function notBlocked(nodes: readonly NodeState[], gen: number | undefined): ConditionUpdate {
+  const blocks = disruptionBlocks(nodes);
+  const never = blocks.find((b) => b.blocker.kind === DisruptionBlockKind.Never);
+  if (never)
+    return {
+      type: 'Blocked',
+      status: 'True',
+      reason: DisruptionBlockKind.Never,
+      message: disruptionBlockMessage(never),
+      observedGeneration: gen,
+    };
+  return {
+    type: 'Blocked',
+    status: 'False',
+    reason: 'NotBlocked',
+    message: blocks.length
+      ? 'nothing blocks the plan for good: PodDisruptionBudgets pace its evictions (see DisruptionBlocked)'
+      : 'nothing blocks the plan',
+    observedGeneration: gen,
+  } as ConditionUpdate;
 }

@@ -271,3 +271,33 @@ describe('what a paused node shows', () => {
       assert.equal(st.evictionProgress!.pending, 1, 'its pod is still pending either way');
     });
 });
+
+describe('Blocked beside a PodDisruptionBudget block', () => {
+  const rows: { what: string; kind: string; blocked: [string, string]; message: RegExp }[] = [
+    {
+      what: 'a block only a person can clear (Never) makes Blocked True, naming the node and the pod',
+      kind: 'Never',
+      blocked: ['True', 'Never'],
+      message: /^node n2: pod app\/db-0: /,
+    },
+    {
+      what: 'a block that clears by itself (Transient) leaves Blocked False, saying PDBs pace the evictions',
+      kind: 'Transient',
+      blocked: ['False', 'NotBlocked'],
+      message: /PodDisruptionBudgets pace its evictions/,
+    },
+  ];
+  for (const r of rows)
+    it(r.what, () => {
+      const draining = node('n2', {
+        phase: 'Draining',
+        podsEvicted: 2,
+        blockedBy: [{ ...blocker, kind: r.kind } as NodeState['blockedBy'][number]],
+      });
+      const st = status(plan([node('n1'), draining], { phase: 'Running', reason: 'Draining', message: 'x' }));
+      const blocked = st.conditions?.find((c) => c.type === 'Blocked');
+      assert.deepEqual([blocked?.status, blocked?.reason], r.blocked);
+      assert.match(blocked?.message ?? '', r.message);
+      assert.equal(st.conditions?.find((c) => c.type === 'DisruptionBlocked')?.status, 'True');
+    });
+});
