@@ -48,28 +48,31 @@ export interface ExpectedTaskFailure {
  * still pending (its deadline, its next report or look); when one fires while the task that closes
  * the run is in flight (the time-skipping server skips to it as soon as the workflow is idle), the
  * server refuses that completion with UnhandledCommand and the worker runs the task again with the
- * TIMER_FIRED event, once per run at most (the task run again closes the run at once).
+ * TIMER_FIRED event. At most twice per run: the task run again may be crossed by another of its
+ * timers (seen in CI at load 8 in a test with a 5 s retryBackoff bound, whose node keeps timers a
+ * few seconds apart). Cancelling the timers before the close would avoid it, but the time-skipping
+ * server then refused a 500-node plan's tasks ("invalid history builder state for action").
  */
 export const NODE_CLOSE_CROSSED_BY_ITS_TIMER: ExpectedTaskFailure = {
   cause: 'UnhandledCommand',
   arrived: ['TIMER_FIRED'],
   in: 'node',
-  atMostPerRun: 1,
+  atMostPerRun: 2,
 };
 
 /**
  * The plan's closing task crossed by what its node workflows send: the plan continues as new (or
  * completes) while node workflows still signal it (reports, budget requests) or one of its own wake
  * timers (WakeTimer, as above) fires; the server refuses that completion with UnhandledCommand so
- * that no signal is lost, and the plan runs the task again with them. Seen at most twice in one
- * run (the task run again may be crossed once more) in tests whose plan continues as new every
- * few dozen events while five nodes signal it.
+ * that no signal is lost, and the plan runs the task again with them. Seen at most three times in
+ * one run (each task run again may be crossed once more; three in CI at load 8) in tests whose
+ * plan continues as new every few dozen events while three to five nodes signal it.
  */
 export const PLAN_CLOSE_CROSSED_BY_NODE_SIGNALS: ExpectedTaskFailure = {
   cause: 'UnhandledCommand',
   arrived: ['WORKFLOW_EXECUTION_SIGNALED', 'TIMER_FIRED'],
   in: 'plan',
-  atMostPerRun: 2,
+  atMostPerRun: 3,
 };
 
 /** One failed or timed-out workflow task of a history, as {@link assertNoWorkflowTaskFailed} sees it. */
