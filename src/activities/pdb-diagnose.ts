@@ -1,14 +1,17 @@
 /**
  * Gathers what src/drain/pdb-diagnosis.ts needs to say why a PodDisruptionBudget blocks a node's
- * pod, for the observeNode and preflight activities: the PDB (from the caller's cache), every pod it
+ * pod, for the observeNode activity: the PDB (from the caller's cache), every pod it
  * selects on any node (one LIST of the PDB's namespace, one page), the pods' owner and its replicas
  * (a GET of the ReplicaSet or StatefulSet), and who spent the budget (pods terminating or listed in
  * `status.disruptedPods`: on the drained node or on a node claimed by the same plan, this plan's;
  * elsewhere, another's).
  *
- * Bounded: at most {@link MAX_DIAGNOSED_PDBS} PDBs per call, and a PDB's diagnosis is reused while its
- * resourceVersion is unchanged, for {@link DIAGNOSIS_TTL_MS}. A failed read leaves the PDB without
- * a diagnosis (logged): the drain goes on as before.
+ * Bounded (the rule is `diagnosisStep` in src/drain/pdb-diagnosis.ts): a block younger than
+ * {@link LASTING_BLOCK_MS} is diagnosed from the PDB's spec and status alone, which shows a Never
+ * block at once and reads nothing but the owner's name (a GET of the ReplicaSet, remembered); a
+ * lasting block is read, at most {@link MAX_DIAGNOSED_PDBS} PDBs per call, and the read reused for
+ * {@link DIAGNOSIS_TTL_MS}. A failed read leaves the PDB without a diagnosis (logged): the drain
+ * goes on as before.
  */
 import type { Logger } from 'pino';
 import {
@@ -20,15 +23,26 @@ import {
   type V1PodDisruptionBudget,
 } from '../k8s/client.js';
 import { NODE_CLAIM_ANNOTATION } from '../api/plan.js';
-import { diagnosePdb, type DiagnosisPod } from '../drain/pdb-diagnosis.js';
+import {
+  diagnosePdb,
+  diagnosisStep,
+  type DiagnosisInput,
+  type DiagnosisMemo,
+  type DiagnosisPod,
+} from '../drain/pdb-diagnosis.js';
+import { DisruptionBlockKind } from '../api/reasons.js';
 import { isPodReady } from '../drain/eviction-gate.js';
 import { pdbSelectsPod } from './node-pods.js';
 import type { ObservedPod, PdbDiagnosis, PdbObservation } from '../contract/observation.js';
 
 /** PDBs diagnosed at most per call (the first blocked ones, by key). */
 export const MAX_DIAGNOSED_PDBS = 3;
-/** How long a PDB's diagnosis is reused while its resourceVersion is unchanged, ms. */
-export const DIAGNOSIS_TTL_MS = 15_000;
+/** How long a PDB must have allowed no disruption (as this worker saw it) before its pods are read, ms. */
+export const LASTING_BLOCK_MS = 30_000;
+/** How long a diagnosis read from a PDB's pods is reused, ms. */
+export const DIAGNOSIS_TTL_MS = 30_000;
+/** PDBs and owners remembered at most (the memory is cleared beyond). */
+const MEMO_CAP = 256;
 /** Pods listed at most per namespace (one page). */
 const POD_LIST_LIMIT = 500;
 
@@ -66,7 +80,9 @@ export type PdbDiagnoser = (args: {
 export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiagnoser {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const apps = kubeConfig.makeApiClient(AppsV1Api);
-  const memo = new Map<string, { rv: string | undefined; atMs: number; d: PdbDiagnosis | undefined }>();
+  const memo = new Map<string, DiagnosisMemo>();
+  /** `Kind ns/name` of a ReplicaSet → its Deployment's (ownership does not change). */
+  const owners = new Map<string, string>();
 
   /** `Kind ns/name` of the owner behind a pod's controller, with its replicas when read. */
   async function ownerOf(ns: string, ref: string): Promise<{ ref: string; replicas?: number }> {
@@ -135,24 +151,8 @@ export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiag
     const owner = blocked.controller ? await ownerOf(ns, blocked.controller.ref) : undefined;
     const claim = args.node?.metadata?.annotations?.[NODE_CLAIM_ANNOTATION];
     const spent = await spentBy(pdb, selected, args.nodeName, claim);
-    const st = pdb.status;
     return diagnosePdb({
-      pdb: {
-        key: o.key,
-        spec: {
-          ...(pdb.spec?.minAvailable !== undefined ? { minAvailable: pdb.spec.minAvailable } : {}),
-          ...(pdb.spec?.maxUnavailable !== undefined ? { maxUnavailable: pdb.spec.maxUnavailable } : {}),
-          ...(pdb.spec?.unhealthyPodEvictionPolicy
-            ? { unhealthyPodEvictionPolicy: pdb.spec.unhealthyPodEvictionPolicy }
-            : {}),
-        },
-        status: {
-          disruptionsAllowed: o.disruptionsAllowed,
-          ...(st?.currentHealthy !== undefined ? { currentHealthy: st.currentHealthy } : {}),
-          ...(st?.desiredHealthy !== undefined ? { desiredHealthy: st.desiredHealthy } : {}),
-          ...(st?.expectedPods !== undefined ? { expectedPods: st.expectedPods } : {}),
-        },
-      },
+      pdb: { key: o.key, ...specAndStatus(pdb, o) },
       node: args.nodeName,
       pod: blocked.key,
       pods: selected.map(diagnosisPod),
@@ -161,7 +161,26 @@ export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiag
     });
   }
 
+  /** The diagnosis the PDB's spec and status prove alone (a Never block), naming the owner. */
+  async function quick(o: PdbObservation, blocked: ObservedPod, pdb: V1PodDisruptionBudget) {
+    const input = { pdb: { key: o.key, ...specAndStatus(pdb, o) }, node: '', pods: [] };
+    if (diagnosePdb(input)?.kind !== DisruptionBlockKind.Never) return undefined;
+    const ref = blocked.controller?.ref;
+    if (ref && !owners.has(ref)) owners.set(ref, (await ownerOf(blocked.namespace, ref)).ref);
+    const owner = ref ? owners.get(ref) : undefined;
+    return diagnosePdb({ ...input, ...(owner ? { owner: { ref: owner } } : {}) });
+  }
+
   return async (args) => {
+    const now = Date.now();
+    if (memo.size > MEMO_CAP) memo.clear();
+    if (owners.size > MEMO_CAP) owners.clear();
+    for (const o of args.pdbs) {
+      const m = memo.get(o.key) ?? {};
+      if (o.disruptionsAllowed > 0) delete m.blockedSinceMs;
+      else m.blockedSinceMs ??= now;
+      memo.set(o.key, m);
+    }
     let n = 0;
     for (const o of args.pdbs) {
       if (o.disruptionsAllowed > 0) continue;
@@ -170,14 +189,20 @@ export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiag
           p.action === 'Evict' && p.pdbExempt === undefined && p.pdbs.length === 1 && p.pdbs[0] === o.key,
       );
       if (!blocked || n++ >= MAX_DIAGNOSED_PDBS) continue;
-      const known = memo.get(o.key);
-      if (known && known.rv === o.resourceVersion && Date.now() - known.atMs < DIAGNOSIS_TTL_MS) {
-        if (known.d) o.diagnosis = known.d;
-        continue;
-      }
+      const m = memo.get(o.key)!;
       try {
-        const d = await diagnoseOne(args, o, blocked);
-        memo.set(o.key, { rv: o.resourceVersion, atMs: Date.now(), d });
+        const step = diagnosisStep(m, now, LASTING_BLOCK_MS, DIAGNOSIS_TTL_MS);
+        let d: PdbDiagnosis | undefined;
+        if (step === 'reuse') d = m.read!.d;
+        else if (step === 'read') {
+          d = await diagnoseOne(args, o, blocked);
+          m.read = { atMs: now, d };
+        } else {
+          const pdb = args
+            .pdbsIn(blocked.namespace)
+            .find((p) => `${blocked.namespace}/${p.metadata?.name ?? ''}` === o.key);
+          d = pdb ? await quick(o, blocked, pdb) : undefined;
+        }
         if (d) o.diagnosis = d;
       } catch (err) {
         log.warn(
@@ -186,6 +211,28 @@ export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiag
         );
       }
     }
-    if (memo.size > 256) memo.clear();
+  };
+}
+
+/** The PDB's spec and status as a diagnosis reads them (`disruptionsAllowed` as observed). */
+function specAndStatus(
+  pdb: V1PodDisruptionBudget,
+  o: PdbObservation,
+): { spec: DiagnosisInput['pdb']['spec']; status: DiagnosisInput['pdb']['status'] } {
+  const st = pdb.status;
+  return {
+    spec: {
+      ...(pdb.spec?.minAvailable !== undefined ? { minAvailable: pdb.spec.minAvailable } : {}),
+      ...(pdb.spec?.maxUnavailable !== undefined ? { maxUnavailable: pdb.spec.maxUnavailable } : {}),
+      ...(pdb.spec?.unhealthyPodEvictionPolicy
+        ? { unhealthyPodEvictionPolicy: pdb.spec.unhealthyPodEvictionPolicy }
+        : {}),
+    },
+    status: {
+      disruptionsAllowed: o.disruptionsAllowed,
+      ...(st?.currentHealthy !== undefined ? { currentHealthy: st.currentHealthy } : {}),
+      ...(st?.desiredHealthy !== undefined ? { desiredHealthy: st.desiredHealthy } : {}),
+      ...(st?.expectedPods !== undefined ? { expectedPods: st.expectedPods } : {}),
+    },
   };
 }

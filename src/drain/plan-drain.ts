@@ -209,6 +209,10 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
   const n = s.plan.nodes.find((x) => x.name === p.node);
   if (!n) return [];
   if (s.finished.includes(p.node) && !p.final) return []; // a late report after the end
+  // A node the plan handed back (Released) is done with: its final report can arrive after the
+  // hand-back when the child's result came first, and must neither turn it back to Drained nor
+  // claim it again.
+  if (s.finished.includes(p.node) && n.phase === NodePhase.Released && !(p.node in s.claimed)) return [];
   n.phase = p.phase;
   n.reason = p.reason;
   n.message = p.message;

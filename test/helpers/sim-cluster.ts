@@ -205,6 +205,12 @@ export class SimCluster {
   evictDelayMs: number;
   answerDelayMs: number;
   cordonDelayMs: Record<string, number>;
+  /**
+   * Called synchronously as each call is recorded (after it took effect, before its answer returns
+   * to the worker): a test changes the cluster at an exact point of the workflow's progress
+   * instead of polling for it, which a loaded host can make late.
+   */
+  onCall?: (call: CallRecord) => void;
   /** `waitClaimReleased` calls running now (started, not yet answered, failed or cancelled). */
   claimWaitsRunning = 0;
   /** Calls sent beyond what their PDB allowed, counting the calls in flight (see {@link OverBudgetCall}). */
@@ -347,7 +353,9 @@ export class SimCluster {
   }
 
   private record(name: string, arg: unknown, result?: unknown): void {
-    this.calls.push({ name, atMs: serverNow(), arg, result });
+    const call = { name, atMs: serverNow(), arg, result };
+    this.calls.push(call);
+    this.onCall?.(call);
   }
 
   /** Advances what real time changed: terminating pods end, replacements become Ready. */

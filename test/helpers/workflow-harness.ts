@@ -13,13 +13,13 @@
  * (constructed at the top level of a test file or of a `describe`: it registers the replay as an
  * `afterEach` hook there).
  */
+import { readFileSync } from 'node:fs';
 import { afterEach } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import type { WorkflowClient, WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
-  bundleWorkflowCode,
   Worker,
   type ReplayHistoriesIterable,
   type WorkerOptions,
@@ -30,10 +30,11 @@ import { parseSpec, type MaintenancePlanSpecInput } from '../../src/api/plan.js'
 import type { abortSignal, releaseSignal } from '../../src/contract/plan-messages.js';
 import type { DrainPlanInput } from '../../src/workflows/messages.js';
 import { evictionTaskQueue, planWorkflowId } from '../../src/contract/names.js';
+import { workflowBundlePath } from '../../src/worker/bundle.js';
 import { drainPlanWorkflow } from '../../src/workflows/plan.js';
 import type { SimCluster } from './sim-cluster.js';
 import { installTestRuntime, releaseUnusedTestRuntime } from './sdk-logs.js';
-import { quietBundlerLogger, timeSkippingEnv } from './temporal.js';
+import { timeSkippingEnv } from './temporal.js';
 
 export type History = proto.temporal.api.history.v1.IHistory;
 export const EventType = proto.temporal.api.enums.v1.EventType;
@@ -89,7 +90,11 @@ export class WorkflowHarness {
     return env;
   }
 
-  /** Starts the time-skipping server and bundles src/workflows. */
+  /**
+   * Starts the time-skipping server and loads the bundle of src/workflows: the worker's own cached
+   * bundle (src/worker/bundle.ts, keyed by a hash of the workflow sources), built once by the first
+   * file that needs it rather than by webpack in every test file.
+   */
   setup = async (): Promise<void> => {
     // The SDK's lines through drainflow's logger, warnings and errors only (test/helpers/sdk-logs.ts).
     installTestRuntime();
@@ -99,10 +104,8 @@ export class WorkflowHarness {
       await releaseUnusedTestRuntime();
       throw err;
     }
-    this.bundle = await bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)),
-      logger: quietBundlerLogger,
-    });
+    const path = workflowBundlePath(fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url)));
+    this.bundle = { code: readFileSync(path, 'utf8') };
   };
 
   teardown = async (): Promise<void> => {

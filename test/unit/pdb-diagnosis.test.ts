@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { DisruptionBlockKind } from '../../src/api/reasons.js';
 import {
   diagnosePdb,
+  diagnosisStep,
   scaled,
+  type DiagnosisMemo,
   type DiagnosisInput,
   type DiagnosisPod,
   type PdbDiagnosis,
@@ -239,5 +241,63 @@ describe('diagnosisMessage', () => {
     const d = diagnosePdb(input({ minAvailable: 1 }, st(0, 1, 1, 1), [], { owner: deployment(1) }))!;
     assert.match(diagnosisMessage(d), /shop\/web can never allow a disruption \(Never: a single replica/);
     assert.match(diagnosisMessage(d), /Deployment shop\/web/);
+  });
+});
+
+describe('diagnosisStep: when the pods of a blocked PDB are read', () => {
+  const LASTING = 30_000;
+  const TTL = 30_000;
+  const T = 1_000_000;
+  const cases: { name: string; memo: DiagnosisMemo; now: number; want: 'quick' | 'read' | 'reuse' }[] = [
+    { name: 'first sight of the block: spec and status only', memo: {}, now: T, want: 'quick' },
+    {
+      name: 'blocked 29 s (a PDB pacing the drain): still no read',
+      memo: { blockedSinceMs: T },
+      now: T + 29_000,
+      want: 'quick',
+    },
+    { name: 'blocked 30 s: read', memo: { blockedSinceMs: T }, now: T + 30_000, want: 'read' },
+    {
+      name: 'read 10 s ago in this block: reused, whatever the PDB wrote since',
+      memo: { blockedSinceMs: T, read: { atMs: T + 30_000, d: undefined } },
+      now: T + 40_000,
+      want: 'reuse',
+    },
+    {
+      name: 'read 30 s ago: read again',
+      memo: { blockedSinceMs: T, read: { atMs: T + 30_000, d: undefined } },
+      now: T + 60_000,
+      want: 'read',
+    },
+    {
+      name: 'a read of an earlier block is not reused in a new one (young: quick)',
+      memo: { blockedSinceMs: T + 50_000, read: { atMs: T + 40_000, d: undefined } },
+      now: T + 55_000,
+      want: 'quick',
+    },
+    {
+      name: 'a read of an earlier block is not reused in a new lasting one',
+      memo: { blockedSinceMs: T + 50_000, read: { atMs: T + 40_000, d: undefined } },
+      now: T + 81_000,
+      want: 'read',
+    },
+  ];
+  for (const c of cases) it(c.name, () => assert.equal(diagnosisStep(c.memo, c.now, LASTING, TTL), c.want));
+});
+
+describe('a diagnosis from the PDB alone (no pods read)', () => {
+  it('proves a Never block: a single replica behind minAvailable: 1, maxUnavailable 0', () => {
+    const alone = (spec: DiagnosisInput['pdb']['spec']) =>
+      diagnosePdb({ pdb: { key: 'shop/web', spec, status: st(0, 1, 1, 1) }, node: NODE, pods: [] });
+    assert.equal(alone({ minAvailable: 1 })?.kind, DisruptionBlockKind.Never);
+    assert.equal(alone({ maxUnavailable: 0 })?.kind, DisruptionBlockKind.Never);
+  });
+  it('anything else reads as Transient: the detail needs the pods', () => {
+    const d = diagnosePdb({
+      pdb: { key: 'shop/web', spec: { maxUnavailable: 1 }, status: st(0, 2, 2, 3) },
+      node: NODE,
+      pods: [],
+    });
+    assert.equal(d?.kind, DisruptionBlockKind.Transient);
   });
 });

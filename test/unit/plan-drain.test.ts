@@ -246,6 +246,22 @@ describe('mergeNodeProgress', () => {
     assert.deepEqual(s.finished, ['n1']);
   });
 
+  it('ignores a final report that arrives after the node was handed back (Released)', () => {
+    const s = aPlan('n1').ended('n1', 'Released', 'Drained').build();
+    const before = structuredClone(s);
+    const events = mergeNodeProgress(
+      s,
+      progress('n1')
+        .phase('Drained', 'Drained', 'all 3 pod(s) evicted')
+        .counts(3, 3)
+        .claimed(true)
+        .final()
+        .build(),
+    );
+    assert.deepEqual(events, []);
+    assert.deepEqual(s, before, 'still Released, not claimed again');
+  });
+
   it('ignores a report for an unknown node', () => {
     const s = aPlan('n1').started('n1').build();
     const before = structuredClone(s);

@@ -141,29 +141,19 @@ describe('a node deleted mid-drain (time-skipping)', () => {
   it('spec.cordon AllAtStart: a node created again before its drain starts is not claimed by it', async () => {
     const sim = new SimCluster().addNode('n1').addNode('n2');
     sim.addPod({ namespace: 'app', name: 'db-0', node: 'n2' });
-    // Each cordon of n1 takes 500 ms of real time: n1's own drain (which n2's waits for) starts
-    // claiming well after the plan's cordon of both nodes is seen below.
-    sim.cordonDelayMs = { n1: 500 };
-    // n2's drain starts only once n1's ended (maxUnavailableNodes 1), after its re-creation.
+    // n2 is created again the moment the plan's cordon of both nodes has taken effect (the second
+    // cordon call), before n1's drain (which n2's waits for: maxUnavailableNodes 1) even claims n1.
+    sim.onCall = (call) => {
+      if (call.name === 'cordonNode' && sim.calls.filter((c) => c.name === 'cordonNode').length === 2)
+        sim.recreateNode('n2', false);
+    };
     const inp = input('recreated-all-at-start', {
       nodeNames: ['n1', 'n2'],
       maxUnavailableNodes: 1,
       cordon: 'AllAtStart',
       uncordon: 'OnRelease',
     });
-    let recreated = false;
-    const res = await driveTo(
-      sim,
-      inp,
-      () => {
-        if (!recreated && sim.calls.filter((c) => c.name === 'cordonNode').length >= 2) {
-          sim.recreateNode('n2', false);
-          recreated = true;
-        }
-        return sim.lastStatus()?.phase === 'Drained';
-      },
-      releaseSignal,
-    );
+    const res = await driveTo(sim, inp, 'Drained', releaseSignal);
     assert.equal(res.phase, 'Completed');
     const n2 = sim.lastStatus()?.nodes?.find((n) => n.name === 'n2');
     assert.equal(n2?.phase, 'Deleted', JSON.stringify(n2));
