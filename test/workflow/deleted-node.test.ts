@@ -32,32 +32,24 @@ describe('a node deleted mid-drain (time-skipping)', () => {
       maxUnavailableNodes: 2,
       uncordon: 'OnRelease',
     });
+    // n1 goes the moment its first observation is made (not when a poll notices it).
     let callsAtDeletion = -1;
-    const res = await driveTo(
-      sim,
-      inp,
-      () => {
-        if (
-          callsAtDeletion < 0 &&
-          sim.calls.some((c) => c.name === 'observeNode' && (c.arg as { node: string }).node === 'n1')
-        ) {
-          sim.deleteNode('n1');
-          callsAtDeletion = sim.calls.length;
-        }
-        return sim.lastStatus()?.phase === 'Drained';
-      },
-      releaseSignal,
-      async () => {
-        assert.deepEqual(
-          sim.lastStatus()?.nodes?.map((n) => [n.name, n.phase]),
-          [
-            ['n1', 'Deleted'],
-            ['n2', 'Drained'],
-          ],
-        );
-        await wf.skip('1h'); // waiting for the release: nothing may go on about the missing node
-      },
-    );
+    sim.onCall = (c) => {
+      if (callsAtDeletion < 0 && c.name === 'observeNode' && (c.arg as { node: string }).node === 'n1') {
+        sim.deleteNode('n1');
+        callsAtDeletion = sim.calls.length;
+      }
+    };
+    const res = await driveTo(sim, inp, 'Drained', releaseSignal, async () => {
+      assert.deepEqual(
+        sim.lastStatus()?.nodes?.map((n) => [n.name, n.phase]),
+        [
+          ['n1', 'Deleted'],
+          ['n2', 'Drained'],
+        ],
+      );
+      await wf.skip('1h'); // waiting for the release: nothing may go on about the missing node
+    });
     assert.equal(res.phase, 'Completed');
     const about = (name: string) =>
       sim.calls
