@@ -3,7 +3,8 @@
  *
  * `npm run gen:crd` writes deploy/crds/maintenanceplans.maintenance.drainflow.dev.yaml and the same file into
  * the Helm chart (deploy/helm/drainflow/crds/); test/unit/crd.test.ts checks both committed files equal
- * {@link renderCrdYaml}'s output, so they cannot drift.
+ * {@link renderCrdYaml}'s output, so they cannot drift. It also writes the field reference,
+ * docs/reference/maintenanceplan.md (scripts/gen-reference.ts), from the same CRD.
  *
  * The walk is generic: zod's own JSON Schema output (`z.toJSONSchema`, OpenAPI 3.0 flavour, input side so
  * defaulted fields are optional) is converted node by node into a Kubernetes *structural* schema. Keywords
@@ -967,6 +968,11 @@ async function main(): Promise<void> {
     writeFileSync(path, yaml);
     console.log(`wrote ${path}`);
   }
+  // The field reference is made from the same CRD (scripts/gen-reference.ts).
+  const { REFERENCE_PATH, renderReference } = await import('./gen-reference.js');
+  mkdirSync(dirname(REFERENCE_PATH), { recursive: true });
+  writeFileSync(REFERENCE_PATH, await renderReference(buildCrd()));
+  console.log(`wrote ${REFERENCE_PATH}`);
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
