@@ -123,7 +123,11 @@ describe('SkipNode and spec.release through the operator', () => {
       show,
     );
     // The skipped node is handed back undrained; the drained ones stay held until the release.
-    assert.deepEqual(await handedOut(nodes.stuck), { cordoned: false, claim: undefined });
+    assert.deepEqual(
+      await handedOut(nodes.stuck),
+      { cordoned: false, claim: undefined },
+      'the skipped node handed back: uncordoned, its claim removed',
+    );
     const stuckPods = (await c.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=stuck' })).items;
     assert.deepEqual(
       stuckPods.map((p) => [p.spec?.nodeName, p.metadata?.deletionTimestamp]),

@@ -197,6 +197,10 @@ describe('worker killed across the plan deadline', () => {
     assert.equal(deleted.evictionProgress?.deleted, 1, showStatus(deleted));
     assert.equal(deleted.evictionProgress?.attempts, 0, showStatus(deleted));
 
+    const late = (name: string, st: { completedAt?: string }) =>
+      `${name} ended ${(Date.parse(st.completedAt!) - deadlines[name]!) / 1000} s after its deadline`;
+    console.log(`${late(plans.stop, stopped)}; ${late(plans.del, deleted)}`);
+
     // Events: each once, the deadline's after the crash (the new worker sent them).
     const stopEvents = countByReason(await h.planEvents(plans.stop, stop.uid));
     const delEvents = await h.planEvents(plans.del, del.uid);
