@@ -41,6 +41,7 @@ import {
 } from '../helpers/k8s.js';
 import { createTaintedNode, drainflowEnv } from '../helpers/operator-harness.js';
 import { startWorkerProcess, type DrainflowProcess } from '../helpers/processes.js';
+import { evictedAgain, evictionAnswers } from '../helpers/eviction-log.js';
 import { startPrivateTemporal, type PrivateTemporal } from '../helpers/private-temporal.js';
 
 const POOL_LABEL = 'drainflow.dev/pool';
@@ -49,24 +50,6 @@ const TAINT_KEY = 'drainflow.dev/e2e-temporal-crash';
 const REPLICAS = 6;
 /** How long the killed server stays down before it is started again, ms. */
 const OUTAGE_MS = 3000;
-
-/** One `eviction answered` line of the worker's log. */
-interface EvictionAnswer {
-  pod: string;
-  code: number;
-  outcome: string;
-}
-
-/** Every Eviction API answer the worker logged, in order. */
-function evictionAnswers(log: string): EvictionAnswer[] {
-  const out: EvictionAnswer[] = [];
-  for (const line of log.split('\n')) {
-    if (!line.includes('"eviction answered"')) continue;
-    const rec = JSON.parse(line) as { pod: string; code: number; result: { outcome: string } };
-    out.push({ pod: rec.pod, code: rec.code, outcome: rec.result.outcome });
-  }
-  return out;
-}
 
 describe('Temporal server killed mid-drain', () => {
   const pool = uniqueName('tcrash');
@@ -168,14 +151,9 @@ describe('Temporal server killed mid-drain', () => {
     // before it would be a refusal retried, not a second eviction); the calls after the restart
     // included.
     const answers = evictionAnswers(worker!.logs());
-    const evicted = new Set<string>();
-    const again: string[] = [];
-    for (const a of answers) {
-      if (evicted.has(a.pod)) again.push(`${a.pod}: ${a.code} ${a.outcome}`);
-      if (a.outcome === 'Evicted') evicted.add(a.pod);
-    }
+    const { again, evicted } = evictedAgain(answers);
     assert.deepEqual(again, [], 'eviction calls for pods already evicted');
-    assert.deepEqual([...evicted].sort(), originals, 'each pod of the node evicted');
+    assert.deepEqual(evicted, originals, 'each pod of the node evicted');
     assert.ok(evictedBefore < REPLICAS, `${evictedBefore} evicted before the kill: the kill came mid-drain`);
     console.log(
       `evicted before the kill: ${evictedBefore}; eviction calls: ${answers.length} (${answers
