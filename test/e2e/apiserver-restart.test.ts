@@ -20,20 +20,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { abortSignal } from '../../src/contract/plan-messages.js';
 import { planFinished, showStatus } from '../helpers/direct-plan.js';
-import { evictedAgain, evictionAnswers } from '../helpers/eviction-log.js';
-import {
-  createNamespace,
-  deleteNamespace,
-  deleteNode,
-  makeDeployment,
-  makePdb,
-  uniqueName,
-  waitFor,
-  waitPdb,
-  waitPodsReady,
-  type Clients,
-} from '../helpers/k8s.js';
-import { createTaintedNode, directHarness, drainflowEnv } from '../helpers/operator-harness.js';
+import { evictedAgain, evictionAnswers, pacedWorkload } from '../helpers/eviction-log.js';
+import { deleteNamespace, deleteNode, uniqueName, waitFor, type Clients } from '../helpers/k8s.js';
+import { directHarness, drainflowEnv } from '../helpers/operator-harness.js';
 import { startWorkerProcess } from '../helpers/processes.js';
 import { root } from './cli-fixtures.js';
 
@@ -79,21 +68,15 @@ describe('kube-apiserver killed mid-drain', () => {
     c = h.c;
     const worker = startWorkerProcess(h.opts.taskQueue, drainflowEnv()).then((p) => (h.worker = p));
     const fixture = (async () => {
-      ns = await createNamespace(c, 'df-apirs');
-      const onPool = { labels: { [POOL_LABEL]: pool }, taint: { key: TAINT_KEY, value: pool } };
-      nodes.push(await createTaintedNode(c, 'df-apirs-node', onPool));
-      const web = makeDeployment(ns, 'web', REPLICAS, { readyDelay: '2s' });
-      const spec = web.spec!.template.spec!;
-      spec.nodeSelector = { [POOL_LABEL]: pool };
-      spec.tolerations = [{ key: TAINT_KEY, operator: 'Equal', value: pool, effect: 'NoSchedule' }];
-      await c.apps.createNamespacedDeployment({ namespace: ns, body: web });
-      await c.policy.createNamespacedPodDisruptionBudget({
-        namespace: ns,
-        body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 1 }),
+      const w = await pacedWorkload(c, {
+        prefix: 'apirs',
+        pool,
+        labelKey: POOL_LABEL,
+        taintKey: TAINT_KEY,
+        replicas: REPLICAS,
       });
-      await waitPodsReady(c, ns, { app: 'web' }, REPLICAS);
-      await waitPdb(c, ns, 'web', (p) => p.status?.disruptionsAllowed === 1);
-      nodes.push(await createTaintedNode(c, 'df-apirs-spare', onPool)); // room for the replacements
+      ns = w.ns;
+      nodes.push(...w.nodes);
     })();
     const results = await Promise.allSettled([worker, fixture]);
     for (const r of results) if (r.status === 'rejected') throw r.reason;

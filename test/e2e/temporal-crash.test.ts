@@ -27,21 +27,16 @@ import { abortSignal } from '../../src/contract/plan-messages.js';
 import { createDirectPlan, deletePlanObject, planFinished, showStatus } from '../helpers/direct-plan.js';
 import {
   clients,
-  createNamespace,
   deleteNamespace,
   deleteNode,
-  makeDeployment,
-  makePdb,
   uniqueName,
   waitFor,
-  waitPdb,
-  waitPodsReady,
   applyCrds,
   type Clients,
 } from '../helpers/k8s.js';
-import { createTaintedNode, drainflowEnv } from '../helpers/operator-harness.js';
+import { drainflowEnv } from '../helpers/operator-harness.js';
 import { startWorkerProcess, type DrainflowProcess } from '../helpers/processes.js';
-import { evictedAgain, evictionAnswers } from '../helpers/eviction-log.js';
+import { evictedAgain, evictionAnswers, pacedWorkload } from '../helpers/eviction-log.js';
 import { startPrivateTemporal, type PrivateTemporal } from '../helpers/private-temporal.js';
 
 const POOL_LABEL = 'drainflow.dev/pool';
@@ -69,21 +64,15 @@ describe('Temporal server killed mid-drain', () => {
     await applyCrds(c);
     const server = startPrivateTemporal().then((t) => (temporal = t));
     const fixture = (async () => {
-      ns = await createNamespace(c, 'df-tcrash');
-      const onPool = { labels: { [POOL_LABEL]: pool }, taint: { key: TAINT_KEY, value: pool } };
-      nodes.push(await createTaintedNode(c, 'df-tcrash-node', onPool));
-      const web = makeDeployment(ns, 'web', REPLICAS, { readyDelay: '2s' });
-      const spec = web.spec!.template.spec!;
-      spec.nodeSelector = { [POOL_LABEL]: pool };
-      spec.tolerations = [{ key: TAINT_KEY, operator: 'Equal', value: pool, effect: 'NoSchedule' }];
-      await c.apps.createNamespacedDeployment({ namespace: ns, body: web });
-      await c.policy.createNamespacedPodDisruptionBudget({
-        namespace: ns,
-        body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 1 }),
+      const w = await pacedWorkload(c, {
+        prefix: 'tcrash',
+        pool,
+        labelKey: POOL_LABEL,
+        taintKey: TAINT_KEY,
+        replicas: REPLICAS,
       });
-      await waitPodsReady(c, ns, { app: 'web' }, REPLICAS);
-      await waitPdb(c, ns, 'web', (p) => p.status?.disruptionsAllowed === 1);
-      nodes.push(await createTaintedNode(c, 'df-tcrash-spare', onPool)); // room for the replacements
+      ns = w.ns;
+      nodes.push(...w.nodes);
     })();
     const results = await Promise.allSettled([server, fixture]);
     for (const r of results) if (r.status === 'rejected') throw r.reason;

@@ -2,8 +2,10 @@
  * The Eviction API calls a `drainflow run --worker` process made, read from its log: the eviction
  * activity logs every answer (`eviction answered`, with the pod and the classified outcome;
  * src/activities/eviction.ts), so a test can tell whether a pod was evicted twice without the API
- * server's audit log.
+ * server's audit log. Also the paced workload the crash tests drain ({@link pacedWorkload}).
  */
+import { createNamespace, makeDeployment, makePdb, waitPdb, waitPodsReady, type Clients } from './k8s.js';
+import { createTaintedNode } from './operator-harness.js';
 
 /** One `eviction answered` line of a worker's log. */
 export interface EvictionAnswer {
@@ -40,4 +42,33 @@ export function evictedAgain(answers: EvictionAnswer[]): { again: string[]; evic
     if (a.outcome === 'Evicted') evicted.add(a.pod);
   }
   return { again, evicted: [...evicted].sort() };
+}
+
+/**
+ * The workload of the crash tests (temporal-crash, apiserver-restart): a node of the pool `pool`
+ * (label `labelKey`, taint `taintKey`, both valued `pool`) holding `replicas` pods of Deployment
+ * `web` (Ready 2 s after scheduling) behind a PodDisruptionBudget allowing one disruption at a time,
+ * then a spare node of the pool for the replacements (created last, so the pods start on the first).
+ * @returns the namespace and the two nodes (the drained one first).
+ */
+export async function pacedWorkload(
+  c: Clients,
+  o: { prefix: string; pool: string; labelKey: string; taintKey: string; replicas: number },
+): Promise<{ ns: string; nodes: [string, string] }> {
+  const ns = await createNamespace(c, `df-${o.prefix}`);
+  const onPool = { labels: { [o.labelKey]: o.pool }, taint: { key: o.taintKey, value: o.pool } };
+  const node = await createTaintedNode(c, `df-${o.prefix}-node`, onPool);
+  const web = makeDeployment(ns, 'web', o.replicas, { readyDelay: '2s' });
+  const spec = web.spec!.template.spec!;
+  spec.nodeSelector = { [o.labelKey]: o.pool };
+  spec.tolerations = [{ key: o.taintKey, operator: 'Equal', value: o.pool, effect: 'NoSchedule' }];
+  await c.apps.createNamespacedDeployment({ namespace: ns, body: web });
+  await c.policy.createNamespacedPodDisruptionBudget({
+    namespace: ns,
+    body: makePdb(ns, 'web', { app: 'web' }, { maxUnavailable: 1 }),
+  });
+  await waitPodsReady(c, ns, { app: 'web' }, o.replicas);
+  await waitPdb(c, ns, 'web', (p) => p.status?.disruptionsAllowed === 1);
+  const spare = await createTaintedNode(c, `df-${o.prefix}-spare`, onPool);
+  return { ns, nodes: [node, spare] };
 }
