@@ -36,10 +36,11 @@ export const grantDelivery = proxyLocalActivities<GrantDeliveryActivities>({
 
 /**
  * The remedy's restart (spec.remedies): idempotent on its annotation value, so tried again after a
- * crash; a few minutes of transient errors at most, then the remedy ends Failed (the loop waits for it).
+ * crash (10 s per try: a restart lost with a killed worker is tried again soon); about two minutes of
+ * transient errors at most, then the remedy ends Failed (the loop waits for it).
  */
 export const remedy = proxyActivities<RemedyActivities>({
-  startToCloseTimeout: '30s',
+  startToCloseTimeout: '10s',
   retry: { initialInterval: '1s', maximumInterval: '20s', backoffCoefficient: 2, maximumAttempts: 10 },
 });
 
