@@ -8,7 +8,13 @@
  * Units: every `*Seconds` field is in seconds; every time in status is an RFC 3339 string.
  */
 import { z } from 'zod';
-import { MAX_DRAIN_TIMEOUT_SECONDS, MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES } from './bounds.js';
+import {
+  DEFAULT_REMEDY_AFTER_SECONDS,
+  MAX_DRAIN_TIMEOUT_SECONDS,
+  MAX_PLAN_NODES,
+  MAX_REMEDY_AFTER_SECONDS,
+  MAX_UNAVAILABLE_NODES,
+} from './bounds.js';
 import {
   LABEL_KEY,
   LABEL_VALUE,
@@ -447,10 +453,6 @@ export const DeadlinePolicyFields = {
 
 // ---- remedies (spec.remedies) ----
 
-/** Default of spec.remedies.afterSeconds: how long a Never block lasts before Auto restarts, seconds. */
-export const DEFAULT_REMEDY_AFTER_SECONDS = 300;
-/** Upper bound of spec.remedies.afterSeconds, seconds (one day). */
-export const MAX_REMEDY_AFTER_SECONDS = 86400;
 
 export const RolloutRestartPolicySchema = z
   .enum(['Never', 'Approve', 'Auto'])

@@ -10,7 +10,7 @@
  */
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { abortSignal, approveRemedyUpdate, releaseSignal } from '../../src/contract/plan-messages.js';
+import { abortSignal, approveRemedyUpdate } from '../../src/contract/plan-messages.js';
 import type { MaintenancePlanSpecInput } from '../../src/api/plan.js';
 import { SimCluster } from '../helpers/sim-cluster.js';
 import { assertNoWorkflowTaskFailed, workflowIds } from '../helpers/drain-checks.js';
@@ -111,7 +111,7 @@ describe('remedy by surge (time-skipping)', () => {
         h.executeUpdate(approveRemedyUpdate, { args: [{ workload: 'shop/web', by: 'alice' }] }),
         /./,
       );
-      await h.signal(releaseSignal);
+      await h.signal(abortSignal);
       await wf.resultOf(h);
     });
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));
@@ -145,7 +145,7 @@ describe('remedy by surge (time-skipping)', () => {
       );
       assert.equal(sim.deployments.get('shop/web')!.rollouts, 1);
       assert.match(reasons(sim).find((e) => e.reason === 'RemedyApproved')!.message, /approved by Auto/);
-      await h.signal(releaseSignal);
+      await h.signal(abortSignal);
       await wf.resultOf(h);
     });
     await assertNoWorkflowTaskFailed(wf, workflowIds(inp, ['n1']));

@@ -10,7 +10,7 @@
  *
  * Deterministic: only pure modules, activity types and `@temporalio/workflow`.
  */
-import { DEFAULT_REMEDY_AFTER_SECONDS } from '../../api/plan.js';
+import { DEFAULT_REMEDY_AFTER_SECONDS } from '../../api/bounds.js';
 import type { ApproveRemedyArgs } from '../../contract/plan-messages.js';
 import { runningNodes } from '../../drain/plan-drain.js';
 import {
