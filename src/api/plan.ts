@@ -453,7 +453,6 @@ export const DeadlinePolicyFields = {
 
 // ---- remedies (spec.remedies) ----
 
-
 export const RolloutRestartPolicySchema = z
   .enum(['Never', 'Approve', 'Auto'])
   .describe(
