@@ -522,6 +522,7 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       'deadlineCountsOutsideWindows',
       'mode',
       'podOrder',
+      'remedies',
     ].map((f) => [
       `spec.${f}`,
       {

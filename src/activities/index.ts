@@ -15,6 +15,7 @@
  * | `jobs.ts`         | createHookJob, waitHookJob (Job hooks, spec.hooks)                 |
  * | `hook-workflow.ts`| hookWorkflowTaskStarted (why a workflow hook timed out)            |
  * | `grant-delivery.ts`| deliverGrants (the plan's PDB grants, as client signals)          |
+ * | `remedy.ts`       | restartDeployment (spec.remedies: a rollout restart, once)          |
  *
  * Errors of the other calls (src/k8s/errors.ts): network error, timeout, 408, 429 and 5xx throw
  * {@link TransientKubernetesError} (retryable); other 4xx throw a non-retryable
@@ -39,6 +40,7 @@ import { createNodeActivities } from './nodes.js';
 import { HEARTBEAT_INTERVAL_MS, createObserveNode } from './observe.js';
 import { createPlanStatusActivities } from './plan-status.js';
 import { createPreflightActivities } from './preflight.js';
+import { createRemedyActivities, type RemedyActivities } from './remedy.js';
 import type { DrainActivities, PreflightActivities } from './types.js';
 
 /** Dependencies of {@link createActivities}. */
@@ -69,7 +71,7 @@ export interface ActivityDeps {
  *
  * @param deps the KubeConfig to use, an optional pino logger, watch cache and port.
  * @returns an object implementing {@link DrainActivities}, {@link PreflightActivities},
- * {@link JobActivities}, {@link HookWorkflowActivities} and {@link GrantDeliveryActivities}, one
+ * {@link JobActivities}, {@link HookWorkflowActivities}, {@link GrantDeliveryActivities} and {@link RemedyActivities}, one
  * method per activity.
  */
 export function createActivities(
@@ -79,7 +81,8 @@ export function createActivities(
   JobActivities &
   HookWorkflowActivities &
   GrantDeliveryActivities &
-  ClaimCycleActivities {
+  ClaimCycleActivities &
+  RemedyActivities {
   const log = deps.logger ?? pino({ name: 'drainflow.activities', level: 'info' });
   const port = deps.port ?? createKubernetesPort(deps.kubeConfig, log);
   const observeNode = createObserveNode({
@@ -101,6 +104,8 @@ export function createActivities(
     ...createClaimCycleActivities(port),
     /** The plan's PDB grants, signalled through the worker's client (see ./grant-delivery.ts). */
     ...createGrantDeliveryActivities(),
+    /** spec.remedies.rolloutRestart: a Deployment's rollout restart, once (see ./remedy.ts). */
+    ...createRemedyActivities(deps.kubeConfig, log),
     /** onDeadline DeletePods: one DELETE of a pod, no Eviction API (see ./delete-pod.ts). */
     deletePod: deletePodActivity(port, log),
     /** See {@link createObserveNode}: answered from a watch cache shared by this object's calls. */

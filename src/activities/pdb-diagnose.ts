@@ -8,7 +8,9 @@
  *
  * Bounded (the rule is `diagnosisStep` in src/drain/pdb-diagnosis.ts): a block younger than
  * {@link LASTING_BLOCK_MS} is diagnosed from the PDB's spec and status alone, which shows a Never
- * block at once and reads nothing but the owner's name (a GET of the ReplicaSet, remembered); a
+ * block at once and reads nothing but the owner's name (a GET of the ReplicaSet, remembered) and,
+ * for a Deployment's pods, its replicas and strategy (a GET, reused for {@link DIAGNOSIS_TTL_MS}:
+ * they decide the remedy by surge, src/drain/remedy.ts); a
  * lasting block is read, at most {@link MAX_DIAGNOSED_PDBS} PDBs per call, and the read reused for
  * {@link DIAGNOSIS_TTL_MS}. A failed read leaves the PDB without a diagnosis (logged): the drain
  * goes on as before.
@@ -31,6 +33,7 @@ import {
   type DiagnosisPod,
 } from '../drain/pdb-diagnosis.js';
 import { DisruptionBlockKind } from '../api/reasons.js';
+import type { DeploymentShape } from '../drain/remedy.js';
 import { isPodReady } from '../drain/eviction-gate.js';
 import { pdbSelectsPod } from './node-pods.js';
 import type { ObservedPod, PdbDiagnosis, PdbObservation } from '../contract/observation.js';
@@ -83,6 +86,54 @@ export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiag
   const memo = new Map<string, DiagnosisMemo>();
   /** `Kind ns/name` of a ReplicaSet → its Deployment's (ownership does not change). */
   const owners = new Map<string, string>();
+  /** `ns/name` of a Deployment → its replicas and strategy as read, reused for {@link DIAGNOSIS_TTL_MS}. */
+  const deployments = new Map<string, { atMs: number; shape: DeploymentShape | undefined }>();
+
+  /** A Deployment's replicas and strategy (one GET, remembered); undefined when it cannot be read. */
+  async function deploymentOf(ns: string, name: string): Promise<DeploymentShape | undefined> {
+    const key = `${ns}/${name}`;
+    const known = deployments.get(key);
+    if (known && Date.now() - known.atMs < DIAGNOSIS_TTL_MS) return known.shape;
+    const dep = await apps.readNamespacedDeployment({ name, namespace: ns }).catch((err: unknown) => {
+      log.warn(
+        { deployment: key, err: err instanceof Error ? err.message : String(err) },
+        'Deployment read failed',
+      );
+      return undefined;
+    });
+    const ru = dep?.spec?.strategy?.rollingUpdate;
+    const shape: DeploymentShape | undefined = dep && {
+      ...(dep.spec?.replicas !== undefined ? { replicas: dep.spec.replicas } : {}),
+      strategy: {
+        ...(dep.spec?.strategy?.type ? { type: dep.spec.strategy.type } : {}),
+        ...(ru
+          ? {
+              rollingUpdate: {
+                ...(ru.maxUnavailable !== undefined ? { maxUnavailable: ru.maxUnavailable } : {}),
+                ...(ru.maxSurge !== undefined ? { maxSurge: ru.maxSurge } : {}),
+              },
+            }
+          : {}),
+      },
+    };
+    deployments.set(key, { atMs: Date.now(), shape });
+    return shape;
+  }
+
+  /**
+   * A Never block of a Deployment's pods: its replicas and strategy say whether a rollout restart
+   * is a safe remedy (src/drain/remedy.ts). One GET of the Deployment, only then (remembered).
+   */
+  async function withRemedy(
+    d: PdbDiagnosis | undefined,
+    input: DiagnosisInput,
+  ): Promise<PdbDiagnosis | undefined> {
+    const [kind, key] = input.owner?.ref.split(' ') ?? [];
+    if (d?.kind !== DisruptionBlockKind.Never || kind !== 'Deployment' || !key || !input.owner) return d;
+    const [ns = '', name = ''] = key.split('/');
+    const deployment = await deploymentOf(ns, name);
+    return deployment ? diagnosePdb({ ...input, owner: { ...input.owner, deployment } }) : d;
+  }
 
   /** `Kind ns/name` of the owner behind a pod's controller, with its replicas when read. */
   async function ownerOf(ns: string, ref: string): Promise<{ ref: string; replicas?: number }> {
@@ -151,14 +202,15 @@ export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiag
     const owner = blocked.controller ? await ownerOf(ns, blocked.controller.ref) : undefined;
     const claim = args.node?.metadata?.annotations?.[NODE_CLAIM_ANNOTATION];
     const spent = await spentBy(pdb, selected, args.nodeName, claim);
-    return diagnosePdb({
+    const input: DiagnosisInput = {
       pdb: { key: o.key, ...specAndStatus(pdb, o) },
       node: args.nodeName,
       pod: blocked.key,
       pods: selected.map(diagnosisPod),
       ...(owner ? { owner } : {}),
       spent,
-    });
+    };
+    return withRemedy(diagnosePdb(input), input);
   }
 
   /** The diagnosis the PDB's spec and status prove alone (a Never block), naming the owner. */
@@ -168,13 +220,15 @@ export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiag
     const ref = blocked.controller?.ref;
     if (ref && !owners.has(ref)) owners.set(ref, (await ownerOf(blocked.namespace, ref)).ref);
     const owner = ref ? owners.get(ref) : undefined;
-    return diagnosePdb({ ...input, ...(owner ? { owner: { ref: owner } } : {}) });
+    const full: DiagnosisInput = { ...input, ...(owner ? { owner: { ref: owner } } : {}) };
+    return withRemedy(diagnosePdb(full), full);
   }
 
   return async (args) => {
     const now = Date.now();
     if (memo.size > MEMO_CAP) memo.clear();
     if (owners.size > MEMO_CAP) owners.clear();
+    if (deployments.size > MEMO_CAP) deployments.clear();
     for (const o of args.pdbs) {
       const m = memo.get(o.key) ?? {};
       if (o.disruptionsAllowed > 0) delete m.blockedSinceMs;

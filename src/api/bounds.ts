@@ -36,3 +36,8 @@ export const PREFLIGHT_NODE_CAP = 20;
 export const PREFLIGHT_PDB_CAP = 20;
 /** Characters kept of a message (API server answers can be long). */
 export const PREFLIGHT_MESSAGE_CAP = 300;
+
+/** Default of spec.remedies.afterSeconds: how long a Never block lasts before Auto restarts, seconds. */
+export const DEFAULT_REMEDY_AFTER_SECONDS = 300;
+/** Upper bound of spec.remedies.afterSeconds, seconds (one day). */
+export const MAX_REMEDY_AFTER_SECONDS = 86400;

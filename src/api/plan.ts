@@ -8,7 +8,13 @@
  * Units: every `*Seconds` field is in seconds; every time in status is an RFC 3339 string.
  */
 import { z } from 'zod';
-import { MAX_DRAIN_TIMEOUT_SECONDS, MAX_PLAN_NODES, MAX_UNAVAILABLE_NODES } from './bounds.js';
+import {
+  DEFAULT_REMEDY_AFTER_SECONDS,
+  MAX_DRAIN_TIMEOUT_SECONDS,
+  MAX_PLAN_NODES,
+  MAX_REMEDY_AFTER_SECONDS,
+  MAX_UNAVAILABLE_NODES,
+} from './bounds.js';
 import {
   LABEL_KEY,
   LABEL_VALUE,
@@ -20,7 +26,7 @@ import {
 import { WindowFields, WindowStatusSchema } from './windows.js';
 import { PlanModeSchema, PreflightReportSchema, previewSpecIssues } from './preflight.js';
 import { specCoherenceIssues } from './spec-coherence.js';
-import { DisruptionBlockKind, HookPhase, NodePhase, PlanPhase } from './reasons.js';
+import { DisruptionBlockKind, HookPhase, NodePhase, PlanPhase, RemedyKind } from './reasons.js';
 import { JobTemplateSchema } from './hook-job.js';
 
 export const GROUP = 'maintenance.drainflow.dev';
@@ -445,6 +451,33 @@ export const DeadlinePolicyFields = {
     ),
 };
 
+// ---- remedies (spec.remedies) ----
+
+export const RolloutRestartPolicySchema = z
+  .enum(['Never', 'Approve', 'Auto'])
+  .describe(
+    'For a pod blocked by a PodDisruptionBudget that can never allow a disruption (kind Never) whose owner is a Deployment whose own rollout never lowers availability (computed maxUnavailable 0, maxSurge at least 1: the default strategy for one replica): Never, nothing is done; Approve, the plan proposes a rollout restart of the Deployment (the Remedy condition and an Event name it) and restarts it once approved (`drainflow approve PLAN --workload NS/NAME`, or the Temporal Update approveRemedy); Auto, it restarts it once the block lasted afterSeconds. The restart sets the pod template annotation kubectl.kubernetes.io/restartedAt (as kubectl rollout restart does): the Deployment starts a new pod on another node, waits until it is Ready, then removes the old one. drainflow never changes a PodDisruptionBudget, the replicas or the strategy.',
+  );
+/** spec.remedies.rolloutRestart (see {@link RolloutRestartPolicySchema}). */
+export type RolloutRestartPolicy = z.infer<typeof RolloutRestartPolicySchema>;
+
+export const RemediesSchema = z
+  .object({
+    rolloutRestart: RolloutRestartPolicySchema.default('Never'),
+    afterSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_REMEDY_AFTER_SECONDS)
+      .default(DEFAULT_REMEDY_AFTER_SECONDS)
+      .describe(
+        `With rolloutRestart Auto: how long, in seconds, a Never block lasts (from when the plan first sees it) before the Deployment is restarted. 0 to ${MAX_REMEDY_AFTER_SECONDS}.`,
+      ),
+  })
+  .strict();
+/** spec.remedies. */
+export type Remedies = z.infer<typeof RemediesSchema>;
+
 export const MaintenancePlanSpecSchema = z
   .object({
     nodeNames: z
@@ -509,6 +542,12 @@ export const MaintenancePlanSpecSchema = z
     ...WindowFields,
     mode: PlanModeSchema.default('Drain'),
     ...PodOrderFields,
+    remedies: RemediesSchema.default({
+      rolloutRestart: 'Never',
+      afterSeconds: DEFAULT_REMEDY_AFTER_SECONDS,
+    }).describe(
+      'Safe ways out of a drain stuck on a PodDisruptionBudget that can never allow a disruption (docs/guides/stuck-drains.md).',
+    ),
   })
   .strict()
   .superRefine((spec, ctx) => {
@@ -596,6 +635,12 @@ export const BlockerSchema = z
       .optional()
       .describe(
         "With kind: the pods' controller as Kind namespace/name (a ReplicaSet's Deployment), when known.",
+      ),
+    remedy: z
+      .enum(RemedyKind)
+      .optional()
+      .describe(
+        'Kind Never: RolloutRestart when the owner is a Deployment whose own rollout never lowers availability (spec.remedies.rolloutRestart can move the pod by surge), None when no safe remedy exists (the message says why).',
       ),
     message: z.string().describe('Human-readable details.'),
     since: z.string().optional().describe('RFC 3339 time this blocker was first seen.'),

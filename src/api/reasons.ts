@@ -158,6 +158,13 @@ export const ConditionType = {
    * PDB and the pods' owner; False (NoDisruptionBlock) once none does.
    */
   DisruptionBlocked: 'DisruptionBlocked',
+  /**
+   * Set once the plan proposed a remedy (spec.remedies.rolloutRestart Approve or Auto): True while
+   * one is proposed, approved or its rollout runs (reason {@link RemedyReason} of that step), its
+   * message naming the Deployment, the node and how to approve; False once each ended (reason of
+   * the last one's outcome).
+   */
+  Remedy: 'Remedy',
 } as const;
 /** A value of {@link ConditionType}. */
 export type ConditionType = ValueOf<typeof ConditionType>;
@@ -601,6 +608,39 @@ export const DisruptionBlockKind = {
 } as const;
 /** A value of {@link DisruptionBlockKind}. */
 export type DisruptionBlockKind = ValueOf<typeof DisruptionBlockKind>;
+
+/**
+ * The safe remedy of a Never block (`status.nodes[].blockedBy[].remedy`, src/drain/remedy.ts
+ * decides): RolloutRestart, the pods' owner is a Deployment whose own rollout never lowers
+ * availability, so a rollout restart moves the pod by surge; None, there is no safe one.
+ */
+export const RemedyKind = {
+  RolloutRestart: 'RolloutRestart',
+  None: 'None',
+} as const;
+/** A value of {@link RemedyKind}. */
+export type RemedyKind = ValueOf<typeof RemedyKind>;
+
+/**
+ * The steps of a remedy by surge (spec.remedies.rolloutRestart): the reasons of the Remedy
+ * condition and of the Events of each step, recorded by the plan workflow.
+ */
+export const RemedyReason = {
+  /** Warning (Approve) or Normal (Auto): a rollout restart of the Deployment is proposed; the message says how to approve it, or when Auto applies it. */
+  RemedyProposed: 'RemedyProposed',
+  /** Normal: the proposal was approved (the message names who: a user through the approveRemedy Update, or Auto after afterSeconds). */
+  RemedyApproved: 'RemedyApproved',
+  /** Normal: the Deployment's pod template annotation kubectl.kubernetes.io/restartedAt was set; the Deployment rolls by surge. */
+  RolloutRestarted: 'RolloutRestarted',
+  /** Normal: after the restart, the pod left the node (the Deployment's rollout replaced it). */
+  RemedySucceeded: 'RemedySucceeded',
+  /** Warning: the restart could not be requested (the message quotes the API server). */
+  RemedyFailed: 'RemedyFailed',
+  /** Normal: the block cleared before the remedy was applied (or the node's drain ended): the proposal is withdrawn. */
+  RemedyWithdrawn: 'RemedyWithdrawn',
+} as const;
+/** A value of {@link RemedyReason}. */
+export type RemedyReason = ValueOf<typeof RemedyReason>;
 
 // ---------------------------------------------------------------------------------------------
 // Events

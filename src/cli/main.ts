@@ -194,6 +194,24 @@ for (const [action, help] of [
   });
 }
 withConnection(
+  program
+    .command('approve <plan>')
+    .description(
+      'spec.remedies.rolloutRestart: approve the rollout restart the plan proposes for a Deployment (the Remedy condition names it)',
+    ),
+)
+  .requiredOption('--workload <namespace/name>', 'the Deployment, as the proposal names it')
+  .option('--by <name>', 'who approves, recorded in the history and Events (default: your login name)')
+  .action(async (name: string, opts) => {
+    const [{ approveRemedy }, { userInfo }] = await Promise.all([import('./plans.js'), import('node:os')]);
+    const by = typeof opts.by === 'string' ? opts.by : userInfo().username;
+    const st = await approveRemedy(await context(opts), name, opts.workload, by);
+    const c = st.conditions?.find((x) => x.type === 'Remedy');
+    console.log(
+      `approve: accepted by the workflow of plan ${name} (by ${by})${c ? `; ${c.reason}: ${c.message}` : ''}`,
+    );
+  });
+withConnection(
   program.command('watch <plan>').description('show the drain live until the plan reaches a final phase'),
 )
   .option('--follow', 'keep watching after a final phase')

@@ -1,5 +1,5 @@
 /**
- * The CLI's plan commands: `status`, `pause`, `resume`, `abort`, `release`, `watch`. They read
+ * The CLI's plan commands: `status`, `pause`, `resume`, `abort`, `release`, `approve`, `watch`. They read
  * the MaintenancePlan from Kubernetes and talk to its workflow in Temporal with the shared message
  * definitions (src/contract/plan-messages.ts). Errors name what went wrong: an unknown plan, an
  * unreachable cluster or Temporal, a finished workflow.
@@ -10,6 +10,7 @@ import {
   NamespaceNotFoundError,
   QueryRejectedError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { MaintenancePlan, MaintenancePlanStatus } from '../api/plan.js';
@@ -19,6 +20,7 @@ import { PlanApi } from '../k8s/plans.js';
 import { reuseConnections } from '../k8s/connection-pool.js';
 import { flagHasEffect, phaseWords, type SpecFlagName } from '../api/ended-plan.js';
 import {
+  approveRemedyUpdate,
   controlUpdate,
   progressQuery,
   releaseNodeUpdate,
@@ -217,6 +219,44 @@ export async function releaseNode(
   } catch (err) {
     if (err instanceof WorkflowNotFoundError)
       throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
+    throw err;
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/**
+ * `drainflow approve PLAN --workload NS/NAME` (spec.remedies.rolloutRestart): sends the
+ * `approveRemedy` Update, so the plan restarts the Deployment it proposed to restart.
+ * @returns the plan's status after the workflow took the approval in.
+ * @throws CliError with the workflow's refusal (no such proposal, restarted already), when the
+ *   workflow has ended or no worker answers in time.
+ */
+export async function approveRemedy(
+  ctx: CliContext,
+  name: string,
+  workload: string,
+  by: string,
+): Promise<MaintenancePlanStatus> {
+  const { plan, handle, client } = await planHandle(ctx, name);
+  try {
+    const desc = await handle.describe();
+    if (desc.status.name !== 'RUNNING')
+      throw new CliError(
+        `the workflow of plan "${name}" has ended (plan phase ${plan.status?.phase ?? 'unknown'}); nothing to approve`,
+      );
+    return await withTimeout(
+      handle.executeUpdate(approveRemedyUpdate, { args: [{ workload, by }] }),
+      UPDATE_TIMEOUT_MS,
+      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue?`,
+    );
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError)
+      throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
+    if (err instanceof WorkflowUpdateFailedError)
+      throw new CliError(
+        `plan "${name}" refused the approval: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+      );
     throw err;
   } finally {
     await client.connection.close();

@@ -8,7 +8,7 @@
  *
  * Ground floor (src/contract): pure types, imports only API types.
  */
-import type { DisruptionBlockKind, PodReason } from '../api/reasons.js';
+import type { DisruptionBlockKind, PodReason, RemedyKind } from '../api/reasons.js';
 
 /** What to do with a pod: evict it, leave it alone, wait for it to go, or report it as blocking the drain. */
 export type PodAction = 'Evict' | 'Skip' | 'Wait' | 'Block';
@@ -155,4 +155,29 @@ export interface PdbDiagnosis {
   scheduler?: string;
   /** SpentByOthers: disruptions spent by others. */
   spent?: number;
+  /** Never: the safe remedy, if any (src/drain/remedy.ts `rolloutRemedy`). */
+  remedy?: RemedyFinding;
 }
+
+/** Why no safe remedy exists for a Never block (src/drain/remedy.ts). */
+export type NoRemedyCause =
+  /** The pods have no controller (or it is unknown). */
+  | 'NoController'
+  /** A StatefulSet deletes a pod before it creates its replacement: no surge. */
+  | 'StatefulSet'
+  /** Another controller (a ReplicaSet without Deployment, a Job, …): nothing rolls by surge. */
+  | 'NotDeployment'
+  /** The Deployment's strategy is Recreate: every pod goes before the new ones start. */
+  | 'Recreate'
+  /** The Deployment's rolling update may lower availability (computed maxUnavailable above 0, or maxSurge 0). */
+  | 'LowersAvailability'
+  /** The Deployment could not be read. */
+  | 'Unknown';
+
+/**
+ * The safe remedy of a Never block: a rollout restart of the Deployment (`workload`:
+ * `namespace/name`), or none, with why (and the Deployment's computed rollout bounds when read).
+ */
+export type RemedyFinding =
+  | { kind: typeof RemedyKind.RolloutRestart; workload: string }
+  | { kind: typeof RemedyKind.None; cause: NoRemedyCause; maxUnavailable?: number; maxSurge?: number };

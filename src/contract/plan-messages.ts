@@ -47,3 +47,20 @@ export const controlUpdate = defineUpdate<MaintenancePlanStatus, [{ action: Cont
  * (validator) when the plan's uncordon is not AfterEachNode or the node is not in the plan.
  */
 export const releaseNodeUpdate = defineUpdate<MaintenancePlanStatus, [{ node: string }]>('releaseNode');
+
+/** Argument of {@link approveRemedyUpdate}. */
+export interface ApproveRemedyArgs {
+  /** The Deployment whose rollout restart the plan proposed, as `namespace/name`. */
+  workload: string;
+  /** Who approves (recorded in the history, the Remedy condition and the RemedyApproved Event). */
+  by: string;
+}
+
+/**
+ * spec.remedies.rolloutRestart Approve (or Auto, before its time): approves the plan's proposed
+ * rollout restart of a Deployment; the plan restarts it at once (unless paused). Returns the status
+ * once the workflow took it in. Rejected (validator) when the plan proposes no restart of that
+ * Deployment, or restarted it already. From the Temporal UI: Update `approveRemedy` with
+ * `{"workload": "NS/NAME", "by": "<you>"}`.
+ */
+export const approveRemedyUpdate = defineUpdate<MaintenancePlanStatus, [ApproveRemedyArgs]>('approveRemedy');

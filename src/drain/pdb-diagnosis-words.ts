@@ -7,6 +7,7 @@
  */
 import { DisruptionBlockKind } from '../api/reasons.js';
 import type { DiagnosedPod, NeverCause, PdbDiagnosis } from './pdb-diagnosis.js';
+import type { NoRemedyCause, RemedyFinding } from './remedy.js';
 
 /** Why a PDB can never allow a disruption, in words. */
 const NEVER_WORDS: Record<NeverCause, (d: PdbDiagnosis) => string> = {
@@ -16,6 +17,26 @@ const NEVER_WORDS: Record<NeverCause, (d: PdbDiagnosis) => string> = {
   NoScale: () =>
     'its pods have no controller with a scale, so the disruption controller cannot count the pods expected',
 };
+
+/** Why drainflow has no safe remedy, in words. */
+const NO_REMEDY_WORDS: Record<NoRemedyCause, (r: RemedyFinding & { kind: 'None' }) => string> = {
+  NoController: () => 'the pods have no controller',
+  StatefulSet: () =>
+    'a StatefulSet deletes a pod before it starts its replacement, so it cannot move by surge',
+  NotDeployment: () => 'only a Deployment rolls by surge',
+  Recreate: () => "the Deployment's strategy is Recreate, which removes the pods before starting new ones",
+  LowersAvailability: (r) =>
+    `the Deployment's rolling update may lower availability (computed maxUnavailable ${r.maxUnavailable ?? '?'}, maxSurge ${r.maxSurge ?? '?'}; it must be 0 and at least 1)`,
+  Unknown: () => 'the Deployment could not be read',
+};
+
+/** What a Never block's remedy says: a rollout restart drainflow can make, or why none is safe. */
+export function remedyWords(r: RemedyFinding | undefined): string {
+  if (!r) return '';
+  if (r.kind === 'RolloutRestart')
+    return `; drainflow can move it by surge: a rollout restart of Deployment ${r.workload} (spec.remedies.rolloutRestart Approve or Auto)`;
+  return `; no safe remedy by drainflow: ${NO_REMEDY_WORDS[r.cause](r)}`;
+}
 
 /** `ns/a on n2 (NotReady), ns/b (Pending) and 2 more`. */
 export function diagnosedPodsWords(pods: readonly DiagnosedPod[] = [], more = 0): string {
@@ -37,7 +58,7 @@ export function diagnosisMessage(d: PdbDiagnosis): string {
   const pdb = `PodDisruptionBudget ${d.pdb}`;
   switch (d.kind) {
     case DisruptionBlockKind.Never:
-      return `${pdb} can never allow a disruption (Never: ${NEVER_WORDS[d.cause ?? 'MinAvailableAll'](d)}) for the pods${ofOwner(d)}: a person must act (scale the owner up, relax the PodDisruptionBudget, or move the pod)`;
+      return `${pdb} can never allow a disruption (Never: ${NEVER_WORDS[d.cause ?? 'MinAvailableAll'](d)}) for the pods${ofOwner(d)}: a person must act (scale the owner up, relax the PodDisruptionBudget, or move the pod)${remedyWords(d.remedy)}`;
     case DisruptionBlockKind.ReplacementsUnschedulable:
       return `${pdb} waits for pods${ofOwner(d)} that cannot be scheduled (ReplacementsUnschedulable): ${diagnosedPodsWords(d.pods, d.morePods)}${d.scheduler ? `; the scheduler says "${d.scheduler}"` : ''}`;
     case DisruptionBlockKind.SpentByOthers:

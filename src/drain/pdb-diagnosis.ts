@@ -16,6 +16,7 @@
  */
 import { DisruptionBlockKind } from '../api/reasons.js';
 import type { DiagnosedPod, NeverCause, PdbDiagnosis } from '../contract/observation.js';
+import { rolloutRemedy, type DeploymentShape } from './remedy.js';
 
 export type { DiagnosedPod, NeverCause, PdbDiagnosis };
 
@@ -64,8 +65,12 @@ export interface DiagnosisInput {
   pod?: string;
   /** Every pod the PDB selects (any node). */
   pods: readonly DiagnosisPod[];
-  /** The pods' controller as `Kind namespace/name` and its `spec.replicas` when known. */
-  owner?: { ref: string; replicas?: number };
+  /**
+   * The pods' controller as `Kind namespace/name` (a ReplicaSet's Deployment) and its
+   * `spec.replicas` when known; `deployment`, the Deployment's replicas and strategy when read (a
+   * Never block's remedy, src/drain/remedy.ts).
+   */
+  owner?: { ref: string; replicas?: number; deployment?: DeploymentShape };
   /**
    * Disruptions spent: evictions of this plan (pods on its nodes) and of others (pods elsewhere
    * terminating or listed in status.disruptedPods), still counted against the budget.
@@ -190,7 +195,13 @@ export function diagnosePdb(input: DiagnosisInput): PdbDiagnosis | undefined {
   }
   const base = { pdb: pdb.key, ...(input.owner ? { owner: input.owner.ref } : {}), expected, desired };
   const cause = neverCause(input, expected, desired);
-  if (cause) return { kind: DisruptionBlockKind.Never, ...base, cause };
+  if (cause)
+    return {
+      kind: DisruptionBlockKind.Never,
+      ...base,
+      cause,
+      remedy: rolloutRemedy(input.owner?.ref, input.owner?.deployment),
+    };
 
   const pending = input.pods.filter((p) => !p.terminating && p.unschedulable !== undefined);
   if (pending.length > 0) {

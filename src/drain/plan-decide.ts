@@ -19,6 +19,7 @@ import {
   runningSummary,
   type PlanRunState,
 } from './plan-drain.js';
+import { abortRemedyNote } from './remedy-words.js';
 
 /** What the workflow reads besides the state when it decides. */
 export interface PlanDecisionContext {
@@ -198,7 +199,7 @@ function decideSettled(s: PlanRunState, ctx: PlanDecisionContext): PlanDecision 
   }
   if (s.aborted) {
     const reason = s.cancelled ? PlanReason.WorkflowCanceled : PlanReason.Aborted;
-    const message = `${s.cancelled ? 'cancelled from Temporal' : 'aborted'}: no more evictions; nodes handed back per spec.uncordon`;
+    const message = `${s.cancelled ? 'cancelled from Temporal' : 'aborted'}: no more evictions; nodes handed back per spec.uncordon${abortRemedyNote(s.remedies)}`;
     return {
       actions: [
         phase(PlanPhase.Aborted, reason, message),

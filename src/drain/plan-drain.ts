@@ -7,6 +7,7 @@
  * Mutating reducers change the state they are given and return what the caller must act on.
  */
 import type { ClaimCycleState } from './claim-cycle.js';
+import type { RemedyRecord } from './remedy.js';
 import type { OnDeadline } from '../api/plan.js';
 import {
   BlockerReason,
@@ -81,6 +82,11 @@ export interface PlanRunState {
   releasedNodes?: string[];
   /** Claim cycles with other plans (src/drain/claim-cycle.ts): the last check's finding. */
   claimCycle?: ClaimCycleState;
+  /**
+   * The remedies by surge (spec.remedies.rolloutRestart, src/drain/remedy.ts): each proposal, its
+   * approval, restart and outcome, oldest first.
+   */
+  remedies?: RemedyRecord[];
   /**
    * The run was asked to stop by a cancellation request from Temporal (UI, CLI): an abort whose
    * result says so (Aborted/WorkflowCanceled).

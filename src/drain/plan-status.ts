@@ -10,6 +10,8 @@ import type { MaintenancePlanStatus } from '../api/plan.js';
 import { claimCycleCondition, type ClaimCycleState } from './claim-cycle.js';
 import { setCondition } from './conditions.js';
 import { planConditions, projectStatus, type PlanState } from './projection.js';
+import type { RemedyRecord } from './remedy.js';
+import { remedyCondition } from './remedy-words.js';
 
 /** What the plan workflow hands the status write: its state, as structured data. */
 export interface PlanStatusInput {
@@ -20,15 +22,21 @@ export interface PlanStatusInput {
   state: PlanState;
   /** The last claim-cycle finding (src/drain/claim-cycle.ts): the ClaimCycle condition once a cycle was seen. */
   claimCycle?: ClaimCycleState;
+  /** The remedies by surge (src/drain/remedy.ts), once one was proposed, and the plan's name (their words name it). */
+  remedies?: { plan: string; records: RemedyRecord[] };
   /** The workflow's time of the write, ms since epoch: lastTransitionTime of a condition that changes. */
   nowMs: number;
 }
 
 /** The plan's status: the conditions of its phase (and ClaimCycle), then the projection. */
 export function renderPlanStatus(input: PlanStatusInput): MaintenancePlanStatus {
-  const { state, claimCycle, nowMs } = input;
-  const c = planConditions(state, nowMs);
-  const cycle = claimCycleCondition(claimCycle, state.observedGeneration);
-  const conditions = cycle ? setCondition(c, cycle, new Date(nowMs).toISOString()) : c;
+  const { state, claimCycle, remedies, nowMs } = input;
+  const now = new Date(nowMs).toISOString();
+  let conditions = planConditions(state, nowMs);
+  const gen = state.observedGeneration;
+  const cycle = claimCycleCondition(claimCycle, gen);
+  if (cycle) conditions = setCondition(conditions, cycle, now);
+  const remedy = remedies && remedyCondition(remedies.records, remedies.plan);
+  if (remedy) conditions = setCondition(conditions, { ...remedy, observedGeneration: gen }, now);
   return projectStatus({ ...state, conditions });
 }

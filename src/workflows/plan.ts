@@ -17,7 +17,7 @@
  * stage machine `decidePlan` (src/drain/plan-decide.ts) what to do, runs it (./plan/actions.ts),
  * writes the status and waits. Each protocol is a module of ./plan/: the PDB budget grants
  * (budget-grants.ts), the status writer (status-writer.ts), the node drains (children.ts), claim
- * cycles (claim-cycles.ts), maintenance windows (windows.ts), Events and forwarded controls
+ * cycles (claim-cycles.ts), the remedies by surge (remedies.ts), maintenance windows (windows.ts), Events and forwarded controls
  * (outbox.ts), and quiet points and continue-as-new (continue-as-new.ts).
  *
  * Deterministic: only pure modules, activity types and `@temporalio/workflow` are imported.
@@ -39,6 +39,7 @@ import { flushOutbox } from './plan/outbox.js';
 import { previewPlan } from './plan/preview.js';
 import { resolvePlan, searchableNodes } from './plan/resolve.js';
 import { createRun, held, setPhase, type PlanRun } from './plan/run.js';
+import { stepRemedies } from './plan/remedies.js';
 import { publish } from './plan/status-writer.js';
 import { observeWindow, windowPhase } from './plan/windows.js';
 import { WakeTimer } from './wake-timer.js';
@@ -121,6 +122,7 @@ async function drainLoop(run: PlanRun): Promise<DrainPlanResult> {
     handedBack ||= decision.actions.some((a) => a.do === 'handBack');
     if (decision.again) continue;
 
+    const remedyAt = await stepRemedies(run);
     const cycleCheckAt = checkClaimCycle(run, Date.now());
     flushOutbox(run);
     const publishAt = await publish(run, false);
@@ -137,6 +139,8 @@ async function drainLoop(run: PlanRun): Promise<DrainPlanResult> {
     }
     if (publishAt !== undefined) timer.ensure(publishAt);
     if (cycleCheckAt !== undefined) timer.ensure(cycleCheckAt);
+    // spec.remedies Auto: the restart is due (a durable timer, exact across worker restarts).
+    if (remedyAt !== undefined) timer.ensure(remedyAt);
     // The next window boundary (a durable timer: exact across worker restarts, no polling).
     if (windowChangeMs !== undefined && s.stage !== 'Settled') timer.ensure(windowChangeMs);
     local.woken = false;

@@ -189,6 +189,18 @@ describe('MaintenancePlan CRD on a real API server', () => {
     ],
     ['no nodes', {}, [/spec: Required value: spec\.nodeNames or spec\.nodeSelector is required/]],
     [
+      'an unknown remedy policy',
+      { nodeNames: ['a'], remedies: { rolloutRestart: 'Always' } },
+      [/spec\.remedies\.rolloutRestart: Forbidden: must be Never, Approve or Auto \(got "Always"\)/],
+    ],
+    [
+      'remedies.afterSeconds out of bounds',
+      { nodeNames: ['a'], remedies: { rolloutRestart: 'Auto', afterSeconds: 90000 } },
+      [
+        /spec\.remedies\.afterSeconds: Invalid value: 90000: spec\.remedies\.afterSeconds in body should be less than or equal to 86400/,
+      ],
+    ],
+    [
       'empty nodeNames',
       { nodeNames: [] },
       [/spec: Required value: spec\.nodeNames or spec\.nodeSelector is required/],
@@ -590,6 +602,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       deadlineWarningSeconds: 300,
       deadlineCountsOutsideWindows: true,
       mode: 'Drain',
+      remedies: { rolloutRestart: 'Never', afterSeconds: 300 },
     });
     const yamlOut = kubectlOk(['get', 'mp', name, '-o', 'yaml']);
     assert.match(yamlOut, /maxConcurrentPerNode: 16/);
@@ -607,6 +620,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       ['eviction', { maxConcurrentPerNode: 8 }],
       ['deadlineCountsOutsideWindows', false],
       ['mode', 'Preflight'],
+      ['remedies', { rolloutRestart: 'Auto' }],
       ['eviction', { skipWaitForDeleteTimeoutSeconds: 30 }],
       ['podOrder', [{ podSelector: { matchLabels: { app: 'a' } }, order: 1 }]],
       // Optional without a default: added after creation, refused like a change.

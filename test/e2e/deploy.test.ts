@@ -607,7 +607,10 @@ describe('deploy/default on the API server', () => {
       checks.push([WORKER_SA, true, ['get', r, '-n', ns]]);
       for (const v of ['list', 'watch', 'update', 'patch', 'delete']) deny(WORKER_SA, v, r, '-n', ns);
     }
-    deny(WORKER_SA, 'get', 'deployments.apps', '-n', ns);
+    // A Never block of a Deployment's pods: its strategy decides the remedy (get only; patch is opt-in).
+    checks.push([WORKER_SA, true, ['get', 'deployments.apps', '-n', ns]]);
+    for (const v of ['list', 'watch', 'update', 'patch', 'delete'])
+      deny(WORKER_SA, v, 'deployments.apps', '-n', ns);
 
     // operator: Leases only in its own namespace, and only get/create/update.
     for (const v of ['delete', 'list', 'watch', 'patch', 'deletecollection'])
@@ -1287,6 +1290,8 @@ const NOT_EXERCISED: Record<string, Record<string, string>> = {
     'get apps/statefulsets cluster':
       "preflight reads the controller of each pod to evict; the run has only a ReplicaSet's pods (test/e2e/preflight.test.ts reads the other kinds)",
     'get core/replicationcontrollers cluster': "likewise (a ReplicationController's pods)",
+    'get apps/deployments cluster':
+      "the diagnosis reads a Deployment only for a Never block of its pods; this run's PDB is maxUnavailable 1 (test/e2e/remedy.test.ts reads one)",
   },
 };
 

@@ -18,6 +18,10 @@
  *   times them out, optionally after the call took effect;
  * - `waitClaimReleased` like the real activity: at once when the node is gone or no longer held by
  *   the plan named, else it polls for up to `claimPollMs` of real time and answers `StillHeld`;
+ * - Deployments ({@link SimCluster.addDeployment}) and `restartDeployment` like the real activity
+ *   (idempotent on the annotation value): a restart requested moves the Deployment's pods off their
+ *   nodes by surge, `readyDelayMs` of real time later (the new pod Ready elsewhere, the old one
+ *   removed by the Deployment controller, no eviction);
  * - `observeNode` like the real activity: at once when the world differs from `since`, else it polls
  *   for up to `observePollMs` of real time and answers `{ changed: false }` (the workflow paces
  *   unchanged answers with a durable timer, so skipped time advances). The fingerprint is the real
@@ -36,6 +40,7 @@ import type {
   ResolvedNodes,
 } from '../../src/activities/types.js';
 import type { EvictResult } from '../../src/contract/eviction.js';
+import type { RemedyActivities } from '../../src/activities/remedy.js';
 import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
 import type { MaintenancePlanStatus } from '../../src/api/plan.js';
 import { observationFingerprint } from '../../src/activities/node-pods.js';
@@ -126,8 +131,19 @@ interface Refusal {
 /** Activity faults (see {@link SimCluster.fail}). */
 export type FaultKind = 'retryable' | 'nonRetryable' | 'hang';
 
+/** The activities of the sim (the drain contract and the remedy's restart). */
+export type SimActivities = DrainActivities & RemedyActivities;
+
+/** A Deployment of the sim: its pods (keys) and its pod template's restartedAt annotation. */
+export interface SimDeployment {
+  pods: string[];
+  restartedAt?: string;
+  /** Rollouts requested (annotation changes). */
+  rollouts: number;
+}
+
 interface Fault {
-  activity: keyof DrainActivities;
+  activity: keyof SimActivities;
   kind: FaultKind;
   times: number;
   /** For 'hang': do the call's work first, then hang (the answer is lost, the effect is not). */
@@ -196,6 +212,8 @@ export class SimCluster {
   calls: CallRecord[] = [];
   statuses: { atMs: number; status: MaintenancePlanStatus }[] = [];
   events: { type: string; reason: string; message: string }[] = [];
+  /** `namespace/name` → the Deployment (see {@link SimCluster.addDeployment}). */
+  deployments = new Map<string, SimDeployment>();
   /** Replacements bound back so far (names their pods). */
   private returned = 0;
   graceMs: number;
@@ -279,6 +297,12 @@ export class SimCluster {
     return this;
   }
 
+  /** A Deployment owning `pods` (keys of pods added with {@link addPod}). */
+  addDeployment(key: string, pods: string[]): this {
+    this.deployments.set(key, { pods, rollouts: 0 });
+    return this;
+  }
+
   /** An admin uncordons the node (spec.unschedulable false); the claim annotation stays. */
   uncordonExternally(node: string): this {
     this.nodes.get(node)!.unschedulable = false;
@@ -327,10 +351,10 @@ export class SimCluster {
    * The next `times` calls of `activity` fail: `retryable` throws a plain error (Temporal retries
    * per the activity's retry policy), `nonRetryable` throws `ApplicationFailure.nonRetryable`,
    * `hang` sleeps `hangMs` of real time without heartbeating (cancellable), so the server times the
-   * call out; with `afterEffect` the call's work is done before it hangs.
+   * call out; with `afterEffect` the call's work is done before it hangs (or throws).
    */
   fail(
-    activity: keyof DrainActivities,
+    activity: keyof SimActivities,
     kind: FaultKind,
     opts: { times?: number; afterEffect?: boolean; hangMs?: number } = {},
   ): this {
@@ -478,23 +502,19 @@ export class SimCluster {
   }
 
   /** Consumes one injected fault of `activity`, if any: throws, or hangs (before or after the work). */
-  private async faulted<T>(
-    activity: keyof DrainActivities,
-    arg: unknown,
-    work: () => Promise<T>,
-  ): Promise<T> {
+  private async faulted<T>(activity: keyof SimActivities, arg: unknown, work: () => Promise<T>): Promise<T> {
     const f = this.faults.find((x) => x.activity === activity && x.times > 0);
     if (!f) return work();
     f.times--;
     // A hang after the effect is recorded by the work itself (the call took effect; its answer is lost).
     if (!f.afterEffect) this.record(activity, arg, { fault: f.kind });
+    else await work();
     if (f.kind === 'retryable') throw new Error(`injected failure of ${activity}`);
     if (f.kind === 'nonRetryable')
       throw ApplicationFailure.nonRetryable(
         `injected non-retryable failure of ${activity}`,
         'InjectedFailure',
       );
-    if (f.afterEffect) await work();
     await Context.current().sleep(f.hangMs);
     throw new Error(`injected hang of ${activity} ended`);
   }
@@ -589,8 +609,26 @@ export class SimCluster {
     return res;
   }
 
-  activities(): DrainActivities {
+  activities(): SimActivities {
     return {
+      restartDeployment: async (input) =>
+        this.faulted('restartDeployment', input, async () => {
+          const d = this.deployments.get(`${input.namespace}/${input.name}`);
+          let res: Awaited<ReturnType<RemedyActivities['restartDeployment']>>;
+          if (!d) res = { outcome: 'Failed', code: 404, message: `deployments "${input.name}" not found` };
+          else if (d.restartedAt === input.restartedAt) res = { outcome: 'AlreadyRestarted' };
+          else {
+            d.restartedAt = input.restartedAt;
+            d.rollouts++;
+            // The new pod is Ready elsewhere, then the Deployment controller removes the old one.
+            setTimeout(() => {
+              for (const key of d.pods) this.pods.get(key)!.gone = true;
+            }, this.readyDelayMs).unref();
+            res = { outcome: 'Restarted' };
+          }
+          this.record('restartDeployment', input, res);
+          return res;
+        }),
       resolveNodes: async (input): Promise<ResolvedNodes> =>
         this.faulted('resolveNodes', input, async () => {
           const names = new Set(input.nodeNames ?? []);

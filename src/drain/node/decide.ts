@@ -6,6 +6,7 @@ import type { Blocker } from '../../api/plan.js';
 import { BlockerReason, DeadlineReason, NodePhase, NodeReason } from '../../api/reasons.js';
 import { sortAndCapBlockers } from '../conditions.js';
 import { diagnosisMessage } from '../pdb-diagnosis-words.js';
+import type { PdbDiagnosis } from '../pdb-diagnosis.js';
 import { currentOrderGroup } from '../pod-policy.js';
 import { budgetOf } from './budget.js';
 import {
@@ -295,6 +296,15 @@ function waitsForBudget(s: NodeDrainState, p: PodRecord, nowMs: number): PdbReco
   return s.budget && (s.budget.grants[pdb.key] ?? 0) <= 0 ? pdb : undefined;
 }
 
+/** A blocker's kind, owner and (kind Never) remedy, from its PDB's diagnosis. */
+function blockKind(d: PdbDiagnosis): Pick<Blocker, 'kind' | 'owner' | 'remedy'> {
+  return {
+    kind: d.kind,
+    ...(d.owner ? { owner: d.owner } : {}),
+    ...(d.remedy ? { remedy: d.remedy.kind } : {}),
+  };
+}
+
 /**
  * What blocks the node now: pods refused, blocked, or waiting for their PDB (capped, sorted); past
  * the deadline also the pods not evicted (`NotEvicted`) or still terminating (`Terminating`), once
@@ -314,7 +324,7 @@ export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
         pod: p.key,
         ...(pdb ? { pdb } : {}),
         reason: p.reason,
-        ...(d ? { kind: d.kind, ...(d.owner ? { owner: d.owner } : {}) } : {}),
+        ...(d ? blockKind(d) : {}),
         message: d ? diagnosisMessage(d) : (p.message ?? ''),
         ...since,
         attempts: p.attempts,
@@ -329,7 +339,7 @@ export function nodeBlockers(s: NodeDrainState, nowMs: number): Blocker[] {
         pod: p.key,
         pdb: waiting.key,
         reason: BlockerReason.DisruptionBudget,
-        ...(d ? { kind: d.kind, ...(d.owner ? { owner: d.owner } : {}) } : {}),
+        ...(d ? blockKind(d) : {}),
         message: d ? diagnosisMessage(d) : waitingForBudgetMessage(waiting.key),
         attempts: p.attempts,
       });

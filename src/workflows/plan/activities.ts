@@ -7,6 +7,7 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ClaimCycleActivities } from '../../activities/claim-cycle.js';
 import type { GrantDeliveryActivities } from '../../activities/grant-delivery.js';
+import type { RemedyActivities } from '../../activities/remedy.js';
 import type { DrainActivities, PreflightActivities } from '../../activities/types.js';
 
 /** Kubernetes calls: resolve, cordon, hand back, Events. */
@@ -31,6 +32,16 @@ export const local = proxyLocalActivities<DrainActivities>({
 export const grantDelivery = proxyLocalActivities<GrantDeliveryActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
+});
+
+/**
+ * The remedy's restart (spec.remedies): idempotent on its annotation value, so tried again after a
+ * crash (10 s per try: a restart lost with a killed worker is tried again soon); about two minutes of
+ * transient errors at most, then the remedy ends Failed (the loop waits for it).
+ */
+export const remedy = proxyActivities<RemedyActivities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '1s', maximumInterval: '20s', backoffCoefficient: 2, maximumAttempts: 10 },
 });
 
 /** Claim cycles: a few tries (reads only); a check that fails is made again at the next one. */

@@ -1,7 +1,7 @@
 /**
  * The plan's messages: signals, Updates and the query of src/contract/plan-messages.ts, the nodes'
  * progress reports and budget requests, and Temporal's cancellation request. Each handler is one
- * line that records the message into the run's state ({@link control}, {@link releaseOne},
+ * line that records the message into the run's state ({@link control}, {@link releaseOne}, `approveRemedy`,
  * `mergeNodeProgress`, {@link onBudgetRequest}); the main loop acts on what they recorded. An
  * Update returns once a status write covers its change.
  *
@@ -13,6 +13,7 @@ import type { MaintenancePlanStatus } from '../../api/plan.js';
 import { nodeProgressSignal, pdbBudgetSignal } from '../../contract/node-messages.js';
 import {
   abortSignal,
+  approveRemedyUpdate,
   controlUpdate,
   pauseSignal,
   progressQuery,
@@ -25,7 +26,9 @@ import {
 import type { NodeProgress } from '../../contract/progress.js';
 import { mergeNodeProgress, runningNodes } from '../../drain/plan-drain.js';
 import { disruptionWarnings } from '../../drain/pdb-blocks.js';
+import { approvalRefusal } from '../../drain/remedy.js';
 import { onBudgetRequest } from './budget-grants.js';
+import { approveRemedy } from './remedies.js';
 import { setPhase, wake, type PlanRun } from './run.js';
 import { project } from './status-writer.js';
 import { outsideMessage } from './windows.js';
@@ -52,6 +55,12 @@ export function installHandlers(run: PlanRun, cancelRequested: Promise<never>): 
           throw new Error(`node ${String(node)} is not a node of plan ${run.plan.name}`);
       },
     });
+  setHandler(approveRemedyUpdate, (a) => written(run, () => approveRemedy(run, a)), {
+    validator: (a) => {
+      const why = approvalRefusal(run.s.remedies ?? [], a?.workload, a?.by, run.plan.name);
+      if (why) throw new Error(why);
+    },
+  });
   setHandler(nodeProgressSignal, (p: NodeProgress) => onProgress(run, p));
   // Budget requests change no status; the grant pump answers them (./budget-grants.ts).
   setHandler(pdbBudgetSignal, (req) => onBudgetRequest(run, req));

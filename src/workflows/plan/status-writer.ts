@@ -39,7 +39,11 @@ export function statusWriteIntervalMs(nodes: number): number {
 /** The structured state a status write renders (src/drain/plan-status.ts), without the time. */
 function shown(run: PlanRun): Omit<PlanStatusInput, 'nowMs'> {
   const { s } = run;
-  return { state: s.plan, ...(s.claimCycle ? { claimCycle: s.claimCycle } : {}) };
+  return {
+    state: s.plan,
+    ...(s.claimCycle ? { claimCycle: s.claimCycle } : {}),
+    ...(s.remedies?.length ? { remedies: { plan: run.plan.name, records: s.remedies } } : {}),
+  };
 }
 
 /** The plan's status as it would be written now (the progress query's and the Updates' answer). */
