@@ -29,7 +29,6 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -93,7 +92,7 @@ import {
   withoutVersions,
 } from '../helpers/k8s.js';
 import { createPlanObject } from '../helpers/direct-plan.js';
-import { startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
+import { freePort, startDrainflow, type DrainflowProcess } from '../helpers/processes.js';
 import { waitPodGone } from '../helpers/pod-probes.js';
 import { bundleClient } from '../../scripts/build/client-node.js';
 
@@ -1083,18 +1082,6 @@ describe('deploy/default on the API server', () => {
 // ---------------------------------------------------------------------------------------------------
 // 3. The image's runtime layout (no Docker engine here: the compiled dist/ run by plain node)
 // ---------------------------------------------------------------------------------------------------
-
-/** A TCP port free on 127.0.0.1 right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
 
 async function httpGet(port: number, path: string): Promise<{ status: number; body: string }> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`);

@@ -201,9 +201,20 @@ describe('worker killed across the plan deadline', () => {
       `${name} ended ${(Date.parse(st.completedAt!) - deadlines[name]!) / 1000} s after its deadline`;
     console.log(`${late(plans.stop, stopped)}; ${late(plans.del, deleted)}`);
 
-    // Events: each once, the deadline's after the crash (the new worker sent them).
-    const stopEvents = countByReason(await h.planEvents(plans.stop, stop.uid));
-    const delEvents = await h.planEvents(plans.del, del.uid);
+    // Events: each once, the deadline's after the crash (the new worker sent them). The plan sends
+    // its Events as activities beside the status write, so they may land after the phase shows.
+    const eventsOnce = (name: string, uid: string, reasons: string[]) =>
+      waitFor(
+        async () => {
+          const events = await h.planEvents(name, uid);
+          const counts = countByReason(events);
+          return reasons.every((r) => counts[r] !== undefined) ? events : undefined;
+        },
+        30_000,
+        { what: `Events ${reasons.join(', ')} of ${name}`, intervalMs: 500 },
+      );
+    const stopEvents = countByReason(await eventsOnce(plans.stop, stop.uid, ['DeadlineExceeded']));
+    const delEvents = await eventsOnce(plans.del, del.uid, ['PodsWillBeDeleted', 'PodDeletedAtDeadline']);
     assert.equal(stopEvents.DeadlineExceeded, 1, JSON.stringify(stopEvents));
     const delCounts = countByReason(delEvents);
     assert.equal(delCounts.PodsWillBeDeleted, 1, JSON.stringify(delCounts));

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { cacheDir, stackVersions } from './binaries.js';
 import { waitFor } from './k8s.js';
-import { freePort } from './processes.js';
+import { freePorts } from './processes.js';
 
 const run = promisify(execFile);
 
@@ -66,7 +66,7 @@ export async function startPrivateTemporal(): Promise<PrivateTemporal> {
   const dir = mkdtempSync(join(tmpdir(), 'drainflow-temporal-'));
   const dbFile = join(dir, 'temporal.db');
   const logFile = join(dir, 'temporal.log');
-  const [port, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, httpPort, metricsPort] = await freePorts(3);
   const address = `127.0.0.1:${port}`;
   const args = [
     'server',

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,15 +22,32 @@ export function nodePath(): string {
 
 /** A TCP port free on 127.0.0.1 right now. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
+  return (await freePorts(1))[0]!;
+}
+
+/**
+ * `n` distinct TCP ports free on 127.0.0.1 right now: every listener stays open until all `n` are
+ * chosen, so the kernel never hands the same port out twice (two `freePort()` calls in a row can
+ * return the same port, since the first is closed before the second is asked for).
+ */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Server>((resolve, reject) => {
+          const srv = createServer();
+          srv.once('error', reject);
+          srv.listen(0, '127.0.0.1', () => resolve(srv));
+        }),
+    ),
+  );
+  const ports = servers.map((srv) => {
+    const addr = srv.address();
+    return typeof addr === 'object' && addr ? addr.port : 0;
   });
+  await Promise.all(servers.map((srv) => new Promise<void>((resolve) => srv.close(() => resolve()))));
+  return ports;
 }
 
 /** Options of {@link startDrainflow}. */
@@ -176,8 +193,8 @@ export interface RunProcessOptions {
  * @throws Error with the tail of the log when the process exits or is not ready in time.
  */
 export async function startRunProcess(opts: RunProcessOptions): Promise<DrainflowProcess> {
-  const port = await freePort();
-  const parts = opts.parts === 'operator' ? ['--operator'] : ['--worker-port', String(await freePort())];
+  const [port, workerPort] = await freePorts(2);
+  const parts = opts.parts === 'operator' ? ['--operator'] : ['--worker-port', String(workerPort)];
   const lease =
     opts.leaseNamespace === false
       ? ['--no-leader-election']
