@@ -35,7 +35,7 @@ import {
   waitFor,
   type Clients,
 } from './k8s.js';
-import { freePort, startDrainflow, startWorkerProcess, type DrainflowProcess } from './processes.js';
+import { onFreePorts, startDrainflow, startWorkerProcess, type DrainflowProcess } from './processes.js';
 import { createDirectPlan } from './direct-plan.js';
 
 export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -204,7 +204,9 @@ export class OperatorHarness {
    * @throws Error naming the Lease holder, with the log, when it does not lead in 45 s (the process is killed).
    */
   async startOperator(): Promise<DrainflowProcess> {
-    const p = await startDrainflow({ args: this.operatorArgs(await freePort()), env: drainflowEnv() });
+    const p = await onFreePorts(1, ([port]) =>
+      startDrainflow({ args: this.operatorArgs(port!), env: drainflowEnv() }),
+    );
     try {
       await waitFor(() => p.logs().includes('cache synced'), 45_000, {
         what: 'operator leads and lists the plans',

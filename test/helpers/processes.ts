@@ -50,6 +50,22 @@ export async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
+/**
+ * Starts a process on `n` fresh free ports: `start(ports)`, tried again on new ports (at most 3
+ * times in all) when the process exits because a port was taken between the pick and its bind
+ * (another test process on the machine may pick the same free port at the same moment).
+ * @throws the last attempt's error, or at once any error other than a taken port.
+ */
+export async function onFreePorts<T>(n: number, start: (ports: number[]) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePorts(n));
+    } catch (err) {
+      if (attempt >= 3 || !/is already in use|EADDRINUSE/.test(String(err))) throw err;
+    }
+  }
+}
+
 /** Options of {@link startDrainflow}. */
 export interface StartOptions {
   /** Arguments after `drainflow`, e.g. `['run', '--operator', '--operator-port', '18080']`. */
@@ -162,11 +178,12 @@ export async function startWorkerProcess(
   taskQueue: string,
   env?: NodeJS.ProcessEnv,
 ): Promise<DrainflowProcess> {
-  const port = await freePort();
-  return startDrainflow({
-    args: ['run', '--worker', '--worker-port', String(port), '--task-queue', taskQueue],
-    ...(env ? { env } : {}),
-  });
+  return onFreePorts(1, ([port]) =>
+    startDrainflow({
+      args: ['run', '--worker', '--worker-port', String(port), '--task-queue', taskQueue],
+      ...(env ? { env } : {}),
+    }),
+  );
 }
 
 /** Options of {@link startRunProcess}. */
@@ -193,28 +210,28 @@ export interface RunProcessOptions {
  * @throws Error with the tail of the log when the process exits or is not ready in time.
  */
 export async function startRunProcess(opts: RunProcessOptions): Promise<DrainflowProcess> {
-  const [port, workerPort] = await freePorts(2);
-  const parts = opts.parts === 'operator' ? ['--operator'] : ['--worker-port', String(workerPort)];
   const lease =
     opts.leaseNamespace === false
       ? ['--no-leader-election']
       : ['--lease-namespace', opts.leaseNamespace ?? 'default'];
-  return startDrainflow({
-    args: [
-      'run',
-      '--operator-port',
-      String(port),
-      ...parts,
-      '--task-queue',
-      opts.run,
-      '--plan-selector',
-      `${opts.label}=${opts.run}`,
-      ...lease,
-      ...(opts.args ?? []),
-    ],
-    readyPort: port,
-    ...(opts.env ? { env: opts.env } : {}),
-  });
+  return onFreePorts(2, ([port, workerPort]) =>
+    startDrainflow({
+      args: [
+        'run',
+        '--operator-port',
+        String(port),
+        ...(opts.parts === 'operator' ? ['--operator'] : ['--worker-port', String(workerPort)]),
+        '--task-queue',
+        opts.run,
+        '--plan-selector',
+        `${opts.label}=${opts.run}`,
+        ...lease,
+        ...(opts.args ?? []),
+      ],
+      readyPort: port,
+      ...(opts.env ? { env: opts.env } : {}),
+    }),
+  );
 }
 
 /** The value of a Prometheus sample `name{labels}` in a /metrics text (0 when absent). */
