@@ -13,7 +13,9 @@
  * they decide the remedy by surge, src/drain/remedy.ts); a
  * lasting block is read, at most {@link MAX_DIAGNOSED_PDBS} PDBs per call, and the read reused for
  * {@link DIAGNOSIS_TTL_MS}. A failed read leaves the PDB without a diagnosis (logged): the drain
- * goes on as before.
+ * goes on as before. `nextDueMs` tells the observeNode activity when a blocked PDB's diagnosis is
+ * due again (a block turning lasting, a read growing old), so that a block nothing moves is read
+ * then rather than on the next change, which may never come.
  */
 import type { Logger } from 'pino';
 import {
