@@ -190,6 +190,27 @@ export type ObservationContent = Omit<Extract<NodeObservation, { changed: true }
 /** Hex digits of the sha256 kept in a fingerprint (64 bits). */
 const FINGERPRINT_HEX_DIGITS = 16;
 
+/** Hex digits of the sha256 of the diagnoses kept in an answer's fingerprint (32 bits). */
+const DIAGNOSIS_HEX_DIGITS = 8;
+
+/**
+ * The fingerprint of an observeNode answer: the observation's ({@link observationFingerprint}),
+ * then, when a PDB carries a diagnosis (src/activities/pdb-diagnose.ts), `-` and the first 8 hex
+ * digits of the sha256 of the PDBs' keys and diagnoses. A diagnosis that changes while the pods and
+ * PDBs do not (a block turned lasting and its pods were read) is so an answer of its own.
+ */
+export function answerFingerprint(observation: string, pdbs: readonly PdbObservation[]): string {
+  const diagnosed = pdbs.filter((p) => p.diagnosis !== undefined).map((p) => [p.key, p.diagnosis]);
+  if (diagnosed.length === 0) return observation;
+  const digest = createHash('sha256').update(JSON.stringify(diagnosed)).digest('hex');
+  return `${observation}-${digest.slice(0, DIAGNOSIS_HEX_DIGITS)}`;
+}
+
+/** The observation's part of an answer's fingerprint ({@link answerFingerprint}). */
+export function observationPart(answer: string): string {
+  return answer.split('-')[0] ?? answer;
+}
+
 /**
  * The fingerprint of an observation: the first 16 hex digits of the sha256 of a canonical JSON array
  * of exactly the material fields, in a fixed order: node exists and unschedulable (then `released`

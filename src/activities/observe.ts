@@ -19,8 +19,10 @@ import { NODE_RELEASE_ANNOTATION } from '../api/plan.js';
 import { NamespaceApi } from '../k8s/namespaces.js';
 import { WatchCache, type NodeWatch } from '../k8s/watch-cache.js';
 import {
+  answerFingerprint,
   buildNodePods,
   observationFingerprint,
+  observationPart,
   withRequestedPdbs,
   type ObservationContent,
 } from './node-pods.js';
@@ -148,13 +150,19 @@ export function snapshot(
  * 1. subscribes to the node in the cache and waits until its informers have synced (at most
  *    `max(maxWaitSeconds, 15 s)`);
  * 2. answers at once with the content when `since` is absent or differs from the current
- *    fingerprint (changes that happened between two calls are already a batch);
+ *    fingerprint (changes that happened between two calls are already a batch), the PDBs'
+ *    diagnoses included (src/activities/node-pods.ts answerFingerprint);
  * 3. otherwise waits for a change relevant to the node; when the fingerprint then differs it keeps
  *    collecting changes until none came for `quietMs` or `coalesceMs` passed since that first one
  *    (so the window may end up to `coalesceMs` after `maxWaitSeconds`), and answers with the
  *    content at the end of the window; a change that leaves the fingerprint as it was (an
  *    annotation, a status heartbeat) does not wake the caller;
- * 4. after `maxWaitSeconds` without a material change answers `{ changed: false, fingerprint: since }`.
+ * 4. after `maxWaitSeconds` without a material change answers `{ changed: false, fingerprint: since }`,
+ *    unless a diagnosis changed: a blocked PDB is diagnosed again, without a change of the pods or
+ *    PDBs, when the diagnoser says one is due (a block that lasted LASTING_BLOCK_MS is read from
+ *    its pods, a read is renewed after DIAGNOSIS_TTL_MS: src/activities/pdb-diagnose.ts) and at the
+ *    end; a diagnosis that reads otherwise is answered then. Without this a block nothing moves
+ *    (a replacement that cannot schedule, pods not Ready elsewhere) would never show its kind.
  *
  * The content is what the cache saw last: while an informer restarts after an error it may lag,
  * never lose changes. Heartbeats after `firstHeartbeatMs`, then every `heartbeatIntervalMs`;
@@ -246,8 +254,10 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         ),
       };
     };
-    // An answer says why each PDB blocks (src/activities/pdb-diagnose.ts: bounded reads, not part
-    // of the fingerprint), so a Never block shows with the first observation that sees it.
+    // An answer says why each PDB blocks (src/activities/pdb-diagnose.ts: bounded reads), so a
+    // Never block shows with the first observation that sees it. The diagnoses are part of the
+    // answer's fingerprint (answerFingerprint): a lasting block read from its pods is an answer
+    // even when the pods and PDBs did not change.
     const answer = async (s: {
       content: ObservationContent;
       fingerprint: string;
@@ -260,7 +270,12 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         pdbs,
         pdbsIn: (ns) => watch.listPdbs(ns),
       });
-      return { changed: true, fingerprint: s.fingerprint, ...s.content };
+      return { changed: true, ...s.content, fingerprint: answerFingerprint(s.fingerprint, pdbs) };
+    };
+    /** The observation now, diagnosed: `changed: false` when it is still what the caller holds. */
+    const diagnosedAgain = async (): Promise<NodeObservation> => {
+      const obs = await answer(read());
+      return obs.fingerprint === since ? { changed: false, fingerprint: since } : obs;
     };
 
     // With listedPdbsOnly the status of a PDB not listed is not in the fingerprint (its selector
@@ -281,20 +296,31 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
         throwIfNotSynced(watch, `observeNode ${node}`, startedAt);
       }
 
-      // 2. Answer at once when the caller holds nothing or something else.
+      // 2. Answer at once when the caller holds nothing or something else (pods and PDBs, or
+      // their diagnoses: a block may have turned lasting since the caller's answer).
       let seen = watch.changes;
       let current = read();
-      if (since === undefined || current.fingerprint !== since) return await answer(current);
+      if (since === undefined) return await answer(current);
+      const held = observationPart(since);
+      if (current.fingerprint !== held) return await answer(current);
+      const first = await diagnosedAgain();
+      if (first.changed) return first;
 
-      // 3./4. Wait for a material change, then coalesce.
+      // 3./4. Wait for a material change, then coalesce; without one, look at the diagnoses again
+      // when one is due (a block turning lasting, a read growing old) and at the end.
       for (;;) {
-        const woke = await waits.until(deadline, (signal) =>
+        const due = diagnose.nextDueMs(current.content.pdbs, Date.now());
+        const woke = await waits.until(due !== undefined ? Math.min(deadline, due) : deadline, (signal) =>
           watch.waitForChange(seen, signal, ignorePdbStatus),
         );
-        if (!woke) return { changed: false, fingerprint: since };
+        if (!woke) {
+          const again = await diagnosedAgain();
+          if (again.changed || Date.now() >= deadline) return again;
+          continue;
+        }
         seen = watch.changes;
         current = read();
-        if (current.fingerprint === since) continue; // an immaterial change
+        if (current.fingerprint === held) continue; // an immaterial change
         if (coalesceMs > 0) {
           // Collect the burst: answer once nothing changed for quietMs, at the latest coalesceMs
           // after the first change (a lone PDB status write is answered after quietMs).
@@ -319,7 +345,7 @@ export function createObserveNode(deps: ObserveNodeDeps): ObserveNode {
           }
           seen = watch.changes;
           current = read();
-          if (current.fingerprint === since) continue; // changed back within the window
+          if (current.fingerprint === held) continue; // changed back within the window
         }
         log.debug({ node, since, fingerprint: current.fingerprint }, 'observeNode: change observed');
         return await answer(current);

@@ -13,7 +13,9 @@
  * they decide the remedy by surge, src/drain/remedy.ts); a
  * lasting block is read, at most {@link MAX_DIAGNOSED_PDBS} PDBs per call, and the read reused for
  * {@link DIAGNOSIS_TTL_MS}. A failed read leaves the PDB without a diagnosis (logged): the drain
- * goes on as before.
+ * goes on as before. `nextDueMs` tells the observeNode activity when a blocked PDB's diagnosis is
+ * due again (a block turning lasting, a read growing old), so that a block nothing moves is read
+ * then rather than on the next change, which may never come.
  */
 import type { Logger } from 'pino';
 import {
@@ -27,6 +29,7 @@ import {
 import { NODE_CLAIM_ANNOTATION } from '../api/plan.js';
 import {
   diagnosePdb,
+  diagnosisDueMs,
   diagnosisStep,
   type DiagnosisInput,
   type DiagnosisMemo,
@@ -70,14 +73,22 @@ export function diagnosisPod(p: V1Pod): DiagnosisPod {
 }
 
 /** The diagnoser: see the module comment. */
-export type PdbDiagnoser = (args: {
+export type PdbDiagnoser = ((args: {
   /** The node drained (its claim annotation tells this plan's other nodes apart). */
   node: V1Node | undefined;
   nodeName: string;
   pods: readonly ObservedPod[];
   pdbs: PdbObservation[];
   pdbsIn: (namespace: string) => readonly V1PodDisruptionBudget[];
-}) => Promise<void>;
+}) => Promise<void>) & {
+  /**
+   * The next time after `nowMs` (ms since epoch) at which a diagnosis of one of these blocked PDBs
+   * may read otherwise than the last call made it ({@link diagnosisDueMs}: a block turning
+   * lasting, a read growing old), so that an observation that sees no change looks again then;
+   * undefined when none is due. Reads nothing.
+   */
+  nextDueMs(pdbs: readonly PdbObservation[], nowMs: number): number | undefined;
+};
 
 /** Builds a {@link PdbDiagnoser} that sets `diagnosis` on the blocked PDBs it is given. */
 export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiagnoser {
@@ -224,7 +235,19 @@ export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiag
     return withRemedy(diagnosePdb(full), full);
   }
 
-  return async (args) => {
+  const nextDueMs = (pdbs: readonly PdbObservation[], nowMs: number): number | undefined => {
+    let next: number | undefined;
+    for (const o of pdbs) {
+      const m = o.disruptionsAllowed > 0 ? undefined : memo.get(o.key);
+      const due = m ? diagnosisDueMs(m, LASTING_BLOCK_MS, DIAGNOSIS_TTL_MS) : undefined;
+      // A due time passed belongs to a PDB the last call did not diagnose (no blocked pod of its
+      // own, or beyond MAX_DIAGNOSED_PDBS): nothing to look again for.
+      if (due !== undefined && due > nowMs && (next === undefined || due < next)) next = due;
+    }
+    return next;
+  };
+
+  const diagnoser = async (args: Parameters<PdbDiagnoser>[0]): Promise<void> => {
     const now = Date.now();
     if (memo.size > MEMO_CAP) memo.clear();
     if (owners.size > MEMO_CAP) owners.clear();
@@ -266,6 +289,7 @@ export function createPdbDiagnoser(kubeConfig: KubeConfig, log: Logger): PdbDiag
       }
     }
   };
+  return Object.assign(diagnoser, { nextDueMs });
 }
 
 /** The PDB's spec and status as a diagnosis reads them (`disruptionsAllowed` as observed). */

@@ -90,7 +90,10 @@ export type NodeObservation =
   | { changed: false; fingerprint: string }
   | {
       changed: true;
-      /** Hash of the material content below (pods with their decisions and PDBs, node existence and schedulability). */
+      /**
+       * Hash of the material content below (pods with their decisions and PDBs, node existence and
+       * schedulability), then of the PDBs' diagnoses when any (answerFingerprint).
+       */
       fingerprint: string;
       /**
        * The node itself: whether it exists and whether `spec.unschedulable` is true; `released` when
@@ -114,8 +117,10 @@ export interface PdbObservation {
   /** metadata.resourceVersion of the PDB as observed (not part of the fingerprint). */
   resourceVersion?: string;
   /**
-   * Why it blocks, when it allows no disruption and selects a pod of the node to evict (not part
-   * of the fingerprint: gathered by the observeNode activity when it answers).
+   * Why it blocks, when it allows no disruption and selects a pod of the node to evict: gathered
+   * by the observeNode activity when it answers, and again when a block turns lasting while
+   * nothing else changes (src/activities/pdb-diagnose.ts); part of the answer's fingerprint
+   * (src/activities/node-pods.ts answerFingerprint), so such a change is an answer of its own.
    */
   diagnosis?: PdbDiagnosis;
 }

@@ -259,3 +259,17 @@ export function diagnosisStep(
   if (memo.read && memo.read.atMs >= since && nowMs - memo.read.atMs < ttlMs) return 'reuse';
   return 'read';
 }
+
+/**
+ * When {@link diagnosisStep} next answers otherwise than now for this PDB, so that a watch that
+ * sees no change looks again then (a lasting block is read once it lasted `lastingMs`, and read
+ * again when that read is `ttlMs` old): `blockedSinceMs + lastingMs` until the block has been
+ * read, then the read's time + `ttlMs`. Undefined while the PDB is not blocked. ms since epoch.
+ * @param lastingMs, ttlMs: ms.
+ */
+export function diagnosisDueMs(memo: DiagnosisMemo, lastingMs: number, ttlMs: number): number | undefined {
+  const since = memo.blockedSinceMs;
+  if (since === undefined) return undefined;
+  if (memo.read && memo.read.atMs >= since) return memo.read.atMs + ttlMs;
+  return since + lastingMs;
+}

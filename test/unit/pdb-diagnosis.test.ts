@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { DisruptionBlockKind } from '../../src/api/reasons.js';
 import {
   diagnosePdb,
+  diagnosisDueMs,
   diagnosisStep,
   scaled,
   type DiagnosisMemo,
@@ -11,6 +12,8 @@ import {
   type PdbDiagnosis,
 } from '../../src/drain/pdb-diagnosis.js';
 import { diagnosisMessage } from '../../src/drain/pdb-diagnosis-words.js';
+import { answerFingerprint, observationPart } from '../../src/activities/node-pods.js';
+import type { PdbObservation } from '../../src/contract/observation.js';
 
 const NODE = 'n1';
 const ready = (name: string, node = 'n2'): DiagnosisPod => ({
@@ -285,6 +288,35 @@ describe('diagnosisStep: when the pods of a blocked PDB are read', () => {
   for (const c of cases) it(c.name, () => assert.equal(diagnosisStep(c.memo, c.now, LASTING, TTL), c.want));
 });
 
+describe('diagnosisDueMs: when a watch that sees no change looks at a blocked PDB again', () => {
+  const LASTING = 30_000;
+  const TTL = 30_000;
+  const T = 1_000_000;
+  const cases: { name: string; memo: DiagnosisMemo; want: number | undefined }[] = [
+    { name: 'not blocked: never', memo: {}, want: undefined },
+    { name: 'blocked, not read yet: once it lasted 30 s', memo: { blockedSinceMs: T }, want: T + LASTING },
+    {
+      name: 'read in this block: when the read is 30 s old',
+      memo: { blockedSinceMs: T, read: { atMs: T + 31_000, d: undefined } },
+      want: T + 31_000 + TTL,
+    },
+    {
+      name: 'a read of an earlier block does not count: 30 s into this one',
+      memo: { blockedSinceMs: T + 50_000, read: { atMs: T + 40_000, d: undefined } },
+      want: T + 50_000 + LASTING,
+    },
+  ];
+  for (const c of cases) it(c.name, () => assert.equal(diagnosisDueMs(c.memo, LASTING, TTL), c.want));
+  it('agrees with diagnosisStep: quick just before, not quick or reuse at it', () => {
+    for (const c of cases.filter((x) => x.want !== undefined)) {
+      const due = diagnosisDueMs(c.memo, LASTING, TTL)!;
+      const before = diagnosisStep(c.memo, due - 1, LASTING, TTL);
+      assert.ok(before === 'quick' || before === 'reuse', `${c.name}: ${before}`);
+      assert.equal(diagnosisStep(c.memo, due, LASTING, TTL), 'read', c.name);
+    }
+  });
+});
+
 describe('a diagnosis from the PDB alone (no pods read)', () => {
   it('proves a Never block: a single replica behind minAvailable: 1, maxUnavailable 0', () => {
     const alone = (spec: DiagnosisInput['pdb']['spec']) =>
@@ -299,5 +331,38 @@ describe('a diagnosis from the PDB alone (no pods read)', () => {
       pods: [],
     });
     assert.equal(d?.kind, DisruptionBlockKind.Transient);
+  });
+});
+
+describe('answerFingerprint: the diagnoses are part of an observeNode answer', () => {
+  const base = '0123456789abcdef';
+  const pdb = (diagnosis?: PdbDiagnosis): PdbObservation => ({
+    key: 'shop/web',
+    disruptionsAllowed: 0,
+    ...(diagnosis ? { diagnosis } : {}),
+  });
+  const unsched = diagnosePdb(
+    input({ minAvailable: 2 }, st(0, 2, 2, 3), [ready('b'), pending('new', '0/3 nodes are available.')], {
+      owner: deployment(3),
+    }),
+  )!;
+  it('without a diagnosis: the observation fingerprint as it is', () => {
+    assert.equal(answerFingerprint(base, [pdb()]), base);
+    assert.equal(observationPart(base), base);
+  });
+  it('a diagnosis read later (quick: none; lasting: ReplacementsUnschedulable) makes another answer', () => {
+    const later = answerFingerprint(base, [pdb(unsched)]);
+    assert.match(later, /^0123456789abcdef-[0-9a-f]{8}$/);
+    assert.notEqual(later, base);
+    assert.equal(observationPart(later), base);
+    assert.equal(
+      answerFingerprint(base, [pdb({ ...unsched })]),
+      later,
+      'the same diagnosis, the same answer',
+    );
+    assert.notEqual(
+      answerFingerprint(base, [pdb({ ...unsched, scheduler: '0/4 nodes are available.' })]),
+      later,
+    );
   });
 });
