@@ -41,8 +41,9 @@ import type {
 } from '../../src/activities/types.js';
 import type { EvictResult } from '../../src/contract/eviction.js';
 import type { RemedyActivities } from '../../src/activities/remedy.js';
+import { createClaimCycleActivities, type ClaimCycleActivities } from '../../src/activities/claim-cycle.js';
 import type { NodeObservation, ObservedPod } from '../../src/contract/observation.js';
-import type { MaintenancePlanStatus } from '../../src/api/plan.js';
+import { NODE_CLAIM_ANNOTATION, type MaintenancePlanStatus } from '../../src/api/plan.js';
 import { observationFingerprint } from '../../src/activities/node-pods.js';
 import { statusEquals } from '../../src/drain/conditions.js';
 import { diagnosePdb, type DiagnosisInput } from '../../src/drain/pdb-diagnosis.js';
@@ -132,7 +133,7 @@ interface Refusal {
 export type FaultKind = 'retryable' | 'nonRetryable' | 'hang';
 
 /** The activities of the sim (the drain contract and the remedy's restart). */
-export type SimActivities = DrainActivities & RemedyActivities;
+export type SimActivities = DrainActivities & RemedyActivities & ClaimCycleActivities;
 
 /** A Deployment of the sim: its pods (keys) and its pod template's restartedAt annotation. */
 export interface SimDeployment {
@@ -610,7 +611,31 @@ export class SimCluster {
   }
 
   activities(): SimActivities {
+    // The real claim-cycle activity over the sim's nodes: a node's claim annotation is its
+    // `heldBy`; the sim keeps the status of the plan under test only, so no other plan's waits are
+    // read (a cycle through other plans is the e2e's to show).
+    const claimCycle = createClaimCycleActivities({
+      readNode: async (name) => {
+        const n = this.nodes.get(name);
+        if (!n) return undefined;
+        return {
+          metadata: {
+            name,
+            annotations: Object.fromEntries(
+              n.heldBy !== undefined ? [[NODE_CLAIM_ANNOTATION, n.heldBy]] : [],
+            ),
+          },
+        };
+      },
+      readPlan: async () => undefined,
+    });
     return {
+      claimWaitGraph: async (input) =>
+        this.faulted('claimWaitGraph', input, async () => {
+          const res = await claimCycle.claimWaitGraph(input);
+          this.record('claimWaitGraph', input, { edges: res.edges.length });
+          return res;
+        }),
       restartDeployment: async (input) =>
         this.faulted('restartDeployment', input, async () => {
           const d = this.deployments.get(`${input.namespace}/${input.name}`);
