@@ -212,6 +212,35 @@ withConnection(
     );
   });
 withConnection(
+  program
+    .command('extend <plan>')
+    .description(
+      'give a Running plan, or one Blocked at its deadline (onDeadline Stop), a later deadline; a Blocked plan drains its nodes again, still cordoned and claimed',
+    ),
+)
+  .option('--by <duration>', 'move the deadline this much later (Go units: 30m, 1h30m, 90s)')
+  .option('--to <time>', 'the new deadline, RFC 3339 (2026-12-08T18:00:00Z)')
+  .option('--as <name>', 'who extends, recorded in the history and Events (default: your login name)')
+  .action(async (name: string, opts) => {
+    const [{ CliError, durationSeconds, extendPlan }, { userInfo }] = await Promise.all([
+      import('./plans.js'),
+      import('node:os'),
+    ]);
+    if ((opts.by === undefined) === (opts.to === undefined))
+      throw new CliError('give exactly one of --by <duration> and --to <RFC 3339 time>');
+    const addSeconds = opts.by !== undefined ? durationSeconds(String(opts.by)) : undefined;
+    if (opts.by !== undefined && addSeconds === undefined)
+      throw new CliError(
+        `--by must be a positive duration such as 30m, 1h30m or 90s (got ${String(opts.by)})`,
+      );
+    const who = typeof opts.as === 'string' ? opts.as : userInfo().username;
+    const ask = addSeconds !== undefined ? { addSeconds } : { deadline: String(opts.to) };
+    const st = await extendPlan(await context(opts), name, ask, who);
+    console.log(
+      `extend: accepted by the workflow of plan ${name} (by ${who}); deadline ${st.deadline ?? 'unknown'}, phase ${st.phase ?? 'unknown'}${st.message ? `: ${st.message}` : ''}`,
+    );
+  });
+withConnection(
   program.command('watch <plan>').description('show the drain live until the plan reaches a final phase'),
 )
   .option('--follow', 'keep watching after a final phase')
