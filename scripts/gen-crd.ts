@@ -254,7 +254,8 @@ function selectorExtensions(
 }
 
 /** What every CEL message of an immutable field says after the field's path. */
-const IMMUTABLE = 'cannot change after the plan is created (only paused, abort and release can)';
+const IMMUTABLE =
+  'cannot change after the plan is created (only paused, abort, release and a raised drainTimeoutSeconds can)';
 
 /**
  * CEL rules of the deadline policy (spec.onDeadline, spec.nodeDrainTimeoutSeconds,

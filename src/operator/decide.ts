@@ -485,7 +485,8 @@ export function planSignals(
   // Raised (the CRD refuses lowering): the workflow extends its deadline; repeats are no-ops.
   const raised =
     now.drainTimeoutSeconds !== undefined &&
-    (before?.drainTimeoutSeconds === undefined || now.drainTimeoutSeconds > before.drainTimeoutSeconds);
+    (before === undefined ||
+      (before.drainTimeoutSeconds !== undefined && now.drainTimeoutSeconds > before.drainTimeoutSeconds));
   if (raised) signals.push('drainTimeout');
   const unchanged =
     before !== undefined &&
