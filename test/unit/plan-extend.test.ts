@@ -21,6 +21,8 @@ import {
 } from '../../src/drain/plan-drain.js';
 import { drainSettled, nodesToStart } from '../../src/drain/plan-drain.js';
 import { durationSeconds, resumeBlockedHint } from '../../src/cli/plans.js';
+import { extendNodeDeadline } from '../../src/drain/node/deadline.js';
+import { initialNodeState, type NodeDrainState } from '../../src/drain/node/state.js';
 
 const NOW = 1_700_000_000_000;
 const DEADLINE = NOW - 60_000; // passed a minute ago
@@ -268,4 +270,26 @@ describe('drainflow extend --by and resume on a plan Blocked at its deadline (sr
     assert.equal(resumeBlockedHint('p', { phase: 'Blocked', reason: 'PodsNotEvictable' }), undefined);
     assert.equal(resumeBlockedHint('p', { phase: 'Paused', reason: 'PausedByUser' }), undefined);
   });
+});
+
+describe('extendNodeDeadline (a running node told the plan deadline moved)', () => {
+  const node = (over: Partial<NodeDrainState> = {}): NodeDrainState =>
+    Object.assign(initialNodeState('n1', NOW + 60_000, false), over);
+  const table: Array<[string, NodeDrainState, number, boolean, number]> = [
+    ['later: moves, the DeletePods notice goes out again', node({ warned: true }), LATER, true, LATER],
+    ['not later: stays', node(), NOW + 30_000, false, NOW + 60_000],
+    [
+      'already deciding at its deadline (fresh view): stays, the deadline policy applies',
+      node({ deadlineView: { afterSeq: 1, untilMs: NOW + 70_000 } }),
+      LATER,
+      false,
+      NOW + 60_000,
+    ],
+  ];
+  for (const [name, s, at, moved, want] of table)
+    it(name, () => {
+      assert.equal(extendNodeDeadline(s, at), moved);
+      assert.equal(s.deadlineMs, want);
+      if (moved) assert.equal(s.warned, undefined);
+    });
 });

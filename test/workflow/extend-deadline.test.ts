@@ -115,6 +115,37 @@ describe('extend a plan Blocked at its deadline (time-skipping)', () => {
     });
   }
 
+  it('a Running plan extended before its deadline: the running node gets the new deadline and does not stop at the old one', async () => {
+    const sim = twoNodes();
+    const inp = input('extend-running', spec);
+    await withWorker(sim, async (tq) => {
+      const h = await startPlan(tq, inp);
+      await waitUntil(
+        () =>
+          sim
+            .lastStatus()
+            ?.nodes?.find((n) => n.name === 'n2')
+            ?.blockedBy?.some((b) => b.pod === 'app/db-0') === true,
+        'n2 blocked by app/db-0',
+      );
+      const st = await h.executeUpdate(extendDeadlineUpdate, { args: [{ addSeconds: 3600, by: 'carol' }] });
+      assert.equal(st.phase, 'Running');
+      const newDeadline = Date.parse(st.deadline!);
+      // Past the old deadline (600 s) and well before the new one: still Running, n2 still draining.
+      await wf.skip('20 minutes');
+      const mid = sim.lastStatus()!;
+      assert.equal(mid.phase, 'Running', mid.message);
+      assert.notEqual(mid.nodes?.find((n) => n.name === 'n2')?.reason, 'DeadlineExceeded');
+      assert.equal(callsFor(sim, 'cordonNode', 'n2').length, 1, 'the same drain, not a new one');
+      sim.pdbs.set('app/db', 1);
+      await waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained', 60_000, '10s');
+      assert.equal(Date.parse(sim.lastStatus()!.deadline!), newDeadline);
+      await h.signal(releaseSignal);
+      await h.result();
+    });
+    await assertNoWorkflowTaskFailed(wf, workflowIds(inp, NODES));
+  });
+
   it('the validator refuses a non-positive --by, an earlier deadline, and a plan that is not Running or Blocked at its deadline', async () => {
     const sim = twoNodes();
     const inp = input('extend-refused', spec);
