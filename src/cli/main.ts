@@ -1,6 +1,6 @@
 /**
  * The `drainflow` command line: `run` (operator and/or worker) and the plan commands
- * (`status`, `pause`, `resume`, `abort`, `release`, `watch`), plus `preflight` and `demo`.
+ * (`status`, `pause`, `resume`, `abort`, `release`, `approve`, `extend`, `watch`), plus `preflight` and `demo`.
  *
  * Start-up discipline: this module loads only commander and Node's own modules; each command
  * loads what it needs when it runs (`import()` in its action), so that `--help` and `--version`
