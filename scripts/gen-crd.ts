@@ -254,7 +254,8 @@ function selectorExtensions(
 }
 
 /** What every CEL message of an immutable field says after the field's path. */
-const IMMUTABLE = 'cannot change after the plan is created (only paused, abort and release can)';
+const IMMUTABLE =
+  'cannot change after the plan is created (only paused, abort, release and a raised drainTimeoutSeconds can)';
 
 /**
  * CEL rules of the deadline policy (spec.onDeadline, spec.nodeDrainTimeoutSeconds,
@@ -504,14 +505,13 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
   },
   ...hookExtensions('spec.hooks.beforeDrain'),
   ...hookExtensions('spec.hooks.afterDrain'),
-  // Only the flags (paused, abort, release) change a running plan; every other field is fixed at
-  // creation, so an edit the workflow would silently ignore is refused instead.
+  // Only the flags (paused, abort, release) and a raised drainTimeoutSeconds change a running plan;
+  // every other field is fixed at creation, so an edit the workflow would silently ignore is refused instead.
   ...Object.fromEntries(
     [
       'nodeNames',
       'nodeSelector',
       'maxUnavailableNodes',
-      'drainTimeoutSeconds',
       'eviction',
       'podSelection',
       'uncordon',
@@ -541,6 +541,19 @@ export const EXTENSIONS: Record<string, Partial<JSONSchemaProps>> = {
       },
     ]),
   ),
+  // The deadline may be given more time on a running plan (or one Blocked at its deadline, which
+  // then drains again: src/drain/plan-extend.ts), never less: a lower value would end a drain
+  // earlier than the plan promised, and the workflow keeps no earlier deadline.
+  'spec.drainTimeoutSeconds': {
+    'x-kubernetes-validations': [
+      {
+        rule: 'self >= oldSelf',
+        message:
+          'drainTimeoutSeconds can only be raised (it gives a Running plan, or one Blocked at its deadline, more time); it cannot be lowered',
+        reason: 'FieldValueForbidden',
+      },
+    ],
+  },
   // abort and release are one-way: once true, setting them back to false would be silently
   // ignored by the workflow (an abort hands the nodes back; a release has happened), so it is refused.
   'spec.abort': {

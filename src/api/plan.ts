@@ -509,7 +509,7 @@ export const MaintenancePlanSpecSchema = z
       .max(MAX_DRAIN_TIMEOUT_SECONDS)
       .default(DEFAULT_DRAIN_TIMEOUT_SECONDS)
       .describe(
-        `Whole-plan deadline in seconds from the start (at most ${MAX_DRAIN_TIMEOUT_SECONDS}, 365 days); when it passes the plan stops evicting and ends Blocked with reason DeadlineExceeded.`,
+        `Whole-plan deadline in seconds from the start (at most ${MAX_DRAIN_TIMEOUT_SECONDS}, 365 days); when it passes the plan stops evicting and ends Blocked with reason DeadlineExceeded. May be raised (never lowered) on a Running plan, or on one Blocked at its deadline (onDeadline Stop), which then drains its nodes again, still cordoned and claimed (drainflow extend does the same).`,
       ),
     eviction: EvictionSchema.default({
       callTimeoutSeconds: 10,
@@ -813,7 +813,9 @@ export const MaintenancePlanStatusSchema = z
     deadline: z
       .string()
       .optional()
-      .describe('RFC 3339 time the plan stops evicting (startedAt + drainTimeoutSeconds).'),
+      .describe(
+        'RFC 3339 time the plan stops evicting (startedAt + drainTimeoutSeconds, or later once extended).',
+      ),
     completedAt: z.string().optional().describe('RFC 3339 time the plan reached a final phase.'),
     nodesTotal: z.number().int().optional().describe('Nodes in the plan.'),
     nodesDrained: z.number().int().optional().describe('Nodes drained.'),

@@ -428,6 +428,12 @@ export const DeadlineReason = {
   NodeSkipped: 'NodeSkipped',
   /** A pod's delete call was refused (not 404): a blocker of the node. */
   DeleteFailed: 'DeleteFailed',
+  /**
+   * Normal Event: the plan's deadline was moved later (the extendDeadline Update, `drainflow
+   * extend`, or a raised spec.drainTimeoutSeconds); the message names who, when and the new
+   * deadline, and the nodes a plan Blocked at its deadline drains again.
+   */
+  DeadlineExtended: 'DeadlineExtended',
 } as const;
 /** A value of {@link DeadlineReason}. */
 export type DeadlineReason = ValueOf<typeof DeadlineReason>;

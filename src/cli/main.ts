@@ -1,6 +1,6 @@
 /**
  * The `drainflow` command line: `run` (operator and/or worker) and the plan commands
- * (`status`, `pause`, `resume`, `abort`, `release`, `watch`), plus `preflight` and `demo`.
+ * (`status`, `pause`, `resume`, `abort`, `release`, `approve`, `extend`, `watch`), plus `preflight` and `demo`.
  *
  * Start-up discipline: this module loads only commander and Node's own modules; each command
  * loads what it needs when it runs (`import()` in its action), so that `--help` and `--version`
@@ -209,6 +209,35 @@ withConnection(
     const c = st.conditions?.find((x) => x.type === 'Remedy');
     console.log(
       `approve: accepted by the workflow of plan ${name} (by ${by})${c ? `; ${c.reason}: ${c.message}` : ''}`,
+    );
+  });
+withConnection(
+  program
+    .command('extend <plan>')
+    .description(
+      'give a Running plan, or one Blocked at its deadline (onDeadline Stop), a later deadline; a Blocked plan drains its nodes again, still cordoned and claimed',
+    ),
+)
+  .option('--by <duration>', 'move the deadline this much later (Go units: 30m, 1h30m, 90s)')
+  .option('--to <time>', 'the new deadline, RFC 3339 (2026-12-08T18:00:00Z)')
+  .option('--as <name>', 'who extends, recorded in the history and Events (default: your login name)')
+  .action(async (name: string, opts) => {
+    const [{ CliError, durationSeconds, extendPlan }, { userInfo }] = await Promise.all([
+      import('./plans.js'),
+      import('node:os'),
+    ]);
+    if ((opts.by === undefined) === (opts.to === undefined))
+      throw new CliError('give exactly one of --by <duration> and --to <RFC 3339 time>');
+    const addSeconds = opts.by !== undefined ? durationSeconds(String(opts.by)) : undefined;
+    if (opts.by !== undefined && addSeconds === undefined)
+      throw new CliError(
+        `--by must be a positive duration such as 30m, 1h30m or 90s (got ${String(opts.by)})`,
+      );
+    const who = typeof opts.as === 'string' ? opts.as : userInfo().username;
+    const ask = addSeconds !== undefined ? { addSeconds } : { deadline: String(opts.to) };
+    const st = await extendPlan(await context(opts), name, ask, who);
+    console.log(
+      `extend: accepted by the workflow of plan ${name} (by ${who}); deadline ${st.deadline ?? 'unknown'}, phase ${st.phase ?? 'unknown'}${st.message ? `: ${st.message}` : ''}`,
     );
   });
 withConnection(

@@ -1,5 +1,5 @@
 /**
- * The CLI's plan commands: `status`, `pause`, `resume`, `abort`, `release`, `approve`, `watch`. They read
+ * The CLI's plan commands: `status`, `pause`, `resume`, `abort`, `release`, `approve`, `extend`, `watch`. They read
  * the MaintenancePlan from Kubernetes and talk to its workflow in Temporal with the shared message
  * definitions (src/contract/plan-messages.ts). Errors name what went wrong: an unknown plan, an
  * unreachable cluster or Temporal, a finished workflow.
@@ -22,6 +22,7 @@ import { flagHasEffect, phaseWords, type SpecFlagName } from '../api/ended-plan.
 import {
   approveRemedyUpdate,
   controlUpdate,
+  extendDeadlineUpdate,
   progressQuery,
   releaseNodeUpdate,
   type ControlAction,
@@ -263,6 +264,68 @@ export async function approveRemedy(
   }
 }
 
+/**
+ * A duration as `drainflow extend --by` takes it, in seconds: Go's units h, m, s in that order,
+ * each at most once (`30m`, `1h30m`, `90s`, `2h`); undefined when it is not one or is zero.
+ */
+export function durationSeconds(text: string): number | undefined {
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text.trim());
+  if (!m || text.trim() === '') return undefined;
+  const seconds = Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
+  return seconds > 0 ? seconds : undefined;
+}
+
+/**
+ * The hint `drainflow resume` gives for a plan Blocked at its deadline, or undefined for any other
+ * (pure): a resume gives no time; `drainflow extend` (or a raised spec.drainTimeoutSeconds) does,
+ * and drains the nodes again, still cordoned and claimed.
+ */
+export function resumeBlockedHint(
+  name: string,
+  status: MaintenancePlanStatus | undefined,
+): string | undefined {
+  if (status?.phase !== PlanPhase.Blocked || status.reason !== PlanReason.DeadlineExceeded) return undefined;
+  return `plan "${name}" is Blocked at its deadline (DeadlineExceeded): resume gives it no more time. Its nodes stay cordoned and claimed; give it a later deadline and it drains them again from where it stopped: drainflow extend ${name} --by 30m (or --to RFC3339, or raise spec.drainTimeoutSeconds)`;
+}
+
+/**
+ * `drainflow extend PLAN --by 30m | --to RFC3339`: sends the `extendDeadline` Update, so a Running
+ * plan gets a later deadline and one Blocked at its deadline drains again (src/drain/plan-extend.ts).
+ * @returns the plan's status after the workflow took the extension in.
+ * @throws CliError with the workflow's refusal (not Running nor Blocked at its deadline, a deadline
+ *   not later than the current one), when the workflow has ended or no worker answers in time.
+ */
+export async function extendPlan(
+  ctx: CliContext,
+  name: string,
+  ask: { addSeconds?: number; deadline?: string },
+  by: string,
+): Promise<MaintenancePlanStatus> {
+  const { plan, handle, client } = await planHandle(ctx, name);
+  try {
+    const desc = await handle.describe();
+    if (desc.status.name !== 'RUNNING')
+      throw new CliError(
+        `the workflow of plan "${name}" has ended (plan phase ${plan.status?.phase ?? 'unknown'}); nothing to extend`,
+      );
+    return await withTimeout(
+      handle.executeUpdate(extendDeadlineUpdate, { args: [{ ...ask, by }] }),
+      UPDATE_TIMEOUT_MS,
+      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue?`,
+    );
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError)
+      throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
+    if (err instanceof WorkflowUpdateFailedError)
+      throw new CliError(
+        `plan "${name}" refused the extension: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+      );
+    throw err;
+  } finally {
+    await client.connection.close();
+  }
+}
+
 /** What {@link control} did: the plan's status, and who took the action in. */
 export interface ControlResult {
   status: MaintenancePlanStatus;
@@ -338,6 +401,8 @@ export async function control(ctx: CliContext, name: string, action: ControlActi
       return { status: await operatorAborted(ctx, name), by: 'operator', ...uncordonOf(plan) };
     }
     const phase = plan.status?.phase;
+    const hint = action === 'resume' ? resumeBlockedHint(name, plan.status) : undefined;
+    if (hint) throw new CliError(hint);
     if (action === 'pause' && plan.spec?.mode === 'Preflight')
       throw new CliError(
         `plan "${name}" is a Preflight plan: it cordons and evicts nothing, so there is nothing to pause (abort or delete it to stop it)`,

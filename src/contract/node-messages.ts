@@ -42,3 +42,10 @@ export interface NodeControl extends ControlArgs {
  * AfterEachNode). The operator sends pause and abort to a plan's running nodes directly as well.
  */
 export const nodeControlSignal = defineSignal<[NodeControl]>('nodeControl');
+
+/**
+ * Parent → child: the plan's deadline moved later (`extendDeadline`): the node's deadline becomes
+ * `deadlineMs` (ms since epoch) when that is later than its own. Sent to running nodes whose
+ * deadline is the plan's.
+ */
+export const nodeDeadlineSignal = defineSignal<[{ deadlineMs: number }]>('nodeDeadline');

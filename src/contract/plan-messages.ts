@@ -64,3 +64,41 @@ export interface ApproveRemedyArgs {
  * `{"workload": "NS/NAME", "by": "<you>"}`.
  */
 export const approveRemedyUpdate = defineUpdate<MaintenancePlanStatus, [ApproveRemedyArgs]>('approveRemedy');
+
+/**
+ * Argument of {@link extendDeadlineUpdate}: exactly one of `addSeconds` and `deadline`, and who asks.
+ */
+export interface ExtendDeadlineArgs {
+  /** Move the deadline this many seconds later (`drainflow extend P --by 30m`: 1800). */
+  addSeconds?: number;
+  /** The new deadline, RFC 3339 (`drainflow extend P --to 2026-12-08T18:00:00Z`). */
+  deadline?: string;
+  /** Who asks (recorded in the history and the DeadlineExtended Event). */
+  by: string;
+}
+
+/**
+ * Gives a Running plan, or one Blocked at its deadline (reason DeadlineExceeded, onDeadline Stop),
+ * a later deadline. A Blocked plan goes back to Running and drains the nodes that stopped at the
+ * deadline again, their claims kept and never uncordoned in between (src/drain/plan-extend.ts).
+ * Returns the status once a write covers the change. Rejected (validator) for any other plan, a
+ * new deadline not later than the current one (or already past), or a non-positive `addSeconds`.
+ * From the Temporal UI: Update `extendDeadline` with `{"addSeconds": 1800, "by": "<you>"}`.
+ */
+export const extendDeadlineUpdate = defineUpdate<MaintenancePlanStatus, [ExtendDeadlineArgs]>(
+  'extendDeadline',
+);
+
+/** Payload of {@link drainTimeoutSignal}: the spec's drainTimeoutSeconds and the generation that set it. */
+export interface DrainTimeoutArgs extends ControlArgs {
+  /** spec.drainTimeoutSeconds, seconds from the plan's start. */
+  drainTimeoutSeconds?: number;
+}
+
+/**
+ * The operator's relay of a raised spec.drainTimeoutSeconds: the same as {@link
+ * extendDeadlineUpdate} to `startedAt + drainTimeoutSeconds`. Ignored when that is not later than
+ * the current deadline (a repeated relay); a plan that cannot be extended says so in a Normal
+ * Event SpecChangeIgnored.
+ */
+export const drainTimeoutSignal = defineSignal<[DrainTimeoutArgs?]>('drainTimeout');

@@ -103,11 +103,15 @@ export interface PlanRunState {
   };
 }
 
-/** A control the plan forwards to one running node; `generation`: that of the user's control. */
+/**
+ * A control the plan forwards to one running node; `generation`: that of the user's control.
+ * `deadline`: the plan's deadline moved later, to `deadlineMs` (ms since epoch; signal nodeDeadline).
+ */
 export interface PlanForward {
   node: string;
-  action: ControlAction;
+  action: ControlAction | 'deadline';
   generation?: number;
+  deadlineMs?: number;
 }
 
 /** An Event the plan workflow should record on the plan. */

@@ -81,10 +81,12 @@ import type { DrainflowMetrics } from '../shared/http.js';
 import type { DrainPlanInput, DrainPlanResult } from '../workflows/messages.js';
 import {
   abortSignal,
+  drainTimeoutSignal,
   pauseSignal,
   releaseSignal,
   resumeSignal,
   type ControlArgs,
+  type DrainTimeoutArgs,
 } from '../contract/plan-messages.js';
 import { planWorkflowId, type PlanRef } from '../contract/names.js';
 import { taskQueueWorkers } from '../shared/workers.js';
@@ -152,6 +154,8 @@ const SIGNALS: Record<SignalName, SignalDefinition<[ControlArgs?]>> = {
   resume: resumeSignal,
   release: releaseSignal,
   abort: abortSignal,
+  // Its payload adds spec.drainTimeoutSeconds to the generation (DrainTimeoutArgs).
+  drainTimeout: drainTimeoutSignal as SignalDefinition<[ControlArgs?]>,
 };
 
 /** Informer + queue + reconcile of MaintenancePlans. Start with {@link start}, stop with {@link stop}. */
@@ -557,7 +561,9 @@ export class PlanController {
             workflowId,
             SIGNALS[action.signal],
             'signal',
-            args,
+            action.signal === 'drainTimeout'
+              ? ({ ...args, drainTimeoutSeconds: obs.spec?.drainTimeoutSeconds } as DrainTimeoutArgs)
+              : args,
           ));
           break;
         case 'writeNodeCount':

@@ -52,16 +52,23 @@ const FINAL_PHASES_FOR_NODE_COUNT: ReadonlySet<PlanPhase> = new Set<PlanPhase>([
   PlanPhase.Aborted,
 ]);
 
-/** The spec flags the operator relays as signals. */
+/** The spec flags the operator relays as signals, and spec.drainTimeoutSeconds (relayed when raised). */
 export interface Flags {
   paused: boolean;
   abort: boolean;
   release: boolean;
+  /** spec.drainTimeoutSeconds, s (absent: not relayed). */
+  drainTimeoutSeconds?: number;
 }
 
 /** The flags of a spec. */
 export function flagsOf(spec: MaintenancePlanSpec): Flags {
-  return { paused: spec.paused, abort: spec.abort, release: spec.release };
+  return {
+    paused: spec.paused,
+    abort: spec.abort,
+    release: spec.release,
+    drainTimeoutSeconds: spec.drainTimeoutSeconds,
+  };
 }
 
 /** What the operator remembers of one plan (by UID), in memory only. */
@@ -136,8 +143,11 @@ export interface Observation {
   temporalNamespace?: string;
 }
 
-/** A signal the operator sends to the plan's workflow. */
-export type SignalName = 'pause' | 'resume' | 'release' | 'abort';
+/**
+ * A signal the operator sends to the plan's workflow; `drainTimeout` carries the spec's raised
+ * drainTimeoutSeconds (the workflow extends the deadline, src/workflows/plan/deadline.ts).
+ */
+export type SignalName = 'pause' | 'resume' | 'release' | 'abort' | 'drainTimeout';
 
 /** One step the controller takes, in order. */
 export type Action =
@@ -458,7 +468,8 @@ export function mayAbortOnForget(memory: Memory | undefined): boolean {
 
 /**
  * The signals that bring the workflow from the flags it was told (`before`; undefined: unknown,
- * assert every one) to `now`, in the order they are sent: pause/resume, release, abort. When no
+ * assert every one) to `now`, in the order they are sent: pause/resume, release, abort, and
+ * drainTimeout when spec.drainTimeoutSeconds was raised (or is asserted). When no
  * flag changed (toggled and back) the pause state is restated, a no-op for the workflow that lets it
  * record the generation. `abortReset`: spec.abort went back to false, which cannot be undone.
  */
@@ -471,11 +482,18 @@ export function planSignals(
   if (before === undefined || before.paused !== now.paused) signals.push(pause);
   if (now.release && (before === undefined || !before.release)) signals.push('release');
   if (now.abort && (before === undefined || !before.abort)) signals.push('abort');
+  // Raised (the CRD refuses lowering): the workflow extends its deadline; repeats are no-ops.
+  const raised =
+    now.drainTimeoutSeconds !== undefined &&
+    (before === undefined ||
+      (before.drainTimeoutSeconds !== undefined && now.drainTimeoutSeconds > before.drainTimeoutSeconds));
+  if (raised) signals.push('drainTimeout');
   const unchanged =
     before !== undefined &&
     before.paused === now.paused &&
     before.release === now.release &&
-    before.abort === now.abort;
+    before.abort === now.abort &&
+    !raised;
   if (unchanged) signals.push(pause);
   return { signals, abortReset: Boolean(before?.abort && !now.abort) };
 }

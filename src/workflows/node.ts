@@ -24,10 +24,11 @@
  */
 import { CancelledFailure, CancellationScope, setHandler } from '@temporalio/workflow';
 import { NodePhase, NodeReason } from '../api/reasons.js';
-import { nodeControlSignal, pdbGrantSignal } from '../contract/node-messages.js';
+import { nodeControlSignal, nodeDeadlineSignal, pdbGrantSignal } from '../contract/node-messages.js';
 import type { NodeProgress } from '../contract/progress.js';
 import { drained } from '../drain/hooks.js';
 import { applyControl, isStaleControl, type NodeControlAction } from '../drain/node/controls.js';
+import { extendNodeDeadline } from '../drain/node/deadline.js';
 import type { NodeDrainState } from '../drain/node/state.js';
 import type { DrainNodeInput } from './messages.js';
 import { runRoll } from './node-roll.js';
@@ -67,6 +68,11 @@ function recordControl(run: NodeRun, c: { action: NodeControlAction; generation?
   run.woken = true;
 }
 
+/** The plan's deadline moved later: the node's follows (see extendNodeDeadline). */
+function recordDeadline(run: NodeRun, deadlineMs: number): void {
+  if (extendNodeDeadline(run.s, deadlineMs)) run.woken = true;
+}
+
 /** A cancellation request from Temporal: an abort that says where it came from. */
 function recordCancel(run: NodeRun): void {
   run.s.cancelled = true;
@@ -93,6 +99,7 @@ async function drainNode(input: DrainNodeInput, cancelRequested: Promise<never>)
   setHandler(nodeControlSignal, (c) => recordControl(run, c));
   cancelRequested.catch(() => recordCancel(run));
   setHandler(pdbGrantSignal, (g) => budget.grant(g));
+  setHandler(nodeDeadlineSignal, (d) => recordDeadline(run, d.deadlineMs));
 
   // ---- 1. claim and cordon ----
   const unclaimed = await claimNode({ run, reporter, acts });

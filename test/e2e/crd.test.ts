@@ -609,11 +609,10 @@ describe('MaintenancePlan CRD on a real API server', () => {
     assert.match(yamlOut, /uncordon: OnDelete/);
   });
 
-  it('lets only paused, abort and release change after creation', () => {
+  it('lets only paused, abort, release and a raised drainTimeoutSeconds change after creation', () => {
     const name = `immutable-${RUN}`;
     kubectlOk(['apply', '-f', '-'], plan('immutable', { nodeNames: ['a', 'b'] }));
     for (const [field, value] of [
-      ['drainTimeoutSeconds', 60],
       ['nodeNames', ['b']],
       ['uncordon', 'Never'],
       ['cordon', 'AllAtStart'],
@@ -640,7 +639,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       assert.match(
         r.stderr,
         new RegExp(
-          `spec\\.${field}: Forbidden: cannot change after the plan is created \\(only paused, abort and release can\\)`,
+          `spec\\.${field}: Forbidden: cannot change after the plan is created \\(only paused, abort, release and a raised drainTimeoutSeconds can\\)`,
         ),
       );
     }
@@ -671,13 +670,37 @@ describe('MaintenancePlan CRD on a real API server', () => {
       added.stderr,
       /spec: Forbidden: spec\.nodeNames and spec\.nodeSelector cannot be added or removed/,
     );
+    // The deadline may be given more time (drainflow extend's spec twin), never less.
+    const lowered = kubectl([
+      'patch',
+      'mp',
+      name,
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ spec: { drainTimeoutSeconds: 60 } }),
+    ]);
+    assert.notEqual(lowered.code, 0, 'lowering spec.drainTimeoutSeconds must be refused');
+    assert.match(
+      lowered.stderr,
+      /spec\.drainTimeoutSeconds: Forbidden: drainTimeoutSeconds can only be raised .*it cannot be lowered/,
+    );
+    kubectlOk([
+      'patch',
+      'mp',
+      name,
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ spec: { drainTimeoutSeconds: 7200 } }),
+    ]);
     for (const flag of ['paused', 'release', 'abort']) {
       kubectlOk(['patch', 'mp', name, '--type', 'merge', '-p', JSON.stringify({ spec: { [flag]: true } })]);
     }
     const live = JSON.parse(kubectlOk(['get', 'mp', name, '-o', 'json'])) as {
       spec: Record<string, unknown>;
     };
-    assert.equal(live.spec.drainTimeoutSeconds, 3600);
+    assert.equal(live.spec.drainTimeoutSeconds, 7200);
     assert.equal(live.spec.paused, true);
     // paused goes both ways; abort and release are one-way.
     kubectlOk(['patch', 'mp', name, '--type', 'merge', '-p', JSON.stringify({ spec: { paused: false } })]);

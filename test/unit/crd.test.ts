@@ -247,13 +247,19 @@ describe('CRD file', () => {
         'spec.nodeNames and spec.nodeSelector cannot be added or removed after the plan is created',
       ],
     );
-    for (const f of ['drainTimeoutSeconds', 'eviction', 'podSelection', 'uncordon', 'cordon']) {
+    for (const f of ['eviction', 'podSelection', 'uncordon', 'cordon']) {
       assert.equal(
         specSchema.properties![f]!['x-kubernetes-validations']?.at(-1)?.rule,
         'self == oldSelf',
         `spec.${f} immutable`,
       );
     }
+    // The deadline may be given more time (src/drain/plan-extend.ts), never less.
+    assert.equal(
+      specSchema.properties!.drainTimeoutSeconds!['x-kubernetes-validations']?.at(-1)?.rule,
+      'self >= oldSelf',
+      'spec.drainTimeoutSeconds can only be raised',
+    );
     const nodeNames = specSchema.properties!.nodeNames!;
     assert.equal(nodeNames['x-kubernetes-list-type'], 'set', 'each node name once');
     // A set compares equal in any order in CEL; the order is the plan's, so it is compared joined.

@@ -71,7 +71,13 @@ function obs(
   return o;
 }
 
-const flags = (paused = false, release = false, abort = false): Flags => ({ paused, release, abort });
+/** The relayed flags; spec.drainTimeoutSeconds as the fixtures' specs default it (3600). */
+const flags = (paused = false, release = false, abort = false, drainTimeoutSeconds = 3600): Flags => ({
+  paused,
+  release,
+  abort,
+  drainTimeoutSeconds,
+});
 const mem = (over: Partial<Memory> = {}): Memory => ({ name: 'p', generation: 1, started: true, ...over });
 const running: WorkflowState = { state: 'running' };
 const absent: WorkflowState = { state: 'absent' };
@@ -210,7 +216,7 @@ describe('decide', () => {
         { generation: 2, observedGeneration: 1, phase: 'Running' },
         { spec: { nodeNames: ['a'], paused: true, release: true }, workflow: running },
       ),
-      steps: ['finalizer(keep going)', 'pause', 'release'],
+      steps: ['finalizer(keep going)', 'pause', 'release', 'drainTimeout'],
       before: { name: 'p', generation: -1, started: true },
       after: { name: 'p', generation: 2, started: true, relayed: flags(true, true) },
     },
@@ -239,7 +245,7 @@ describe('decide', () => {
     {
       name: 'restart, workflow running, no status yet (no worker ran it): adopt, assert the flags, mark Pending on its task queue',
       obs: obs({}, { workflow: { state: 'running', taskQueue: 'q2' } }),
-      steps: ['finalizer(keep going)', 'resume', 'awaitingWorker(q2)'],
+      steps: ['finalizer(keep going)', 'resume', 'drainTimeout', 'awaitingWorker(q2)'],
       before: { name: 'p', generation: -1, started: true },
       after: { name: 'p', generation: 1, started: true, relayed: flags() },
     },
@@ -303,7 +309,7 @@ describe('decide', () => {
     {
       name: 'the same problem once its workflow exists (first sight after a restart): adopted, not marked',
       obs: { ...obs({ phase: 'Running' }, { workflow: running }), startProblem: 'spec.windows: …' },
-      steps: ['finalizer(keep going)', 'resume'],
+      steps: ['finalizer(keep going)', 'resume', 'drainTimeout'],
       before: { name: 'p', generation: -1, started: true },
       after: { name: 'p', generation: 1, started: true, relayed: flags() },
     },
@@ -447,6 +453,16 @@ describe('decide', () => {
       before: mem({ relayed: flags(), closedProjected: 'WorkflowNotFound' }),
     },
     // ---- spec change of a plan with a workflow
+    {
+      name: 'drainTimeoutSeconds raised: drainTimeout (the workflow extends its deadline), nothing else',
+      obs: obs(
+        { generation: 2, phase: 'Blocked', reason: 'DeadlineExceeded' },
+        { spec: { nodeNames: ['a'], drainTimeoutSeconds: 7200 }, memory: mem({ relayed: flags() }) },
+      ),
+      steps: ['drainTimeout'],
+      before: mem({ relayed: flags() }),
+      after: mem({ generation: 2, relayed: flags(false, false, false, 7200) }),
+    },
     {
       name: 'paused: pause',
       obs: obs(
@@ -964,8 +980,8 @@ describe('closedWorkflowStatus', () => {
 
 describe('planSignals', () => {
   const table: Array<[Flags | undefined, Flags, SignalName[], boolean]> = [
-    [undefined, flags(), ['resume'], false],
-    [undefined, flags(true, true, true), ['pause', 'release', 'abort'], false],
+    [undefined, flags(), ['resume', 'drainTimeout'], false],
+    [undefined, flags(true, true, true), ['pause', 'release', 'abort', 'drainTimeout'], false],
     [flags(), flags(true), ['pause'], false],
     [flags(true), flags(), ['resume'], false],
     [flags(), flags(false, true), ['release'], false],
@@ -974,6 +990,21 @@ describe('planSignals', () => {
     [flags(false, false, true), flags(), [], true],
     [flags(true, false, false), flags(true, false, false), ['pause'], false],
     [flags(), flags(), ['resume'], false],
+    // spec.drainTimeoutSeconds: relayed when raised (the CRD refuses lowering), asserted when unknown.
+    [
+      { ...flags(), drainTimeoutSeconds: 600 },
+      { ...flags(), drainTimeoutSeconds: 2400 },
+      ['drainTimeout'],
+      false,
+    ],
+    [{ ...flags(), drainTimeoutSeconds: 600 }, { ...flags(), drainTimeoutSeconds: 600 }, ['resume'], false],
+    [undefined, { ...flags(true), drainTimeoutSeconds: 600 }, ['pause', 'drainTimeout'], false],
+    [
+      { ...flags(), drainTimeoutSeconds: 600 },
+      { ...flags(true), drainTimeoutSeconds: 900 },
+      ['pause', 'drainTimeout'],
+      false,
+    ],
   ];
   for (const [before, now, signals, abortReset] of table) {
     it(`${JSON.stringify(before)} → ${JSON.stringify(now)}: ${signals.join(', ') || 'none'}`, () => {

@@ -92,3 +92,17 @@ export function deletionWarning(
   if (pods.length === 0) return undefined;
   return { atMs, message: deletionWarningMessage(s.node, pods, s.deadlineMs) };
 }
+
+/**
+ * The plan's deadline moved later (signal nodeDeadline, src/drain/plan-extend.ts): the node's
+ * deadline becomes `deadlineMs` (ms since epoch) when that is later than its own and it has not
+ * begun applying its deadline policy yet (no decision at or after the deadline: its fresh view
+ * decides the end). The DeletePods advance notice goes out again for the new deadline.
+ * @returns whether the deadline moved.
+ */
+export function extendNodeDeadline(s: NodeDrainState, deadlineMs: number): boolean {
+  if (!(deadlineMs > s.deadlineMs) || s.deadlineView !== undefined) return false;
+  s.deadlineMs = deadlineMs;
+  delete s.warned;
+  return true;
+}

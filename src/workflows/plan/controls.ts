@@ -2,7 +2,7 @@
  * The plan's messages: signals, Updates and the query of src/contract/plan-messages.ts, the nodes'
  * progress reports and budget requests, and Temporal's cancellation request. Each handler is one
  * line that records the message into the run's state ({@link control}, {@link releaseOne}, `approveRemedy`,
- * `mergeNodeProgress`, {@link onBudgetRequest}); the main loop acts on what they recorded. An
+ * `extendDeadline` and `extendBySpec` (./deadline.ts), `mergeNodeProgress`, {@link onBudgetRequest}); the main loop acts on what they recorded. An
  * Update returns once a status write covers its change.
  *
  * Deterministic: only `@temporalio/workflow` and pure modules.
@@ -15,6 +15,8 @@ import {
   abortSignal,
   approveRemedyUpdate,
   controlUpdate,
+  drainTimeoutSignal,
+  extendDeadlineUpdate,
   pauseSignal,
   progressQuery,
   releaseNodeUpdate,
@@ -28,6 +30,7 @@ import { mergeNodeProgress, runningNodes } from '../../drain/plan-drain.js';
 import { disruptionWarnings } from '../../drain/pdb-blocks.js';
 import { approvalRefusal } from '../../drain/remedy.js';
 import { onBudgetRequest } from './budget-grants.js';
+import { extendBySpec, extendDeadline, extendRefusal } from './deadline.js';
 import { approveRemedy } from './remedies.js';
 import { setPhase, wake, type PlanRun } from './run.js';
 import { project } from './status-writer.js';
@@ -61,6 +64,13 @@ export function installHandlers(run: PlanRun, cancelRequested: Promise<never>): 
       if (why) throw new Error(why);
     },
   });
+  setHandler(extendDeadlineUpdate, (a) => written(run, () => extendDeadline(run, a)), {
+    validator: (a) => {
+      const why = extendRefusal(run, a);
+      if (why) throw new Error(why);
+    },
+  });
+  setHandler(drainTimeoutSignal, (a) => extendBySpec(run, a));
   setHandler(nodeProgressSignal, (p: NodeProgress) => onProgress(run, p));
   // Budget requests change no status; the grant pump answers them (./budget-grants.ts).
   setHandler(pdbBudgetSignal, (req) => onBudgetRequest(run, req));

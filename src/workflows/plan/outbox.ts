@@ -7,7 +7,7 @@
  */
 import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { nodeWorkflowId } from '../../contract/names.js';
-import { nodeControlSignal } from '../../contract/node-messages.js';
+import { nodeControlSignal, nodeDeadlineSignal } from '../../contract/node-messages.js';
 import { k8s } from './activities.js';
 import { sendGrants } from './budget-grants.js';
 import { track, type PlanRun } from './run.js';
@@ -21,12 +21,17 @@ export function flushOutbox(run: PlanRun): void {
       k8s.recordEvent.executeWithOptions({ summary: `event ${e.reason}` }, [{ plan: run.plan, ...e }]),
     );
   for (const f of outbox.forwards.splice(0)) {
+    const node = getExternalWorkflowHandle(nodeWorkflowId(run.workflowId, f.node));
+    if (f.action === 'deadline') {
+      track(run, node.signal(nodeDeadlineSignal, { deadlineMs: f.deadlineMs! }));
+      continue;
+    }
     // A user's control goes on with the generation that caused it, so the node learns a resume's
     // generation and ignores an older pause the operator sent it directly
     // (src/operator/node-stops.ts). Window-driven ones carry none.
     track(
       run,
-      getExternalWorkflowHandle(nodeWorkflowId(run.workflowId, f.node)).signal(nodeControlSignal, {
+      node.signal(nodeControlSignal, {
         action: f.action,
         ...(f.generation !== undefined ? { generation: f.generation } : {}),
       }),
