@@ -446,7 +446,7 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
     return {
       phase: PlanPhase.Blocked,
       reason: PlanReason.DeadlineExceeded,
-      message: `deadline passed; still blocking: ${describeBlockers() || 'nodes not drained'}`,
+      message: `deadline passed; still blocking: ${describeBlockers() || 'nodes not drained'}; the nodes stay cordoned and claimed: give the plan more time with drainflow extend PLAN --by DURATION (or raise spec.drainTimeoutSeconds), or release, abort or delete it to hand them back`,
     };
   return {
     phase: PlanPhase.Blocked,

@@ -598,7 +598,8 @@ describe('planOutcome', () => {
       outcome: {
         phase: 'Blocked',
         reason: 'DeadlineExceeded',
-        message: 'deadline passed; still blocking: app/a (PDB app/p): DisruptionBudget; app/b: NotEvicted',
+        message:
+          'deadline passed; still blocking: app/a (PDB app/p): DisruptionBudget; app/b: NotEvicted; the nodes stay cordoned and claimed: give the plan more time with drainflow extend PLAN --by DURATION (or raise spec.drainTimeoutSeconds), or release, abort or delete it to hand them back',
       },
     },
     {
@@ -607,7 +608,8 @@ describe('planOutcome', () => {
       outcome: {
         phase: 'Blocked',
         reason: 'DeadlineExceeded',
-        message: 'deadline passed; still blocking: nodes not drained',
+        message:
+          'deadline passed; still blocking: nodes not drained; the nodes stay cordoned and claimed: give the plan more time with drainflow extend PLAN --by DURATION (or raise spec.drainTimeoutSeconds), or release, abort or delete it to hand them back',
       },
       nodes: ['n1 Drained/Drained', 'n2 Blocked/DeadlineExceeded', 'n3 Blocked/DeadlineExceeded'],
     },
@@ -640,7 +642,11 @@ describe('planOutcome', () => {
         'DeadlineExceeded',
         Array.from({ length: 12 }, (_, i) => blocker(`app/p${String(i).padStart(2, '0')}`, 'NotEvicted')),
       ),
-      outcome: { phase: 'Blocked', reason: 'DeadlineExceeded', message: /app\/p09: NotEvicted$/ },
+      outcome: {
+        phase: 'Blocked',
+        reason: 'DeadlineExceeded',
+        message: /app\/p09: NotEvicted; the nodes stay cordoned/,
+      },
     },
   ];
   for (const c of cases) {
