@@ -89,9 +89,12 @@ describe('maintenance windows (time-skipping)', () => {
       assert.equal(first.deadline, new Date(secondStart + left).toISOString());
       assert.equal(Date.parse(first.deadline!), windowedDeadline(windows, startedAt, HOUR));
 
+      // The plan pauses at the window's end, then its node reports Paused (a signal and a report later).
       await waitUntil(
-        () => sim.lastStatus()?.reason === 'OutsideMaintenanceWindow',
-        'paused at the window end',
+        () =>
+          sim.lastStatus()?.reason === 'OutsideMaintenanceWindow' &&
+          sim.lastStatus()?.nodes?.find((n) => n.name === 'n1')?.phase === 'Paused',
+        'paused at the window end, n1 too',
         60_000,
         '1m',
       );
@@ -243,9 +246,12 @@ describe('maintenance windows (time-skipping)', () => {
       const deadline = startedAt + 30 * MIN;
       assert.equal(first.deadline, new Date(deadline).toISOString(), 'wall time: 30 min from the start');
       assert.ok(deadline > firstEnd && deadline < secondStart, 'the deadline falls outside the windows');
+      // The plan pauses at the window's end, then its node reports Paused (a signal and a report later).
       await waitUntil(
-        () => sim.lastStatus()?.reason === 'OutsideMaintenanceWindow',
-        'paused at the window end',
+        () =>
+          sim.lastStatus()?.reason === 'OutsideMaintenanceWindow' &&
+          sim.lastStatus()?.nodes?.find((n) => n.name === 'n1')?.phase === 'Paused',
+        'paused at the window end, n1 too',
         60_000,
         '1m',
       );
@@ -300,9 +306,12 @@ describe('maintenance windows (time-skipping)', () => {
       assert.equal(first.deadline, new Date(deadline).toISOString());
       assert.equal(deadline, windowedDeadline(windows, startedAt, 30 * MIN));
       // Past the instant the deadline would be in wall time, still outside the windows.
+      // The plan pauses at the window's end, then its node reports Paused (a signal and a report later).
       await waitUntil(
-        () => sim.lastStatus()?.reason === 'OutsideMaintenanceWindow',
-        'paused at the window end',
+        () =>
+          sim.lastStatus()?.reason === 'OutsideMaintenanceWindow' &&
+          sim.lastStatus()?.nodes?.find((n) => n.name === 'n1')?.phase === 'Paused',
+        'paused at the window end, n1 too',
         60_000,
         '1m',
       );
