@@ -66,7 +66,7 @@ export function diagnosisMessage(d: PdbDiagnosis): string {
     case DisruptionBlockKind.UnhealthyElsewhere:
       return `${pdb} has fewer healthy pods than it wants (${d.desired ?? '?'}) because of pods${ofOwner(d)} on other nodes (UnhealthyElsewhere): ${diagnosedPodsWords(d.pods, d.morePods)}`;
     default:
-      return `waiting for PodDisruptionBudget ${d.pdb} to allow a disruption (Transient: ${d.waitingFor ?? 1} more pod(s)${ofOwner(d)} must become Ready)`;
+      return `waiting for PodDisruptionBudget ${d.pdb} to allow a disruption (Transient: ${d.waitingFor ?? 1} more pod(s)${ofOwner(d)} must become Ready${d.pods?.length ? `; not Ready now: ${diagnosedPodsWords(d.pods, d.morePods)}` : ''})`;
   }
 }
 

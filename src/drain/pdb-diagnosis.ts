@@ -178,7 +178,8 @@ function named(pods: DiagnosisPod[]): { pods: DiagnosedPod[]; morePods?: number 
  * 3. ReplacementsUnschedulable: a pod behind it is Pending with PodScheduled False;
  * 4. SpentByOthers: disruptions spent by evictions not of this plan;
  * 5. UnhealthyElsewhere: `currentHealthy < desiredHealthy` with pods on other nodes not Ready;
- * 6. Transient: `desiredHealthy + 1 - currentHealthy` more pods must become Ready.
+ * 6. Transient: `desiredHealthy + 1 - currentHealthy` more pods must become Ready (naming the pods
+ *    on other nodes not Ready now, if any).
  */
 export function diagnosePdb(input: DiagnosisInput): PdbDiagnosis | undefined {
   const { pdb, node } = input;
@@ -221,7 +222,15 @@ export function diagnosePdb(input: DiagnosisInput): PdbDiagnosis | undefined {
   const elsewhere = input.pods.filter((p) => !p.terminating && !p.ready && p.node !== node);
   if (current < wanted && elsewhere.length > 0)
     return { kind: DisruptionBlockKind.UnhealthyElsewhere, ...base, ...named(elsewhere) };
-  return { kind: DisruptionBlockKind.Transient, ...base, waitingFor: Math.max(1, wanted + 1 - current) };
+  // Transient still names the pods not Ready elsewhere: they are what the budget waits for (a
+  // replacement starting, or a pod that was not Ready before the drain; which one cannot be told
+  // from the PDB alone).
+  return {
+    kind: DisruptionBlockKind.Transient,
+    ...base,
+    waitingFor: Math.max(1, wanted + 1 - current),
+    ...(elsewhere.length > 0 ? named(elsewhere) : {}),
+  };
 }
 
 /** What a worker remembers of one PDB between observations (src/activities/pdb-diagnose.ts). */

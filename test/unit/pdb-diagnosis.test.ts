@@ -211,7 +211,11 @@ const rows: {
       [ready('b'), { key: 'shop/new', node: 'n2', phase: 'Running', ready: false }],
       { owner: deployment(3), spent: { byPlan: 1, byOthers: 0 } },
     ),
-    want: { kind: DisruptionBlockKind.Transient, waitingFor: 1 },
+    want: {
+      kind: DisruptionBlockKind.Transient,
+      waitingFor: 1,
+      pods: [{ pod: 'shop/new', node: 'n2', state: 'NotReady' }],
+    },
   },
 ];
 
@@ -240,6 +244,24 @@ describe('scaled (intstr.GetScaledValueFromIntOrPercent)', () => {
 });
 
 describe('diagnosisMessage', () => {
+  it('a Transient block names the pods not Ready on other nodes, which it waits for', () => {
+    const d = diagnosePdb(
+      input(
+        { maxUnavailable: 1 },
+        st(0, 2, 2, 3),
+        [ready('b'), { key: 'shop/c', node: 'n2', phase: 'Running', ready: false }],
+        {
+          owner: deployment(3),
+        },
+      ),
+    )!;
+    assert.equal(d.kind, DisruptionBlockKind.Transient);
+    assert.match(
+      diagnosisMessage(d),
+      /1 more pod\(s\) of Deployment shop\/web must become Ready; not Ready now: shop\/c on n2 \(NotReady\)\)$/,
+    );
+  });
+
   it('a Never block names the PDB, the owner and what a person can do', () => {
     const d = diagnosePdb(input({ minAvailable: 1 }, st(0, 1, 1, 1), [], { owner: deployment(1) }))!;
     assert.match(diagnosisMessage(d), /shop\/web can never allow a disruption \(Never: a single replica/);
