@@ -227,6 +227,44 @@ export async function releaseNode(
 }
 
 /**
+ * Sends one Update to plan `name`'s running workflow with `send` and returns what it returns (the
+ * plan's status). `words.verb` and `words.noun` name the control in the errors ("nothing to
+ * approve", "refused the approval").
+ * @throws CliError when the workflow has ended or does not exist, when it refuses the Update (its
+ *   validator's message), or when no worker answers within UPDATE_TIMEOUT_MS.
+ */
+async function planUpdate(
+  ctx: CliContext,
+  name: string,
+  send: (h: WorkflowHandle) => Promise<MaintenancePlanStatus>,
+  words: { verb: string; noun: string },
+): Promise<MaintenancePlanStatus> {
+  const { plan, handle, client } = await planHandle(ctx, name);
+  try {
+    const desc = await handle.describe();
+    if (desc.status.name !== 'RUNNING')
+      throw new CliError(
+        `the workflow of plan "${name}" has ended (plan phase ${plan.status?.phase ?? 'unknown'}); nothing to ${words.verb}`,
+      );
+    return await withTimeout(
+      send(handle),
+      UPDATE_TIMEOUT_MS,
+      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue?`,
+    );
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError)
+      throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
+    if (err instanceof WorkflowUpdateFailedError)
+      throw new CliError(
+        `plan "${name}" refused the ${words.noun}: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+      );
+    throw err;
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/**
  * `drainflow approve PLAN --workload NS/NAME` (spec.remedies.rolloutRestart): sends the
  * `approveRemedy` Update, so the plan restarts the Deployment it proposed to restart.
  * @returns the plan's status after the workflow took the approval in.
@@ -239,29 +277,10 @@ export async function approveRemedy(
   workload: string,
   by: string,
 ): Promise<MaintenancePlanStatus> {
-  const { plan, handle, client } = await planHandle(ctx, name);
-  try {
-    const desc = await handle.describe();
-    if (desc.status.name !== 'RUNNING')
-      throw new CliError(
-        `the workflow of plan "${name}" has ended (plan phase ${plan.status?.phase ?? 'unknown'}); nothing to approve`,
-      );
-    return await withTimeout(
-      handle.executeUpdate(approveRemedyUpdate, { args: [{ workload, by }] }),
-      UPDATE_TIMEOUT_MS,
-      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue?`,
-    );
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError)
-      throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
-    if (err instanceof WorkflowUpdateFailedError)
-      throw new CliError(
-        `plan "${name}" refused the approval: ${(err.cause as Error | undefined)?.message ?? err.message}`,
-      );
-    throw err;
-  } finally {
-    await client.connection.close();
-  }
+  return planUpdate(ctx, name, (h) => h.executeUpdate(approveRemedyUpdate, { args: [{ workload, by }] }), {
+    verb: 'approve',
+    noun: 'approval',
+  });
 }
 
 /**
@@ -301,29 +320,10 @@ export async function extendPlan(
   ask: { addSeconds?: number; deadline?: string },
   by: string,
 ): Promise<MaintenancePlanStatus> {
-  const { plan, handle, client } = await planHandle(ctx, name);
-  try {
-    const desc = await handle.describe();
-    if (desc.status.name !== 'RUNNING')
-      throw new CliError(
-        `the workflow of plan "${name}" has ended (plan phase ${plan.status?.phase ?? 'unknown'}); nothing to extend`,
-      );
-    return await withTimeout(
-      handle.executeUpdate(extendDeadlineUpdate, { args: [{ ...ask, by }] }),
-      UPDATE_TIMEOUT_MS,
-      `the workflow of plan "${name}" did not answer within ${UPDATE_TIMEOUT_MS / 1000} s: is a worker polling its task queue?`,
-    );
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError)
-      throw new CliError(`plan "${name}" has no workflow yet (is the operator running?)`);
-    if (err instanceof WorkflowUpdateFailedError)
-      throw new CliError(
-        `plan "${name}" refused the extension: ${(err.cause as Error | undefined)?.message ?? err.message}`,
-      );
-    throw err;
-  } finally {
-    await client.connection.close();
-  }
+  return planUpdate(ctx, name, (h) => h.executeUpdate(extendDeadlineUpdate, { args: [{ ...ask, by }] }), {
+    verb: 'extend',
+    noun: 'extension',
+  });
 }
 
 /** What {@link control} did: the plan's status, and who took the action in. */
