@@ -5,7 +5,8 @@
  * `kubectl patch` of `spec.release` that the operator relays (no signal sent by the test).
  *
  * One plan of three kwok nodes of this file, one at a time (maxUnavailableNodes 1), a node's
- * deadline 5 s (nodeDrainTimeoutSeconds), uncordon OnRelease:
+ * deadline 10 s (nodeDrainTimeoutSeconds: room for one eviction on a loaded host, where 5 s was
+ * not), uncordon OnRelease:
  * - `stuck`: one pod behind a PodDisruptionBudget with minAvailable 1 (1 replica), never evictable:
  *   at its deadline it is handed back undrained (uncordoned, its claim removed, the pod left on
  *   it), reported Skipped/SkippedAtDeadline with one NodeSkipped Warning, and frees its slot;
@@ -106,7 +107,7 @@ describe('SkipNode and spec.release through the operator', () => {
     h.applyPlan(name, {
       nodeNames: [nodes.stuck, nodes.free, nodes.down],
       onDeadline: 'SkipNode',
-      nodeDrainTimeoutSeconds: 5,
+      nodeDrainTimeoutSeconds: 10,
       drainTimeoutSeconds: 120,
       uncordon: 'OnRelease',
     });

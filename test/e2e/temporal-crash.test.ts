@@ -154,8 +154,17 @@ describe('Temporal server killed mid-drain', () => {
     // has ended.
     const planDesc = await client.workflow.getHandle(workflowId).describe();
     assert.equal(planDesc.status.name, 'RUNNING');
-    const nodeDesc = await client.workflow.getHandle(nodeWorkflowId(workflowId, target!)).describe();
-    assert.equal(nodeDesc.status.name, 'COMPLETED');
+    // The node's final report reaches the plan (and its status) just before the node workflow
+    // closes: wait for the close, bounded.
+    const nodeStatus = await waitFor(
+      async () => {
+        const d = await client.workflow.getHandle(nodeWorkflowId(workflowId, target!)).describe();
+        return d.status.name === 'RUNNING' ? undefined : d.status.name;
+      },
+      30_000,
+      { what: 'the node workflow closed', intervalMs: 250 },
+    );
+    assert.equal(nodeStatus, 'COMPLETED');
     // No workflow task failed or timed out; an activity whose result the kill lost timed out and
     // ran again (reported, not counted: which one depends on where the kill landed).
     const taskFailures: string[] = [];
