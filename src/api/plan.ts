@@ -815,6 +815,12 @@ export const MaintenancePlanStatusSchema = z
       .optional()
       .describe('RFC 3339 time the plan stops evicting (startedAt + drainTimeoutSeconds).'),
     completedAt: z.string().optional().describe('RFC 3339 time the plan reached a final phase.'),
+    estimatedCompletion: z
+      .string()
+      .optional()
+      .describe(
+        "RFC 3339 time the drain is expected to end, from the pace this plan kept so far (pods gone per minute of drain time, paused time not counted) and the pods left (those of the nodes not started counted as the average node's), so it takes in the PodDisruptionBudgets' rounds and the replacements' time to become Ready as observed. Updated with the plan's status writes. Absent while nothing has left yet, while the plan is paused, while a node is held up by something waiting does not fix (a PodDisruptionBudget that never allows a disruption, pods that cannot be evicted, a node held by another plan), and once the plan ends.",
+      ),
     nodesTotal: z.number().int().optional().describe('Nodes in the plan.'),
     nodesDrained: z.number().int().optional().describe('Nodes drained.'),
     nodes: z.array(NodeStatusSchema).optional().describe('Per-node progress, in plan order.'),
