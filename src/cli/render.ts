@@ -48,7 +48,10 @@ export function durationWords(ms: number): string {
  * about 3m 20s left, at 10:42:10 UTC`; `about now` once the time has come (the estimate moves with
  * the next status write); undefined without an estimate.
  */
-export function etaLine(s: Pick<MaintenancePlanStatus, 'estimatedCompletion'>, nowMs: number): string | undefined {
+export function etaLine(
+  s: Pick<MaintenancePlanStatus, 'estimatedCompletion'>,
+  nowMs: number,
+): string | undefined {
   if (!s.estimatedCompletion) return undefined;
   const atMs = Date.parse(s.estimatedCompletion);
   if (Number.isNaN(atMs)) return undefined;

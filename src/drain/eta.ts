@@ -47,7 +47,10 @@ export function trackPace(
   nodesStarted: number,
   held: boolean,
 ): DrainPace | undefined {
-  if (!pace) return nodesStarted > 0 ? { sinceMs: nowMs, heldMs: 0, ...(held ? { heldSinceMs: nowMs } : {}) } : undefined;
+  if (!pace)
+    return nodesStarted > 0
+      ? { sinceMs: nowMs, heldMs: 0, ...(held ? { heldSinceMs: nowMs } : {}) }
+      : undefined;
   if (held && pace.heldSinceMs === undefined) pace.heldSinceMs = nowMs;
   else if (!held && pace.heldSinceMs !== undefined) {
     pace.heldMs += Math.max(0, nowMs - pace.heldSinceMs);

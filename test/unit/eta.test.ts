@@ -74,7 +74,10 @@ describe('estimateCompletionMs', () => {
       name: 'a node Waiting for the claim of another plan: none (it depends on that plan)',
       input: {
         phase: 'Running',
-        nodes: [node('n1', 'Draining', 10, 5), node('n2', 'Waiting', 0, 0, { reason: 'NodeHeldByOtherPlan' })],
+        nodes: [
+          node('n1', 'Draining', 10, 5),
+          node('n2', 'Waiting', 0, 0, { reason: 'NodeHeldByOtherPlan' }),
+        ],
         pace: pace(T0),
         nowMs: T0 + MIN,
       },
@@ -105,9 +108,7 @@ describe('estimateCompletionMs', () => {
       name: 'pods deleted at the deadline, gone without eviction and failed count as done',
       input: {
         phase: 'Running',
-        nodes: [
-          node('n1', 'Draining', 40, 5, { podsDeleted: 5, podsGoneWithoutEviction: 5, podsFailed: 5 }),
-        ],
+        nodes: [node('n1', 'Draining', 40, 5, { podsDeleted: 5, podsGoneWithoutEviction: 5, podsFailed: 5 })],
         pace: pace(T0),
         nowMs: T0 + MIN,
       },
