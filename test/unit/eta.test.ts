@@ -198,6 +198,15 @@ describe('estimateCompletionMs', () => {
 describe('podsLeft', () => {
   it('no node counted yet: 0 (the average is unknown)', () =>
     assert.equal(podsLeft([pendingNode('a'), pendingNode('b')]), 0));
+  it('nodes not counted yet count as the average of the last 5 counted (later nodes hold more pods)', () =>
+    assert.equal(
+      podsLeft([
+        ...[10, 10, 20, 20, 20, 20, 20].map((t, i) => node(`d${i}`, 'Drained', t, t)),
+        pendingNode('p1'),
+        pendingNode('p2'),
+      ]),
+      40,
+    ));
   it('a drained node with no pod counts in the average', () =>
     assert.equal(podsLeft([node('a', 'Drained', 0, 0), node('b', 'Draining', 10, 4), pendingNode('c')]), 11));
 });
