@@ -5,7 +5,7 @@
  * The model: a drain's pace is set by what limits it — the PodDisruptionBudgets' rounds (each round
  * waits for the evicted pods to go and for their replacements to become Ready), the pods' grace
  * periods, the slots of maxUnavailableNodes. The plan sees them all at once in one number: the pods
- * its nodes saw leave per millisecond of drain time ({@link DrainPace}, paused time not counted).
+ * its nodes saw leave per millisecond over the recent part of the drain ({@link DrainPace}).
  * The pods left are those its running nodes still hold, plus those of the nodes not started yet
  * (counted as the average of the last nodes that reported theirs, {@link podsLeft}). Remaining
  * time = pods left / pace.
@@ -23,47 +23,65 @@
 import { DRAIN_ENDED_NODE_PHASES, DisruptionBlockKind, NodePhase, PlanPhase } from '../api/reasons.js';
 import type { NodeState } from '../contract/progress.js';
 
+/** Most samples a {@link DrainPace} keeps. */
+export const PACE_SAMPLES = 12;
+
+/** Least time between two samples of a {@link DrainPace}, ms. */
+export const PACE_MIN_SPACING_MS = 2_000;
+
 /**
- * How long this plan has drained, kept by the plan workflow ({@link trackPace}): drain time is
- * wall time from the first node's start, less the time the plan was held (paused by the user, or
- * outside its maintenance windows). ms since epoch / ms.
+ * The pace of this plan's drain, kept by the plan workflow ({@link trackPace}): samples of the pods
+ * gone so far (summed over its nodes) and when. The pace is measured from the oldest sample kept to
+ * now. Samples start with the first pod gone, so the start-up (claiming and cordoning the first
+ * nodes, the first observations) does not count against it; they are taken at least
+ * `max(2 s, time since the first / 12)` apart and at most 12 are kept, so the pace covers about the
+ * recent half (to two thirds) of the drain, however long it is: enough PDB rounds to even out their bursts, recent
+ * enough to follow a change of pace. A hold (paused, outside the maintenance windows) clears them:
+ * the pace starts again once the plan resumes.
  */
 export interface DrainPace {
-  /** When the first node's drain started, ms since epoch. */
-  sinceMs: number;
-  /** Time held since then (paused or outside the windows), ms, not counting a hold still going on. */
-  heldMs: number;
-  /** When the current hold began, ms since epoch; absent while not held. */
-  heldSinceMs?: number;
+  /** Pods gone (`done`, over all nodes) at `atMs` (ms since epoch), oldest first. */
+  samples: { atMs: number; done: number }[];
+  /** When this stretch's first sample was taken, ms since epoch (the spacing grows with the time since). */
+  firstAtMs?: number;
 }
 
 /**
- * Updates the pace at `nowMs` (ms since epoch): starts it when the first node started, counts held
- * time. Returns the pace (a new one when it starts). Called by the plan workflow at each turn of
- * its loop; held time is counted from the turn that saw the hold begin to the one that saw it end.
+ * Updates the pace at `nowMs` (ms since epoch) with `done`, the pods gone over all nodes, and
+ * whether the plan is held. The plan workflow calls it only in turns where `done` or `held` changed,
+ * so the pace (part of the status's structured state) changes only with a status that changes
+ * anyway: it costs no status write of its own.
  */
 export function trackPace(
   pace: DrainPace | undefined,
   nowMs: number,
-  nodesStarted: number,
+  done: number,
   held: boolean,
 ): DrainPace | undefined {
-  if (!pace)
-    return nodesStarted > 0
-      ? { sinceMs: nowMs, heldMs: 0, ...(held ? { heldSinceMs: nowMs } : {}) }
-      : undefined;
-  if (held && pace.heldSinceMs === undefined) pace.heldSinceMs = nowMs;
-  else if (!held && pace.heldSinceMs !== undefined) {
-    pace.heldMs += Math.max(0, nowMs - pace.heldSinceMs);
-    delete pace.heldSinceMs;
+  if (held) return pace?.samples.length ? { samples: [] } : pace;
+  const p = pace ?? { samples: [] };
+  const last = p.samples.at(-1);
+  if (!last) {
+    if (done <= 0) return pace;
+    return { samples: [{ atMs: nowMs, done }], firstAtMs: nowMs };
   }
-  return pace;
+  const spacing = Math.max(PACE_MIN_SPACING_MS, (nowMs - (p.firstAtMs ?? last.atMs)) / PACE_SAMPLES);
+  if (done === last.done || nowMs - last.atMs < spacing) return p;
+  p.samples.push({ atMs: nowMs, done });
+  if (p.samples.length > PACE_SAMPLES) p.samples.splice(0, p.samples.length - PACE_SAMPLES);
+  return p;
 }
 
-/** Drain time of the pace at `nowMs`: wall time since its start less held time, ms. */
-export function drainTimeMs(pace: DrainPace, nowMs: number): number {
-  const holding = pace.heldSinceMs !== undefined ? Math.max(0, nowMs - pace.heldSinceMs) : 0;
-  return Math.max(0, nowMs - pace.sinceMs - pace.heldMs - holding);
+/** Pods gone of a node: evicted, deleted at the deadline, gone without eviction, failed (not waited for). */
+export function podsDone(n: NodeState): number {
+  return n.podsEvicted + (n.podsDeleted ?? 0) + (n.podsGoneWithoutEviction ?? 0) + n.podsFailed;
+}
+
+/** The pace at `nowMs`, pods per ms, from the oldest sample kept; undefined while none can be told. */
+export function pacePerMs(pace: DrainPace | undefined, done: number, nowMs: number): number | undefined {
+  const first = pace?.samples[0];
+  if (!first || nowMs <= first.atMs || done <= first.done) return undefined;
+  return (done - first.done) / (nowMs - first.atMs);
 }
 
 /** What {@link estimateCompletionMs} reads: the plan's phase, its nodes, its pace, the time. */
@@ -77,11 +95,6 @@ export interface EtaInput {
   nowMs: number;
 }
 
-/** Pods of a node that have left or will not be waited for (evicted, deleted, gone, failed). */
-function podsDone(n: NodeState): number {
-  return n.podsEvicted + (n.podsDeleted ?? 0) + (n.podsGoneWithoutEviction ?? 0) + n.podsFailed;
-}
-
 /**
  * Why no estimate can be made now, or undefined when one can. No estimate:
  * - `NotRunning`: the plan is not in phase Running (Pending: nothing observed yet; Paused: it
@@ -90,7 +103,8 @@ function podsDone(n: NodeState): number {
  * - `HeldUp`: a node is Blocked (pods that waiting does not evict, a node uncordoned by someone
  *   else, a failed hook) or Waiting for another plan, or a PodDisruptionBudget can never allow a
  *   disruption (kind Never): the end depends on a person, not on the pace;
- * - `NoPaceYet`: no pod has left yet, so there is no pace to extrapolate.
+ * - `NoPaceYet`: no pace is known yet: no pod has left since the pace's first sample (taken when
+ *   the first pod left, or when the plan resumed).
  */
 export function noEstimateCause(
   input: EtaInput,
@@ -108,7 +122,7 @@ export function noEstimateCause(
   )
     return 'HeldUp';
   const done = input.nodes.reduce((a, n) => a + podsDone(n), 0);
-  if (!input.pace || done === 0 || drainTimeMs(input.pace, input.nowMs) <= 0) return 'NoPaceYet';
+  if (pacePerMs(input.pace, done, input.nowMs) === undefined) return 'NoPaceYet';
   return undefined;
 }
 
@@ -148,7 +162,6 @@ export function podsLeft(nodes: readonly NodeState[]): number {
 export function estimateCompletionMs(input: EtaInput): number | undefined {
   if (noEstimateCause(input) !== undefined) return undefined;
   const done = input.nodes.reduce((a, n) => a + podsDone(n), 0);
-  const pace = done / drainTimeMs(input.pace!, input.nowMs); // pods per ms
-  const remainingMs = podsLeft(input.nodes) / pace;
+  const remainingMs = podsLeft(input.nodes) / pacePerMs(input.pace, done, input.nowMs)!;
   return Math.round((input.nowMs + remainingMs) / 1000) * 1000;
 }

@@ -11,9 +11,10 @@ import type { NodePhase, PlanPhase } from '../../src/api/reasons.js';
 import { durationWords, etaLine, renderPlan } from '../../src/cli/render.js';
 import type { NodeState } from '../../src/contract/progress.js';
 import {
-  drainTimeMs,
+  PACE_SAMPLES,
   estimateCompletionMs,
   noEstimateCause,
+  pacePerMs,
   podsLeft,
   trackPace,
   type DrainPace,
@@ -34,7 +35,8 @@ const node = (
   over: Partial<NodeState> = {},
 ): NodeState => ({ ...pendingNode(name), phase, podsTotal: total, podsEvicted: evicted, ...over });
 
-const pace = (sinceMs: number, heldMs = 0): DrainPace => ({ sinceMs, heldMs });
+/** A pace whose oldest sample says `done` pods were gone at `atMs`. */
+const pace = (atMs: number, done = 0): DrainPace => ({ samples: [{ atMs, done }], firstAtMs: atMs });
 const PDB_NEVER: Blocker = {
   pod: 'shop/web-0',
   reason: 'DisruptionBudget',
@@ -95,14 +97,15 @@ describe('estimateCompletionMs', () => {
       want: T0 + 2 * MIN,
     },
     {
-      name: 'paused time does not count: 1 min drained of 3 min wall time',
+      name: 'the pace counts from the oldest sample (the start-up before the first pod left does not count)',
       input: {
         phase: 'Running',
-        nodes: [node('n1', 'Draining', 20, 10)],
-        pace: pace(T0, 2 * MIN),
-        nowMs: T0 + 3 * MIN,
+        nodes: [node('n1', 'Draining', 40, 20)],
+        pace: pace(T0, 10),
+        nowMs: T0 + MIN,
       },
-      want: T0 + 4 * MIN,
+      // 10 gone in the minute since the sample: 20 left take 2 min.
+      want: T0 + 3 * MIN,
     },
     {
       name: 'pods deleted at the deadline, gone without eviction and failed count as done',
@@ -126,7 +129,13 @@ describe('estimateCompletionMs', () => {
     },
     {
       name: 'nothing gone yet: no pace',
-      input: { phase: 'Running', nodes: [node('n1', 'Draining', 30, 0)], pace: pace(T0), nowMs: T0 + MIN },
+      input: { phase: 'Running', nodes: [node('n1', 'Draining', 30, 0)], nowMs: T0 + MIN },
+      want: undefined,
+      cause: 'NoPaceYet',
+    },
+    {
+      name: 'nothing gone since the first sample: no pace',
+      input: { phase: 'Running', nodes: [node('n1', 'Draining', 30, 5)], pace: pace(T0, 5), nowMs: T0 + MIN },
       want: undefined,
       cause: 'NoPaceYet',
     },
@@ -212,21 +221,34 @@ describe('podsLeft', () => {
 });
 
 describe('trackPace', () => {
-  it('starts with the first node, then counts held time from hold to resume', () => {
-    assert.equal(trackPace(undefined, T0, 0, false), undefined);
-    const p = trackPace(undefined, T0, 1, false)!;
-    assert.deepEqual(p, { sinceMs: T0, heldMs: 0 });
-    trackPace(p, T0 + MIN, 1, true);
-    assert.equal(drainTimeMs(p, T0 + 2 * MIN), MIN, 'a hold going on counts up to now');
-    trackPace(p, T0 + 3 * MIN, 1, true); // still held: nothing changes
-    trackPace(p, T0 + 4 * MIN, 2, false);
-    assert.deepEqual(p, { sinceMs: T0, heldMs: 3 * MIN });
-    assert.equal(drainTimeMs(p, T0 + 5 * MIN), 2 * MIN);
+  it('starts with the first pod gone, then samples at least 2 s apart', () => {
+    assert.equal(trackPace(undefined, T0, 0, false), undefined, 'nothing gone: no pace yet');
+    let p = trackPace(undefined, T0, 3, false)!;
+    assert.deepEqual(p, { samples: [{ atMs: T0, done: 3 }], firstAtMs: T0 });
+    p = trackPace(p, T0 + 1000, 5, false)!;
+    assert.equal(p.samples.length, 1, 'too soon after the last sample');
+    p = trackPace(p, T0 + 2000, 5, false)!;
+    assert.deepEqual(p.samples.at(-1), { atMs: T0 + 2000, done: 5 });
+    p = trackPace(p, T0 + 5000, 5, false)!;
+    assert.equal(p.samples.length, 2, 'nothing gone since the last sample');
+    assert.equal(pacePerMs(p, 9, T0 + 6000), 6 / 6000);
   });
-  it('a plan held when its first node starts (outside its windows) counts from then', () => {
-    const p = trackPace(undefined, T0, 1, true)!;
-    assert.deepEqual(p, { sinceMs: T0, heldMs: 0, heldSinceMs: T0 });
-    assert.equal(drainTimeMs(p, T0 + MIN), 0);
+  it('keeps at most 12 samples, spaced by a 12th of the time since the first', () => {
+    let p: DrainPace | undefined;
+    for (let i = 0; i < 200; i++) p = trackPace(p, T0 + i * 10_000, i + 1, false);
+    assert.equal(p!.samples.length, PACE_SAMPLES);
+    const first = p!.samples[0]!;
+    // 1990 s since the first sample: the recent half or two thirds of it are covered.
+    assert.ok(first.atMs - T0 >= 500_000 && first.atMs - T0 <= 1_200_000, `oldest at ${first.atMs - T0} ms`);
+  });
+  it('a hold clears the samples; the pace starts again after it', () => {
+    let p = trackPace(undefined, T0, 3, false);
+    p = trackPace(p, T0 + 5000, 8, false);
+    p = trackPace(p, T0 + 6000, 8, true);
+    assert.deepEqual(p, { samples: [] });
+    assert.equal(pacePerMs(p, 8, T0 + 7000), undefined);
+    p = trackPace(p, T0 + 60_000, 8, false);
+    assert.deepEqual(p, { samples: [{ atMs: T0 + 60_000, done: 8 }], firstAtMs: T0 + 60_000 });
   });
 });
 
