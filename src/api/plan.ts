@@ -819,7 +819,7 @@ export const MaintenancePlanStatusSchema = z
       .string()
       .optional()
       .describe(
-        "RFC 3339 time the drain is expected to end, from the pace this plan kept so far (pods gone per minute of drain time, paused time not counted) and the pods left (those of the nodes not started counted as the average node's), so it takes in the PodDisruptionBudgets' rounds and the replacements' time to become Ready as observed. Updated with the plan's status writes. Absent while nothing has left yet, while the plan is paused, while a node is held up by something waiting does not fix (a PodDisruptionBudget that never allows a disruption, pods that cannot be evicted, a node held by another plan), and once the plan ends.",
+        "RFC 3339 time the drain is expected to end: the pods left (those of the nodes not started counted as the last nodes counted) at the pace the plan kept recently (pods gone per second since the first pod left, over about the recent half of the drain), which takes in the PodDisruptionBudgets' rounds and the replacements' time to become Ready as this plan saw them. Updated with the status writes the plan makes anyway. Absent until a pace is known, while the plan is paused or outside its maintenance windows, while a node is held up by something waiting does not fix (a PodDisruptionBudget that never allows a disruption, pods that cannot be evicted, a node held by another plan), and once the plan ends. See docs/guides/first-plan.md#reading-the-status.",
       ),
     nodesTotal: z.number().int().optional().describe('Nodes in the plan.'),
     nodesDrained: z.number().int().optional().describe('Nodes drained.'),
