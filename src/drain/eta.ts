@@ -35,9 +35,9 @@ export const PACE_MIN_SPACING_MS = 2_000;
  * now. Samples start with the first pod gone, so the start-up (claiming and cordoning the first
  * nodes, the first observations) does not count against it; they are taken at least
  * `max(2 s, time since the first / 12)` apart and at most 12 are kept, so the pace covers about the
- * recent half (to two thirds) of the drain, however long it is: enough PDB rounds to even out their bursts, recent
- * enough to follow a change of pace. A hold (paused, outside the maintenance windows) clears them:
- * the pace starts again once the plan resumes.
+ * recent half (to two thirds) of the drain, however long it is: enough PDB rounds to even out their
+ * bursts, recent enough to follow a change of pace. A hold (paused, outside the maintenance
+ * windows) clears them: the pace starts again once the plan resumes.
  */
 export interface DrainPace {
   /** Pods gone (`done`, over all nodes) at `atMs` (ms since epoch), oldest first. */
