@@ -819,7 +819,7 @@ export const MaintenancePlanStatusSchema = z
       .string()
       .optional()
       .describe(
-        "RFC 3339 time the drain is expected to end: the pods left (those of the nodes not started counted as the last nodes counted) at the pace the plan kept recently (pods gone per second since the first pod left, over about the recent half of the drain), which takes in the PodDisruptionBudgets' rounds and the replacements' time to become Ready as this plan saw them. Updated with the status writes the plan makes anyway. Absent until a pace is known, while the plan is paused or outside its maintenance windows, while a node is held up by something waiting does not fix (a PodDisruptionBudget that never allows a disruption, pods that cannot be evicted, a node held by another plan), and once the plan ends. See docs/guides/first-plan.md#reading-the-status.",
+        "RFC 3339 time the drain is expected to end: the pods left at the pace this plan kept recently (so its PodDisruptionBudgets' rounds and replacements' time to Ready), updated with the status writes. Absent until a pace is known, while paused, while a node is held up by what waiting does not fix, and once the plan ends (docs/guides/first-plan.md).",
       ),
     nodesTotal: z.number().int().optional().describe('Nodes in the plan.'),
     nodesDrained: z.number().int().optional().describe('Nodes drained.'),
