@@ -156,12 +156,12 @@ export function podsLeft(nodes: readonly NodeState[]): number {
 
 /**
  * The plan's estimated completion, ms since epoch (see the module comment for the model), or
- * undefined when there is none ({@link noEstimateCause} says why). Rounded to the second, so that
- * an estimate that did not move does not look changed.
+ * undefined when there is none ({@link noEstimateCause} says why). Rounded up to the second: never
+ * before `nowMs`, and an estimate that did not move does not look changed.
  */
 export function estimateCompletionMs(input: EtaInput): number | undefined {
   if (noEstimateCause(input) !== undefined) return undefined;
   const done = input.nodes.reduce((a, n) => a + podsDone(n), 0);
   const remainingMs = podsLeft(input.nodes) / pacePerMs(input.pace, done, input.nowMs)!;
-  return Math.round((input.nowMs + remainingMs) / 1000) * 1000;
+  return Math.ceil((input.nowMs + remainingMs) / 1000) * 1000;
 }

@@ -118,14 +118,14 @@ describe('estimateCompletionMs', () => {
       want: T0 + 2 * MIN,
     },
     {
-      name: 'rounded to the second',
+      name: 'rounded up to the second',
       input: {
         phase: 'Running',
         nodes: [node('n1', 'Draining', 3, 1)],
         pace: pace(T0),
         nowMs: T0 + 1234,
       },
-      want: T0 + 4000, // 1 pod per 1.234 s, 2 left: 2.468 s more → 3.702 s, rounded to 4 s
+      want: T0 + 4000, // 1 pod per 1.234 s, 2 left: 2.468 s more → 3.702 s, rounded up to 4 s
     },
     {
       name: 'nothing gone yet: no pace',
