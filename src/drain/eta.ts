@@ -20,7 +20,13 @@
  * PURE and DETERMINISTIC: imported by workflow code (the pace) and the status rendering. No I/O, no
  * clock: the time is a parameter.
  */
-import { DRAIN_ENDED_NODE_PHASES, DisruptionBlockKind, NodePhase, PlanPhase } from '../api/reasons.js';
+import {
+  DRAIN_ENDED_NODE_PHASES,
+  DisruptionBlockKind,
+  NodePhase,
+  PlanPhase,
+  RollReason,
+} from '../api/reasons.js';
 import type { NodeState } from '../contract/progress.js';
 
 /** Most samples a {@link DrainPace} keeps. */
@@ -101,8 +107,9 @@ export interface EtaInput {
  *   depends on when it is resumed; a final phase: nothing is left to estimate);
  * - `NothingLeft`: every node's drain ended (the plan waits for a release, or is about to settle);
  * - `HeldUp`: a node is Blocked (pods that waiting does not evict, a node uncordoned by someone
- *   else, a failed hook) or Waiting for another plan, or a PodDisruptionBudget can never allow a
- *   disruption (kind Never): the end depends on a person, not on the pace;
+ *   else, a failed hook) or Waiting for another plan, a PodDisruptionBudget can never allow a
+ *   disruption (kind Never), or a drained node waits for a per-node release (uncordon
+ *   AfterEachNode): the end depends on a person, not on the pace;
  * - `NoPaceYet`: no pace is known yet: no pod has left since the pace's first sample (taken when
  *   the first pod left, or when the plan resumed).
  */
@@ -118,7 +125,9 @@ export function noEstimateCause(
         n.phase === NodePhase.Blocked ||
         n.phase === NodePhase.Waiting ||
         n.blockedBy.some((b) => b.kind === DisruptionBlockKind.Never),
-    )
+    ) ||
+    // uncordon AfterEachNode: a drained node waiting for a per-node release holds its slot.
+    input.nodes.some((n) => n.reason === RollReason.AwaitingRelease)
   )
     return 'HeldUp';
   const done = input.nodes.reduce((a, n) => a + podsDone(n), 0);

@@ -186,6 +186,17 @@ describe('estimateCompletionMs', () => {
       cause: 'HeldUp',
     },
     {
+      name: 'a drained node waiting for its per-node release (uncordon AfterEachNode): none',
+      input: {
+        phase: 'Running',
+        nodes: [node('n1', 'Drained', 30, 30, { reason: 'AwaitingRelease' }), pendingNode('n2')],
+        pace: pace(T0),
+        nowMs: T0 + MIN,
+      },
+      want: undefined,
+      cause: 'HeldUp',
+    },
+    {
       name: 'a Blocked node whose drain ended (Skipped) does not hold the estimate',
       input: {
         phase: 'Running',
