@@ -624,6 +624,14 @@ export const PRINTER_COLUMNS: PrinterColumn[] = [
     description: 'Pods deleted without the Eviction API at the deadline (onDeadline DeletePods).',
     priority: 1,
   },
+  // A string, not a date: kubectl prints a date column as the age since it, "<invalid>" for a time
+  // still to come.
+  {
+    name: 'ETA',
+    type: 'string',
+    jsonPath: '.status.estimatedCompletion',
+    description: 'RFC 3339 time the drain is expected to end (status.estimatedCompletion).',
+  },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   // -o wide only (priority 1).
   {

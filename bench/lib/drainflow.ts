@@ -268,11 +268,14 @@ export async function waitPlanDone(
   name: string,
   timeoutMs: number,
   procs: DrainflowProcesses,
+  /** Called with each plan read (every 100 ms), e.g. to note its status at a moment of the drain. */
+  onRead: (plan: MaintenancePlan) => void = () => undefined,
 ): Promise<{ plan: MaintenancePlan; doneAtMs: number }> {
   const deadline = Date.now() + timeoutMs;
   let lastPhase: string | undefined;
   for (;;) {
     const plan = await readPlan(c, name).catch(() => undefined);
+    if (plan) onRead(plan);
     const phase = plan?.status?.phase;
     if (plan && phase && DONE_PHASES.has(phase)) return { plan, doneAtMs: Date.now() };
     if (phase !== lastPhase) {

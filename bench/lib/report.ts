@@ -51,6 +51,12 @@ export const FIGURES: {
   },
   { key: 'statusWrites', label: 'status writes per plan', get: (r) => r.statusWrites, digits: 0 },
   {
+    key: 'etaErrorPercent',
+    label: 'estimate at half-way: |status.estimatedCompletion − end| / time left, %',
+    get: (r) => r.eta?.errorPercent,
+    digits: 1,
+  },
+  {
     key: 'historyRuns',
     label: 'workflow runs (continue-as-new chains counted run by run)',
     get: (r) => r.history?.runs,
@@ -276,6 +282,13 @@ function verdicts(name: string, res: ScenarioResults, nproc: number): string[] {
         `kubectl drain ${m('requestsPerMinute', 'kubectl')} requests, ${m('evictionsPerMinute', 'kubectl')} eviction calls.`,
     );
   }
+  const etaErrors = res.runs.flatMap((x) =>
+    x.tool === 'drainflow' && x.ok && x.eta?.errorPercent !== undefined ? [x.eta.errorPercent] : [],
+  );
+  if (name === 'fleet' && etaErrors.length > 0)
+    out.push(
+      `Target: status.estimatedCompletion read when half the pods were gone within 30% of the time really left (issue 34) — ${etaErrors.map((x) => `${x.toFixed(1)}%`).join(', ')} → ${verdict(Math.max(...etaErrors) <= 30)}.`,
+    );
   if (name === 'fleet' || name === 'fleet-all' || name === 'scale') {
     const df = res.runs.filter((x) => x.tool === 'drainflow');
     out.push(

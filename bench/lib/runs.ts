@@ -96,6 +96,18 @@ export interface RunResult {
   evictionsPerMinute?: number;
   /** Status writes of the plan (one plan per run). */
   statusWrites?: number;
+  /**
+   * drainflow: the plan's status.estimatedCompletion as read when half the pods had left the
+   * targets (the bench's pod watch), against the real end (plan Drained seen). Seconds from the
+   * start; `errorPercent` = |estimate − end| / (end − half-way) × 100; absent figures: the status
+   * had no estimate then.
+   */
+  eta?: {
+    halfAtSeconds: number;
+    estimatedEndSeconds?: number;
+    endSeconds: number;
+    errorPercent?: number;
+  };
   /** What the run cost the stack: Temporal frontend requests, CPU seconds per stack process. */
   stack?: StackFigures;
   /** stack.temporalRequests.total / evictedPods. */
@@ -188,6 +200,29 @@ export async function runValid(
   return r;
 }
 
+/**
+ * The estimate figures of a run ({@link RunResult.eta}): `half` when half the pods were gone and
+ * the status.estimatedCompletion read then, `t0` the start, `endMs` the end (ms since epoch).
+ */
+export function etaFigures(
+  t0: number,
+  half: { atMs: number; estimate?: string },
+  endMs: number,
+): NonNullable<RunResult['eta']> {
+  const est = half.estimate !== undefined ? Date.parse(half.estimate) : undefined;
+  const left = endMs - half.atMs;
+  return {
+    halfAtSeconds: round((half.atMs - t0) / 1000, 2)!,
+    endSeconds: round((endMs - t0) / 1000, 2)!,
+    ...(est !== undefined && !Number.isNaN(est)
+      ? {
+          estimatedEndSeconds: round((est - t0) / 1000, 2)!,
+          ...(left > 0 ? { errorPercent: round((Math.abs(est - endMs) / left) * 100, 1)! } : {}),
+        }
+      : {}),
+  };
+}
+
 /** Runs one drain of `s` with `tool`. Never throws: failures are recorded in the result. */
 export async function runOnce(
   c: Clients,
@@ -276,8 +311,24 @@ export async function runOnce(
       log(`${s.name} #${rep} drainflow: plan ${planName} (task queue ${procs.taskQueue})`);
       const t0 = Date.now();
       await createPlan(c, planName, spec);
-      const { plan, doneAtMs } = await waitPlanDone(c, planName, (s.timeoutSeconds + 120) * 1000, procs);
+      // The estimate at half-way: the status read once half the pods have left the targets.
+      const halfPods = Math.ceil(r.podsOnTargets / 2);
+      let half: { atMs: number; estimate?: string } | undefined;
+      const { plan, doneAtMs } = await waitPlanDone(
+        c,
+        planName,
+        (s.timeoutSeconds + 120) * 1000,
+        procs,
+        (p) => {
+          if (half || s.blocked || w!.observer.recorded().deleted < halfPods) return;
+          const estimate = p.status?.estimatedCompletion;
+          half = { atMs: Date.now(), ...(estimate ? { estimate } : {}) };
+        },
+      );
       r.wallSeconds = round((doneAtMs - t0) / 1000, 2);
+      if (half) r.eta = etaFigures(t0, half, doneAtMs);
+      if (half && !half.estimate)
+        r.warnings.push('the plan had no status.estimatedCompletion when half the pods were gone');
       r.planPhase = plan.status?.phase;
       workflowId = plan.status?.workflow?.workflowId;
       await sleep(2000);

@@ -817,6 +817,12 @@ export const MaintenancePlanStatusSchema = z
         'RFC 3339 time the plan stops evicting (startedAt + drainTimeoutSeconds, or later once extended).',
       ),
     completedAt: z.string().optional().describe('RFC 3339 time the plan reached a final phase.'),
+    estimatedCompletion: z
+      .string()
+      .optional()
+      .describe(
+        "RFC 3339 time the drain is expected to end: the pods left at the pace this plan kept recently (so its PodDisruptionBudgets' rounds and replacements' time to Ready), updated with the status writes. Absent until a pace is known, while paused, while a node is held up by what waiting does not fix, and once the plan ends (docs/guides/first-plan.md).",
+      ),
     nodesTotal: z.number().int().optional().describe('Nodes in the plan.'),
     nodesDrained: z.number().int().optional().describe('Nodes drained.'),
     nodes: z.array(NodeStatusSchema).optional().describe('Per-node progress, in plan order.'),

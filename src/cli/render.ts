@@ -32,6 +32,36 @@ export function secondsUntil(iso: string, nowMs: number): number {
   return Math.max(0, Math.ceil((Date.parse(iso) - nowMs) / 1000));
 }
 
+/** A duration in ms as `1h 5m`, `3m 20s` or `45s` (rounded to the second; two units at most). */
+export function durationWords(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = total % 60;
+  if (h > 0) return m > 0 ? `${h}h ${m}m` : `${h}h`;
+  if (m > 0) return sec > 0 ? `${m}m ${sec}s` : `${m}m`;
+  return `${sec}s`;
+}
+
+/**
+ * The estimate line of a running plan (status.estimatedCompletion), e.g. `estimated completion:
+ * about 3m 20s left, at 10:42:10 UTC`; `about now` once the time has come (the estimate moves with
+ * the next status write); undefined without an estimate.
+ */
+export function etaLine(
+  s: Pick<MaintenancePlanStatus, 'estimatedCompletion'>,
+  nowMs: number,
+): string | undefined {
+  if (!s.estimatedCompletion) return undefined;
+  const atMs = Date.parse(s.estimatedCompletion);
+  if (Number.isNaN(atMs)) return undefined;
+  const at = `${new Date(atMs).toISOString().slice(11, 19)} UTC`;
+  const left = atMs - nowMs;
+  return left >= 1000
+    ? `estimated completion: about ${durationWords(left)} left, at ${at}`
+    : `estimated completion: about now (the estimate said ${at})`;
+}
+
 /**
  * The maintenance-window line of a plan with spec.windows (status.window), e.g.
  * `maintenance window open until 2026-12-01T22:00:00.000Z (in 600 s)` or `outside the maintenance
@@ -106,6 +136,8 @@ export function renderPlan(
       lines.push(`  cooling down: next eviction in ${secondsUntil(p.nextActionAt, nowMs)} s`);
     }
   }
+  const eta = etaLine(s, nowMs);
+  if (eta && active) lines.push(`  ${eta}`);
   const w = windowLine(s, nowMs);
   if (w && active) lines.push(`  ${w}`);
   if (s.deadline && active) {

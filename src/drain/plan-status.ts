@@ -9,6 +9,7 @@
 import type { MaintenancePlanStatus } from '../api/plan.js';
 import { claimCycleCondition, type ClaimCycleState } from './claim-cycle.js';
 import { setCondition } from './conditions.js';
+import { estimateCompletionMs } from './eta.js';
 import { planConditions, projectStatus, type PlanState } from './projection.js';
 import type { RemedyRecord } from './remedy.js';
 import { remedyCondition } from './remedy-words.js';
@@ -28,7 +29,10 @@ export interface PlanStatusInput {
   nowMs: number;
 }
 
-/** The plan's status: the conditions of its phase (and ClaimCycle), then the projection. */
+/**
+ * The plan's status: the conditions of its phase (and ClaimCycle), then the projection, and the
+ * estimated completion at `nowMs` (src/drain/eta.ts; absent when there is none).
+ */
 export function renderPlanStatus(input: PlanStatusInput): MaintenancePlanStatus {
   const { state, claimCycle, remedies, nowMs } = input;
   const now = new Date(nowMs).toISOString();
@@ -38,5 +42,10 @@ export function renderPlanStatus(input: PlanStatusInput): MaintenancePlanStatus 
   if (cycle) conditions = setCondition(conditions, cycle, now);
   const remedy = remedies && remedyCondition(remedies.records, remedies.plan);
   if (remedy) conditions = setCondition(conditions, { ...remedy, observedGeneration: gen }, now);
-  return projectStatus({ ...state, conditions });
+  // Computed at the write's time from the state the write shows anyway: the estimate adds no write.
+  const eta = estimateCompletionMs({ phase: state.phase, nodes: state.nodes, pace: state.pace, nowMs });
+  return {
+    ...projectStatus({ ...state, conditions }),
+    ...(eta !== undefined ? { estimatedCompletion: new Date(eta).toISOString() } : {}),
+  };
 }

@@ -32,6 +32,7 @@ import type {
 import { findCondition, setCondition, sortAndCapBlockers, type ConditionUpdate } from './conditions.js';
 import { disruptionBlockMessage, disruptionBlocks, disruptionCondition } from './pdb-blocks.js';
 import type { NodeState } from '../contract/progress.js';
+import type { DrainPace } from './eta.js';
 
 /** What the plan workflow knows, as input to {@link projectStatus}. */
 export interface PlanState {
@@ -62,6 +63,8 @@ export interface PlanState {
   window?: { open: boolean; currentEndMs?: number; nextStartMs?: number };
   /** spec.mode Preflight: the report, once complete (status.preflight). */
   preflight?: PreflightReport;
+  /** The drain's pace (src/drain/eta.ts), from the first node's start: status.estimatedCompletion. */
+  pace?: DrainPace;
 }
 
 /**

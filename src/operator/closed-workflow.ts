@@ -38,8 +38,8 @@ export interface ClosedWorkflowInput {
  * The whole status to write (a replace guarded by the resourceVersion read): phase Failed (Aborted
  * once handed back) with the reason of the close status; the message says what happened and what
  * to do; Progressing False and Blocked True (False once handed back, Drained False reason Aborted)
- * with the same reason; completedAt set if absent; deadlineAction and window dropped (no deadline
- * or window acts any more). The rest of the status (nodes, counters, the workflow reference) is
+ * with the same reason; completedAt set if absent; deadlineAction, window and estimatedCompletion
+ * dropped (no deadline or window acts any more, nothing more is drained). The rest of the status (nodes, counters, the workflow reference) is
  * kept as the workflow last wrote it.
  */
 export function closedWorkflowStatus(input: ClosedWorkflowInput): MaintenancePlanStatus {
@@ -104,6 +104,7 @@ export function closedWorkflowStatus(input: ClosedWorkflowInput): MaintenancePla
   const kept: MaintenancePlanStatus = { ...status };
   delete kept.deadlineAction;
   delete kept.window;
+  delete kept.estimatedCompletion;
   return {
     ...kept,
     phase,

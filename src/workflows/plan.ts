@@ -26,6 +26,7 @@ import { CancellationScope, CancelledFailure, condition, upsertSearchAttributes 
 import { PlanReason } from '../api/reasons.js';
 import { SA_NODES, SA_PHASE, SA_PLAN } from '../contract/names.js';
 import { decidePlan, keepCordoning } from '../drain/plan-decide.js';
+import { podsDone, trackPace } from '../drain/eta.js';
 import { lostNodesAtMs } from '../drain/plan-drain.js';
 import { windowsError } from '../drain/windows.js';
 import type { DrainPlanInput, DrainPlanResult } from './messages.js';
@@ -119,6 +120,14 @@ async function drainLoop(run: PlanRun): Promise<DrainPlanResult> {
     });
     const end = await runActions(run, decision.actions);
     if (end) return close(run, end);
+    // The drain's pace (status.estimatedCompletion), sampled only when the pods gone or the hold
+    // changed: then the status changes anyway, so the pace adds no status write.
+    const done = s.plan.nodes.reduce((a, n) => a + podsDone(n), 0);
+    if (done !== local.pace.done || held(run) !== local.pace.held) {
+      local.pace = { done, held: held(run) };
+      const pace = trackPace(s.plan.pace, Date.now(), done, held(run));
+      if (pace) s.plan.pace = pace;
+    }
     handedBack ||= decision.actions.some((a) => a.do === 'handBack');
     if (decision.again) continue;
 

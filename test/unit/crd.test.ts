@@ -207,6 +207,7 @@ describe('CRD file', () => {
         ['Evicted', 'integer', '.status.evictionProgress.evicted'],
         ['Pods', 'integer', '.status.evictionProgress.total'],
         ['Deleted', 'integer', '.status.evictionProgress.deleted'],
+        ['ETA', 'string', '.status.estimatedCompletion'],
         ['Age', 'date', '.metadata.creationTimestamp'],
         ['Cordon', 'string', '.spec.cordon'],
         ['Workflow', 'string', '.status.workflow.workflowId'],

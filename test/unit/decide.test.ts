@@ -861,6 +861,7 @@ describe('closedWorkflowStatus', () => {
     workflow: { namespace: 'default', workflowId: WF },
     deadlineAction: { policy: 'Stop', message: 'at … evictions stop' },
     window: { open: true } as MaintenancePlanStatus['window'],
+    estimatedCompletion: '2026-12-01T23:10:00.000Z',
     conditions: [
       {
         type: 'Blocked',
@@ -912,6 +913,7 @@ describe('closedWorkflowStatus', () => {
     assert.equal(s.completedAt, now);
     assert.equal(s.deadlineAction, undefined);
     assert.equal(s.window, undefined);
+    assert.equal(s.estimatedCompletion, undefined, 'a closed workflow drains nothing more');
     assert.deepEqual([s.nodes, s.workflow, s.startedAt], [running.nodes, running.workflow, earlier]);
   });
 

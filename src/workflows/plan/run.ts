@@ -70,6 +70,8 @@ export interface PlanRunLocal {
   window?: WindowState;
   /** The claim-cycle check (src/workflows/plan/claim-cycles.ts). */
   cycle: { waitsKey: string; checkAtMs: number; backoffMs: number; checking: boolean };
+  /** Pods gone and the hold at the last sampling of the drain's pace (src/drain/eta.ts). */
+  pace: { done: number; held: boolean };
 }
 
 /** One run of the plan workflow. See the module comment. */
@@ -124,6 +126,7 @@ export function createRun(input: DrainPlanInput): PlanRun {
     },
     pendingStarts: 0,
     cycle: { waitsKey: '', checkAtMs: 0, backoffMs: CLAIM_CYCLE_CHECK_FIRST_MS, checking: false },
+    pace: { done: 0, held: false },
   };
   delete s.pending;
   return {
