@@ -24,7 +24,7 @@
  */
 import { CancellationScope, CancelledFailure, condition, upsertSearchAttributes } from '@temporalio/workflow';
 import { PlanReason } from '../api/reasons.js';
-import { SA_NODES, SA_PHASE, SA_PLAN } from '../contract/names.js';
+import { SA_NODES, SA_PHASE, SA_PLAN, SA_REASON } from '../contract/names.js';
 import { decidePlan, keepCordoning } from '../drain/plan-decide.js';
 import { lostNodesAtMs } from '../drain/plan-drain.js';
 import { timerSummary } from '../drain/summaries.js';
@@ -76,6 +76,7 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
   upsertSearchAttributes([
     { key: SA_PLAN, value: run.plan.name },
     { key: SA_PHASE, value: s.plan.phase },
+    ...(s.plan.reason ? [{ key: SA_REASON, value: s.plan.reason }] : []),
     ...(s.plan.nodes.length
       ? [{ key: SA_NODES, value: searchableNodes(s.plan.nodes.map((n) => n.name)) }]
       : []),
