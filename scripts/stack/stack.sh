@@ -38,7 +38,7 @@ TEMPORAL_HTTP_PORT="${DRAINFLOW_TEMPORAL_HTTP_PORT:-7243}"
 TEMPORAL_METRICS_PORT="${DRAINFLOW_TEMPORAL_METRICS_PORT:-7253}"
 TEMPORAL_NAMESPACE="${DRAINFLOW_TEMPORAL_NAMESPACE:-default}"
 # Search attributes the workflows upsert, so the Temporal UI filters drains by plan name, node names, phase.
-SEARCH_ATTRIBUTES=(DrainflowPlan=Keyword DrainflowNodes=KeywordList DrainflowPhase=Keyword)
+SEARCH_ATTRIBUTES=(DrainflowPlan=Keyword DrainflowNodes=KeywordList DrainflowPhase=Keyword DrainflowReason=Keyword)
 
 PKI="$STATE/pki"
 LOGS="$STATE/logs"

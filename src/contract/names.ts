@@ -81,3 +81,11 @@ export const SA_NODES = defineSearchAttributeKey('DrainflowNodes', SearchAttribu
 
 /** Search attribute: the plan's phase (Keyword), upserted on every change. */
 export const SA_PHASE = defineSearchAttributeKey('DrainflowPhase', SearchAttributeType.KEYWORD);
+
+/**
+ * Search attribute: the reason of the plan's phase (Keyword, a CamelCase reason such as
+ * `DeadlineExceeded`), upserted with {@link SA_PHASE} in the same command whenever either changes.
+ * As a list column beside DrainflowPhase it tells a plan that ended Blocked or Failed from one that
+ * Completed, which the workflow's own status (Completed for all of them) does not.
+ */
+export const SA_REASON = defineSearchAttributeKey('DrainflowReason', SearchAttributeType.KEYWORD);

@@ -69,8 +69,10 @@ import {
 import { handBackWording, type NotUncordoned } from '../drain/hand-back.js';
 import { replacingUid } from '../drain/node/observation.js';
 import type { NodeDrainState, NodeOutcome } from '../drain/node/state.js';
+import { activitySummary, timerSummary } from '../drain/summaries.js';
 import { hookTimeoutMessage } from './hook-messages.js';
 import type { NodeRollSpec } from './messages.js';
+import { conditionUntil } from './wake-timer.js';
 
 const k8s = proxyActivities<DrainActivities>({
   startToCloseTimeout: '60s',
@@ -188,7 +190,7 @@ export async function runRoll(ctx: RollContext): Promise<NodeOutcome | undefined
     if (step.kind === 'handBack') {
       let answer: { uncordoned: boolean; left?: NotUncordoned };
       try {
-        answer = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
+        answer = await k8s.releaseNode.executeWithOptions({ summary: activitySummary.handBack(node) }, [
           { plan, node, uncordon: true, ...(s.nodeUid !== undefined ? { nodeUid: s.nodeUid } : {}) },
         ]);
       } catch (err) {
@@ -270,12 +272,13 @@ async function runHook(
     result = scope.run(async () => {
       // Waits for a creation in flight to end even when cancelled: a Job created after its
       // deletion would run on a node handed back.
-      await creator.createHookJob.executeWithOptions({ summary: `${name} job on ${node}` }, [
+      await creator.createHookJob.executeWithOptions({ summary: activitySummary.hookJob(name, node) }, [
         { plan, node, hook: name, name: jobName, job },
       ]);
-      const end = await waiter.waitHookJob.executeWithOptions({ summary: `wait ${name} job on ${node}` }, [
-        { namespace: job.namespace, name: jobName, timeoutSeconds: job.timeoutSeconds },
-      ]);
+      const end = await waiter.waitHookJob.executeWithOptions(
+        { summary: activitySummary.waitHookJob(name, node) },
+        [{ namespace: job.namespace, name: jobName, timeoutSeconds: job.timeoutSeconds }],
+      );
       if (!end.succeeded) throw ApplicationFailure.nonRetryable(end.message, 'HookJobFailed');
     });
   }
@@ -292,9 +295,10 @@ async function runHook(
   );
   for (;;) {
     const again = ctx.report();
-    await condition(
+    await conditionUntil(
       () => settled !== undefined || s.aborted,
-      again !== undefined ? Math.max(1, again - Date.now()) : undefined,
+      again,
+      (at) => timerSummary.hookRunning(name, node, at),
     );
     if (settled) break;
     if (s.aborted) {
@@ -323,7 +327,7 @@ async function runHook(
         await childTookATask(hookWorkflowId(nodeWfId, name)),
       );
     await k8s.recordEvent
-      .executeWithOptions({ summary: `event HookFailed ${node}` }, [
+      .executeWithOptions({ summary: activitySummary.event(RollReason.HookFailed) }, [
         {
           plan,
           type: 'Warning',
@@ -357,7 +361,9 @@ async function stopHook(
   nodeWfId: string,
 ): Promise<string> {
   scope.cancel();
-  const ended = await condition(settled, `${HOOK_STOP_SECONDS}s`);
+  const ended = await condition(settled, `${HOOK_STOP_SECONDS}s`, {
+    summary: timerSummary.hookStop(name, ctx.node, HOOK_STOP_SECONDS),
+  });
   await (ended ? following : Promise.resolve());
   if (hook.workflow) {
     const wid = hookWorkflowId(nodeWfId, name);
@@ -369,7 +375,7 @@ async function stopHook(
   const ref = `${job.namespace}/${hookJobName(ctx.plan.uid, ctx.node, name)}`;
   try {
     const { gone } = await stopper.stopHookJob.executeWithOptions(
-      { summary: `stop ${name} job on ${ctx.node}` },
+      { summary: activitySummary.stopHookJob(name, ctx.node) },
       [
         {
           namespace: job.namespace,
@@ -397,7 +403,7 @@ function rootCause(err: unknown): unknown {
 async function childTookATask(workflowId: string): Promise<boolean | undefined> {
   try {
     const { taskStarted } = await hookInfo.hookWorkflowTaskStarted.executeWithOptions(
-      { summary: `did a worker take ${workflowId}` },
+      { summary: activitySummary.hookWorkerCheck(workflowId) },
       [{ workflowId }],
     );
     return taskStarted;
@@ -473,7 +479,7 @@ async function lookAtNode(ctx: RollContext, name: HookName, g: GateLook, waitSec
   const obs = due
     ? scope
         .run(() =>
-          gateObserver.observeNode.executeWithOptions({ summary: `${node} cordoned for its ${name} hook?` }, [
+          gateObserver.observeNode.executeWithOptions({ summary: activitySummary.hookGate(name, node) }, [
             {
               node,
               selection: ctx.selection,
@@ -516,9 +522,10 @@ async function lookAtNode(ctx: RollContext, name: HookName, g: GateLook, waitSec
   for (;;) {
     const again = ctx.report();
     const until = Math.min(deadline, again ?? Infinity, due ? Infinity : g.nextAtMs);
-    await condition(
+    await conditionUntil(
       () => answered || s.aborted || s.paused,
-      until === Infinity ? undefined : Math.max(1, until - Date.now()),
+      until,
+      (at) => timerSummary.hookGate(name, node, at),
     );
     const now = Date.now();
     if (answered || s.aborted || s.paused || now >= deadline || (!due && now >= g.nextAtMs)) break;
@@ -552,9 +559,10 @@ async function holdHook(ctx: RollContext, name: HookName): Promise<NodeOutcome |
     // The deadline changes the message (a past one wakes nothing: the resume does).
     const deadline = ctx.deadlineMs() > Date.now() ? ctx.deadlineMs() : Infinity;
     const until = Math.min(deadline, again ?? Infinity);
-    await condition(
+    await conditionUntil(
       () => !s.paused || s.aborted,
-      until === Infinity ? undefined : Math.max(1, until - Date.now()),
+      until,
+      (at) => timerSummary.hookPaused(name, ctx.node, at),
     );
   }
 }
@@ -598,7 +606,7 @@ async function awaitRelease(
       ctx.spec.uncordonAfterEachNode && startedAtMs >= nextObserveAtMs
         ? scope
             .run(() =>
-              observer.observeNode.executeWithOptions({ summary: `await release of ${node}` }, [
+              observer.observeNode.executeWithOptions({ summary: activitySummary.awaitRelease(node) }, [
                 {
                   node,
                   selection: ctx.selection,
@@ -632,7 +640,11 @@ async function awaitRelease(
       again ?? Infinity,
       obs || !ctx.spec.uncordonAfterEachNode ? Infinity : nextObserveAtMs,
     );
-    await condition(() => answered || s.aborted || r.released, Math.max(1, until - Date.now()));
+    await conditionUntil(
+      () => answered || s.aborted || r.released,
+      until,
+      (at) => timerSummary.awaitRelease(ctx.node, at),
+    );
     if (obs && !answered) {
       scope.cancel();
       await obs;

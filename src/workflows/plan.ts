@@ -24,10 +24,11 @@
  */
 import { CancellationScope, CancelledFailure, condition, upsertSearchAttributes } from '@temporalio/workflow';
 import { PlanReason } from '../api/reasons.js';
-import { SA_NODES, SA_PHASE, SA_PLAN } from '../contract/names.js';
+import { SA_NODES, SA_PHASE, SA_PLAN, SA_REASON } from '../contract/names.js';
 import { decidePlan, keepCordoning } from '../drain/plan-decide.js';
 import { podsDone, trackPace } from '../drain/eta.js';
 import { lostNodesAtMs } from '../drain/plan-drain.js';
+import { timerSummary } from '../drain/summaries.js';
 import { windowsError } from '../drain/windows.js';
 import type { DrainPlanInput, DrainPlanResult } from './messages.js';
 import { runActions } from './plan/actions.js';
@@ -76,6 +77,7 @@ async function drainPlan(input: DrainPlanInput, cancelRequested: Promise<never>)
   upsertSearchAttributes([
     { key: SA_PLAN, value: run.plan.name },
     { key: SA_PHASE, value: s.plan.phase },
+    ...(s.plan.reason ? [{ key: SA_REASON, value: s.plan.reason }] : []),
     ...(s.plan.nodes.length
       ? [{ key: SA_NODES, value: searchableNodes(s.plan.nodes.map((n) => n.name)) }]
       : []),
@@ -139,19 +141,23 @@ async function drainLoop(run: PlanRun): Promise<DrainPlanResult> {
     if (keepCordoning(s, held(run))) continue;
 
     // A quiet plan continues as new by age too, so something must wake it then.
-    timer.ensure(run.runStartMs + CONTINUE_AS_NEW_AGE_MS);
+    const name = run.plan.name;
+    const ageAt = run.runStartMs + CONTINUE_AS_NEW_AGE_MS;
+    timer.ensure(ageAt, timerSummary.planAge(name, ageAt));
     const deadlineMs = s.plan.deadlineMs!;
-    if (Date.now() < deadlineMs) timer.ensure(deadlineMs);
+    if (Date.now() < deadlineMs) timer.ensure(deadlineMs, timerSummary.planDeadline(name, deadlineMs));
     else if (s.stage === 'Drain') {
       const lostAt = lostNodesAtMs(s, held(run), LOST_NODE_GRACE_MS);
-      if (lostAt !== undefined && lostAt > Date.now()) timer.ensure(lostAt);
+      if (lostAt !== undefined && lostAt > Date.now())
+        timer.ensure(lostAt, timerSummary.lostNodes(name, lostAt));
     }
-    if (publishAt !== undefined) timer.ensure(publishAt);
-    if (cycleCheckAt !== undefined) timer.ensure(cycleCheckAt);
+    if (publishAt !== undefined) timer.ensure(publishAt, timerSummary.publish(name, publishAt));
+    if (cycleCheckAt !== undefined) timer.ensure(cycleCheckAt, timerSummary.claimCycleCheck(cycleCheckAt));
     // spec.remedies Auto: the restart is due (a durable timer, exact across worker restarts).
-    if (remedyAt !== undefined) timer.ensure(remedyAt);
+    if (remedyAt !== undefined) timer.ensure(remedyAt, timerSummary.remedy(remedyAt));
     // The next window boundary (a durable timer: exact across worker restarts, no polling).
-    if (windowChangeMs !== undefined && s.stage !== 'Settled') timer.ensure(windowChangeMs);
+    if (windowChangeMs !== undefined && s.stage !== 'Settled')
+      timer.ensure(windowChangeMs, timerSummary.windowChange(windowChangeMs));
     local.woken = false;
     handedBack = false;
     await condition(() => local.woken || local.writer.urgent || timer.fired);

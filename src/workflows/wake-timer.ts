@@ -7,7 +7,7 @@
  *
  * Deterministic: only `@temporalio/workflow` timers and the workflow clock.
  */
-import { sleep } from '@temporalio/workflow';
+import { condition, sleep } from '@temporalio/workflow';
 
 /** See the module comment. */
 export class WakeTimer {
@@ -16,8 +16,12 @@ export class WakeTimer {
   /** Set when a timer fired; the loop clears it when it wakes. */
   fired = false;
 
-  /** Makes sure the loop is woken at or before `atMs` (ms since epoch); at once when it has passed. */
-  ensure(atMs: number): void {
+  /**
+   * Makes sure the loop is woken at or before `atMs` (ms since epoch); at once when it has passed.
+   * `summary` says why the loop wakes then (src/drain/summaries.ts): the timer started, if one is,
+   * carries it (the Temporal UI shows it beside the timer).
+   */
+  ensure(atMs: number, summary: string): void {
     const now = Date.now();
     if (atMs <= now) {
       this.fired = true;
@@ -25,7 +29,7 @@ export class WakeTimer {
     }
     for (const t of this.pending) if (t <= atMs) return;
     this.pending.add(atMs);
-    sleep(atMs - now).then(
+    sleep(atMs - now, { summary }).then(
       () => {
         this.pending.delete(atMs);
         this.fired = true;
@@ -34,4 +38,22 @@ export class WakeTimer {
       () => this.pending.delete(atMs),
     );
   }
+}
+
+/**
+ * `condition(fn)` bounded by a timer that fires at `untilMs` (ms since epoch; at least 1 ms from
+ * now) when given and finite; the timer carries `summary(untilMs)`. Without a bound, no timer. The
+ * same commands as `condition(fn, timeout)`, with the timer's summary added.
+ * @returns whether `fn` held before the timer fired (true without a bound).
+ */
+export async function conditionUntil(
+  fn: () => boolean,
+  untilMs: number | undefined,
+  summary: (atMs: number) => string,
+): Promise<boolean> {
+  if (untilMs === undefined || untilMs === Infinity) {
+    await condition(fn);
+    return true;
+  }
+  return condition(fn, Math.max(1, untilMs - Date.now()), { summary: summary(untilMs) });
 }

@@ -21,7 +21,12 @@ import { freePorts } from './processes.js';
 const run = promisify(execFile);
 
 /** The search attributes the workflows upsert, as stack.sh registers them (`--search-attribute`). */
-const SEARCH_ATTRIBUTES = ['DrainflowPlan=Keyword', 'DrainflowNodes=KeywordList', 'DrainflowPhase=Keyword'];
+const SEARCH_ATTRIBUTES = [
+  'DrainflowPlan=Keyword',
+  'DrainflowNodes=KeywordList',
+  'DrainflowPhase=Keyword',
+  'DrainflowReason=Keyword',
+];
 
 /** How long a start waits for `temporal operator cluster health` to answer SERVING, ms. */
 const HEALTHY_WITHIN_MS = 60_000;

@@ -13,6 +13,7 @@ export const SEARCH_ATTRIBUTES = {
   DrainflowPlan: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   DrainflowNodes: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
   DrainflowPhase: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  DrainflowReason: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
 };
 
 /** Starts the time-skipping test server and registers the search attributes in `default`. */

@@ -12,6 +12,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { DeadlineReason } from '../../api/reasons.js';
+import { activitySummary } from '../../drain/summaries.js';
 import type { NodeActivities } from './activities.js';
 import type { EventRecorder } from './events.js';
 import type { LoopInput } from './inbox.js';
@@ -50,7 +51,7 @@ export class Calls {
     const p = s.pods[uid]!;
     const call = this.evictions
       .run(() =>
-        this.acts.evictor.evictPod.executeWithOptions({ summary: `evict ${p.key}` }, [
+        this.acts.evictor.evictPod.executeWithOptions({ summary: activitySummary.evict(p.key) }, [
           {
             namespace: p.namespace,
             name: p.name,
@@ -94,7 +95,7 @@ export class Calls {
     const p = this.run.s.pods[uid]!;
     const node = this.run.s.node;
     const call = this.acts.deleter.deletePod
-      .executeWithOptions({ summary: `delete ${p.key} (deadline)` }, [
+      .executeWithOptions({ summary: activitySummary.deleteAtDeadline(p.key) }, [
         { namespace: p.namespace, name: p.name, uid: p.uid, gracePeriodSeconds },
       ])
       .then(

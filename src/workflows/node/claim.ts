@@ -6,7 +6,7 @@
  * then tries at once (a cordon takes the node's capacity away, and a pause stops new work).
  * Deterministic: workflow code.
  */
-import { CancellationScope, condition } from '@temporalio/workflow';
+import { CancellationScope } from '@temporalio/workflow';
 import { DeadlineReason, NodePhase, NodeReason } from '../../api/reasons.js';
 import { backoffSeconds } from '../../drain/backoff.js';
 import { pausedBeforeClaim } from '../../drain/node/controls.js';
@@ -18,6 +18,8 @@ import {
   replacedBeforeDrainMessage,
   unclaimedAtDeadlineMessage,
 } from '../../drain/node/words.js';
+import { activitySummary, timerSummary } from '../../drain/summaries.js';
+import { conditionUntil } from '../wake-timer.js';
 import { k8s, type NodeActivities } from './activities.js';
 import { CONTINUE_AS_NEW_AGE_MS, continueAsNewDue, continueAsNewNow } from './continue-as-new.js';
 import type { Reporter } from './reporter.js';
@@ -68,7 +70,7 @@ export async function claimNode(ctx: ClaimContext): Promise<NodeOutcome | undefi
     try {
       // A node the plan claimed already (spec.cordon AllAtStart) is that Node, by uid.
       const claimedUid = s.nodeUid ?? input.nodeUid;
-      res = await k8s.cordonNode.executeWithOptions({ summary: `cordon ${node}` }, [
+      res = await k8s.cordonNode.executeWithOptions({ summary: activitySummary.cordon(node) }, [
         { plan: input.plan, node, ...(claimedUid !== undefined ? { nodeUid: claimedUid } : {}) },
       ]);
     } catch (err) {
@@ -136,7 +138,7 @@ async function heldRound(ctx: ClaimContext, holder: string, wokeFor: string | un
     watched = scope
       .run(() =>
         ctx.acts.claimWaiter.waitClaimReleased.executeWithOptions(
-          { summary: `await hand-back of ${input.node}` },
+          { summary: activitySummary.awaitHandBack(input.node, holder) },
           [{ plan: input.plan, node: input.node, heldBy: holder, maxWaitSeconds: watchSeconds }],
         ),
       )
@@ -155,7 +157,11 @@ async function heldRound(ctx: ClaimContext, holder: string, wokeFor: string | un
     const again = reporter.report();
     const until = Math.min(retryAt, s.deadlineMs, again ?? Infinity);
     run.woken = false;
-    await condition(() => run.woken || s.aborted || handedBack, Math.max(1, until - Date.now()));
+    await conditionUntil(
+      () => run.woken || s.aborted || handedBack,
+      until,
+      (at) => timerSummary.claimRetry(input.node, holder, at),
+    );
     // Paused: the round ends, the paused wait follows without the watch.
     if (s.aborted || handedBack || Date.now() >= retryAt || Date.now() >= s.deadlineMs || s.paused) break;
   }
@@ -186,6 +192,10 @@ async function waitPausedBeforeClaim(ctx: ClaimContext): Promise<void> {
     const ageAt = run.runStartMs + CONTINUE_AS_NEW_AGE_MS;
     const until = Math.min(s.deadlineMs, again ?? Infinity, ageAt > Date.now() ? ageAt : Infinity);
     run.woken = false;
-    await condition(() => run.woken || s.aborted || !s.paused, Math.max(1, until - Date.now()));
+    await conditionUntil(
+      () => run.woken || s.aborted || !s.paused,
+      until,
+      (at) => timerSummary.pausedBeforeClaim(s.node, at),
+    );
   }
 }

@@ -2,6 +2,7 @@
  * The node's Warning Events on its plan (the deadline policy, timed-out and returning pods): best
  * effort, followed so that the end and continue-as-new wait for them. Deterministic: workflow code.
  */
+import { activitySummary } from '../../drain/summaries.js';
 import { k8s } from './activities.js';
 import type { NodeRun } from './run.js';
 
@@ -15,7 +16,7 @@ export class EventRecorder {
   /** Records a Warning Event on the plan; a failure is ignored. */
   record(reason: string, message: string): void {
     const t: Promise<void> = k8s.recordEvent
-      .executeWithOptions({ summary: `event ${reason}` }, [
+      .executeWithOptions({ summary: activitySummary.event(reason) }, [
         { plan: this.run.input.plan, type: 'Warning', reason, message },
       ])
       .then(

@@ -7,6 +7,7 @@ import { NodePhase, NodeReason } from '../../api/reasons.js';
 import type { NodeProgress } from '../../contract/progress.js';
 import { handBackWording } from '../../drain/hand-back.js';
 import type { NodeOutcome } from '../../drain/node/state.js';
+import { activitySummary } from '../../drain/summaries.js';
 import { k8s } from './activities.js';
 import type { BudgetRequests } from './budget.js';
 import type { EventRecorder } from './events.js';
@@ -25,14 +26,17 @@ export interface FinishContext {
 async function handBack(run: NodeRun, outcome: NodeOutcome): Promise<NodeOutcome> {
   const { s, input } = run;
   try {
-    const answer = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${input.node}` }, [
-      {
-        plan: input.plan,
-        node: input.node,
-        uncordon: true,
-        ...(s.nodeUid !== undefined ? { nodeUid: s.nodeUid } : {}),
-      },
-    ]);
+    const answer = await k8s.releaseNode.executeWithOptions(
+      { summary: activitySummary.handBack(input.node) },
+      [
+        {
+          plan: input.plan,
+          node: input.node,
+          uncordon: true,
+          ...(s.nodeUid !== undefined ? { nodeUid: s.nodeUid } : {}),
+        },
+      ],
+    );
     s.claimed = false;
     return {
       ...outcome,

@@ -12,6 +12,7 @@ import { decideNode } from '../../drain/node/decide.js';
 import { hasUnconfirmedEvictions } from '../../drain/node/observation.js';
 import type { NodeDecision, NodeOutcome } from '../../drain/node/state.js';
 import { returningWarnings } from '../../drain/returning.js';
+import { nodeWakeSummary, timerSummary } from '../../drain/summaries.js';
 import type { WakeTimer } from '../wake-timer.js';
 import type { Calls } from './calls.js';
 import { stopIfPlanGone } from './claim.js';
@@ -55,7 +56,7 @@ export async function drainLoop(ctx: LoopContext): Promise<NodeOutcome> {
       spec.pdbReporters === true &&
       hasUnconfirmedEvictions(s) &&
       (confirmUntilMs ??= now + CONFIRM_HOLD_MS) > now;
-    if (confirming) timer.ensure(confirmUntilMs!);
+    if (confirming) timer.ensure(confirmUntilMs!, timerSummary.confirmEvictions(s.node, confirmUntilMs!));
     if (outcome && calls.inFlight.size === 0 && !confirming) {
       ctx.budget.request(true); // the last request gives everything back, with the freshest PDB reports
       return outcome;
@@ -156,12 +157,13 @@ async function wait(ctx: LoopContext, decision: NodeDecision, now: number): Prom
   // A wake time that has passed asks for nothing (a node paused past its deadline waits for the
   // resume): ensuring it would wake the loop at once, again and again, within one task.
   const wakeAt = decision.wakeAtMs ?? s.deadlineMs;
-  if (wakeAt > now) timer.ensure(wakeAt);
+  if (wakeAt > now) timer.ensure(wakeAt, nodeWakeSummary(s, wakeAt, run.settings.deadlineWarningSeconds));
   const timeout = spec.skipWaitForDeleteTimeoutSeconds;
   const timeoutAt = timeout !== undefined ? nextDeleteTimeoutAt(s, timeout) : undefined;
-  if (timeoutAt !== undefined) timer.ensure(timeoutAt);
-  if (reportAt !== undefined) timer.ensure(reportAt);
-  if (!observer.current && observer.nextAtMs > now) timer.ensure(observer.nextAtMs);
+  if (timeoutAt !== undefined) timer.ensure(timeoutAt, timerSummary.deleteTimeout(s.node, timeoutAt));
+  if (reportAt !== undefined) timer.ensure(reportAt, timerSummary.report(s.node, reportAt));
+  if (!observer.current && observer.nextAtMs > now)
+    timer.ensure(observer.nextAtMs, timerSummary.observe(s.node, observer.nextAtMs));
   run.woken = false;
   await condition(() => ctx.inbox.length > 0 || run.woken || timer.fired);
   timer.fired = false;

@@ -6,6 +6,7 @@
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import { hasUnconfirmedEvictions, unconfirmedPdbs } from '../../drain/node/observation.js';
+import { activitySummary } from '../../drain/summaries.js';
 import type { NodeActivities } from './activities.js';
 import type { LoopInput } from './inbox.js';
 import { errorMessage, type NodeRun } from './run.js';
@@ -81,7 +82,7 @@ export class Observer {
     const scope = new CancellationScope();
     const done = scope
       .run(() =>
-        this.acts.observer.observeNode.executeWithOptions({ summary: `observe ${s.node}` }, [
+        this.acts.observer.observeNode.executeWithOptions({ summary: activitySummary.observe(s.node) }, [
           {
             node: s.node,
             selection: spec.podSelection,

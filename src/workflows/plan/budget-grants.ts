@@ -26,6 +26,7 @@ import type { PdbBudgetMessage } from '../../contract/node-messages.js';
 import { nodeWorkflowId } from '../../contract/names.js';
 import { allocateBudget } from '../../drain/pdb-budget.js';
 import { applyNodeBudgetRequest, mergeNodeProgress } from '../../drain/plan-drain.js';
+import { activitySummary } from '../../drain/summaries.js';
 import { grantDelivery } from './activities.js';
 import { track, wake, type PlanRun } from './run.js';
 
@@ -73,9 +74,11 @@ function deliverGrants(run: PlanRun): void {
   const grants = g.undelivered.splice(0);
   track(
     run,
-    grantDelivery.deliverGrants({ grants }).finally(() => {
-      g.delivering = false;
-      deliverGrants(run);
-    }),
+    grantDelivery.deliverGrants
+      .executeWithOptions({ summary: activitySummary.deliverGrants(grants.length) }, [{ grants }])
+      .finally(() => {
+        g.delivering = false;
+        deliverGrants(run);
+      }),
   );
 }

@@ -9,6 +9,7 @@
  */
 import { EventReason } from '../../api/reasons.js';
 import { applyClaimCycle, claimCycleKey, findClaimCycle, statusWaits } from '../../drain/claim-cycle.js';
+import { activitySummary } from '../../drain/summaries.js';
 import { cycles } from './activities.js';
 import { CLAIM_CYCLE_CHECK_FIRST_MS, track, wake, type PlanRun } from './run.js';
 
@@ -42,7 +43,7 @@ export function checkClaimCycle(run: PlanRun, now: number): number | undefined {
   track(
     run,
     cycles.claimWaitGraph
-      .executeWithOptions({ summary: 'claim cycle check' }, [
+      .executeWithOptions({ summary: activitySummary.claimCycleCheck() }, [
         { plan, waits: waits.map((w) => ({ node: w.node, heldBy: w.heldBy })) },
       ])
       .then(({ edges }) => {

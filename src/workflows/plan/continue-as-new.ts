@@ -9,6 +9,7 @@
  */
 import { allHandlersFinished, condition, continueAsNew, sleep, workflowInfo } from '@temporalio/workflow';
 import type { DrainPlanInput, DrainPlanResult } from '../messages.js';
+import { timerSummary } from '../../drain/summaries.js';
 import { flushOutbox } from './outbox.js';
 import type { PlanRun } from './run.js';
 import { publish } from './status-writer.js';
@@ -91,7 +92,7 @@ export async function continueAsNewNow(run: PlanRun): Promise<never> {
   run.local.grants.closing = true;
   // The task that decided to close may have sent grants; the run closes in a later one (a timer's
   // task is never refused), which sends none.
-  await sleep(1);
+  await sleep(1, { summary: timerSummary.continueAsNewYield() });
   await quiesce(run);
   const { s, local } = run;
   s.continuedRuns++;

@@ -6,6 +6,7 @@
  * Deterministic: only pure modules and activity types.
  */
 import { EventReason, NodePhase, NodeReason } from '../../api/reasons.js';
+import { activitySummary } from '../../drain/summaries.js';
 import { k8s } from './activities.js';
 import { errorMessage, wake, type PlanRun } from './run.js';
 
@@ -21,7 +22,7 @@ export async function cordonBatch(run: PlanRun, names: string[]): Promise<void> 
   const results = await Promise.all(
     names.map((node) =>
       k8s.cordonNode
-        .executeWithOptions({ summary: `cordon ${node}` }, [{ plan, node }])
+        .executeWithOptions({ summary: activitySummary.cordon(node) }, [{ plan, node }])
         .catch(() => undefined),
     ),
   );
@@ -58,9 +59,10 @@ export async function handBack(run: PlanRun, nodes: string[], uncordon: boolean)
       nodes.slice(i, i + NODE_CALL_CONCURRENCY).map(async (node) => {
         const c = s.claimed[node]!;
         try {
-          const { uncordoned } = await k8s.releaseNode.executeWithOptions({ summary: `hand back ${node}` }, [
-            { plan, node, uncordon, ...(c.nodeUid !== undefined ? { nodeUid: c.nodeUid } : {}) },
-          ]);
+          const { uncordoned } = await k8s.releaseNode.executeWithOptions(
+            { summary: activitySummary.handBack(node) },
+            [{ plan, node, uncordon, ...(c.nodeUid !== undefined ? { nodeUid: c.nodeUid } : {}) }],
+          );
           const n = s.plan.nodes.find((x) => x.name === node);
           // Released means drained and handed back; an aborted node keeps its own phase.
           if (n && uncordoned && c.cordonedByPlan && n.phase === NodePhase.Drained)

@@ -8,6 +8,7 @@
 import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { nodeWorkflowId } from '../../contract/names.js';
 import { nodeControlSignal, nodeDeadlineSignal } from '../../contract/node-messages.js';
+import { activitySummary } from '../../drain/summaries.js';
 import { k8s } from './activities.js';
 import { sendGrants } from './budget-grants.js';
 import { track, type PlanRun } from './run.js';
@@ -18,7 +19,9 @@ export function flushOutbox(run: PlanRun): void {
   for (const e of outbox.events.splice(0))
     track(
       run,
-      k8s.recordEvent.executeWithOptions({ summary: `event ${e.reason}` }, [{ plan: run.plan, ...e }]),
+      k8s.recordEvent.executeWithOptions({ summary: activitySummary.event(e.reason) }, [
+        { plan: run.plan, ...e },
+      ]),
     );
   for (const f of outbox.forwards.splice(0)) {
     const node = getExternalWorkflowHandle(nodeWorkflowId(run.workflowId, f.node));

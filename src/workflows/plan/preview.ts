@@ -15,6 +15,7 @@ import {
   type NodePreflight,
 } from '../../drain/preflight.js';
 import type { DrainPlanResult } from '../messages.js';
+import { activitySummary } from '../../drain/summaries.js';
 import { preflight } from './activities.js';
 import { close } from './continue-as-new.js';
 import { NODE_CALL_CONCURRENCY } from './node-calls.js';
@@ -57,7 +58,7 @@ export async function previewPlan(run: PlanRun): Promise<DrainPlanResult> {
         .slice(i, i + NODE_CALL_CONCURRENCY)
         .map((node) =>
           preflight.preflightNode
-            .executeWithOptions({ summary: `preflight ${node}` }, [
+            .executeWithOptions({ summary: activitySummary.preflight(node) }, [
               { node, selection: spec.podSelection, planName: plan.name },
             ])
             .catch((err: unknown) => failedPreflightNode(node, errorMessage(err))),

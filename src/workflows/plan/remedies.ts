@@ -29,6 +29,7 @@ import {
   restartedEvent,
   type RemedyEvent,
 } from '../../drain/remedy-words.js';
+import { activitySummary } from '../../drain/summaries.js';
 import { remedy } from './activities.js';
 import { errorMessage, held, wake, type PlanRun } from './run.js';
 
@@ -90,7 +91,7 @@ async function restart(
 ): Promise<void> {
   const [namespace = '', name = ''] = a.workload.split('/');
   const res = await remedy.restartDeployment
-    .executeWithOptions({ summary: `rollout restart ${a.workload}` }, [
+    .executeWithOptions({ summary: activitySummary.rolloutRestart(a.workload) }, [
       { namespace, name, restartedAt: a.restartedAt },
     ])
     .catch((err: unknown) => ({ outcome: 'Failed' as const, message: errorMessage(err) }));

@@ -12,6 +12,7 @@ import { SA_NODES } from '../../contract/names.js';
 import { pendingNode } from '../../drain/plan-drain.js';
 import { windowedDeadline } from '../../drain/windows.js';
 import type { DrainPlanResult } from '../messages.js';
+import { activitySummary } from '../../drain/summaries.js';
 import { k8s } from './activities.js';
 import { errorMessage, setPhase, type PlanRun } from './run.js';
 import { outsideMessage } from './windows.js';
@@ -60,7 +61,7 @@ export async function resolvePlan(run: PlanRun): Promise<DrainPlanResult | undef
   const { s, spec } = run;
   let resolved;
   try {
-    resolved = await k8s.resolveNodes.executeWithOptions({ summary: 'resolve nodes' }, [
+    resolved = await k8s.resolveNodes.executeWithOptions({ summary: activitySummary.resolveNodes() }, [
       {
         ...(spec.nodeNames ? { nodeNames: spec.nodeNames } : {}),
         ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),

@@ -10,7 +10,7 @@ import { upsertSearchAttributes, workflowInfo, type WorkflowInfo } from '@tempor
 import type { MaintenancePlanSpec } from '../../api/plan.js';
 import type { MaintenanceWindow } from '../../api/windows.js';
 import { PlanPhase, PlanReason } from '../../api/reasons.js';
-import { SA_PHASE, temporalUiUrl, type PlanRef } from '../../contract/names.js';
+import { SA_PHASE, SA_REASON, temporalUiUrl, type PlanRef } from '../../contract/names.js';
 import type { PdbGrant } from '../../contract/budget.js';
 import {
   initialPlanRunState,
@@ -195,8 +195,8 @@ export function track(run: PlanRun, p: Promise<unknown>): void {
 }
 
 /**
- * Sets the plan's phase. A new phase or reason updates the Phase search attribute; a new phase
- * sends one Event ({@link phaseEvent}).
+ * Sets the plan's phase. A new phase or reason updates the Phase and Reason search attributes (one
+ * command, only on a change: each is a history event); a new phase sends one Event ({@link phaseEvent}).
  */
 export function setPhase(run: PlanRun, phase: PlanPhase, reason: string, message: string): void {
   const { s } = run;
@@ -207,7 +207,10 @@ export function setPhase(run: PlanRun, phase: PlanPhase, reason: string, message
   st.message = message;
   if (endsPlan(phase, reason)) st.completedAtMs ??= Date.now();
   if (changed) {
-    upsertSearchAttributes([{ key: SA_PHASE, value: phase }]);
+    upsertSearchAttributes([
+      { key: SA_PHASE, value: phase },
+      { key: SA_REASON, value: reason },
+    ]);
     if (s.lastEventPhase !== phase) {
       s.lastEventPhase = phase;
       run.local.outbox.events.push(phaseEvent(phase, reason, message, st.nodes));

@@ -18,6 +18,7 @@
 import type { MaintenancePlanStatus } from '../../api/plan.js';
 import { statusEquals } from '../../drain/conditions.js';
 import { renderPlanStatus, type PlanStatusInput } from '../../drain/plan-status.js';
+import { activitySummary } from '../../drain/summaries.js';
 import { local } from './activities.js';
 import type { PlanRun } from './run.js';
 
@@ -83,10 +84,10 @@ export async function publish(run: PlanRun, force: boolean): Promise<number | un
   w.lastPublishMs = Date.now();
   if (!w.published || !statusEquals(state, w.published)) {
     try {
-      const { exists } = await local.writePlanStatus({
-        plan: run.plan,
-        state: { ...state, nowMs: Date.now() },
-      });
+      const { exists } = await local.writePlanStatus.executeWithOptions(
+        { summary: activitySummary.writeStatus(run.plan.name) },
+        [{ plan: run.plan, state: { ...state, nowMs: Date.now() } }],
+      );
       if (!exists) w.planGone = true; // the plan is gone: nothing to write to any more
       w.published = state;
     } catch {
