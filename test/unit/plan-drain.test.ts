@@ -665,6 +665,13 @@ describe('planOutcome', () => {
     });
   }
 
+  it('names the plan in the DeadlineExceeded remedy, so it can be pasted', () => {
+    const s = aPlan('n1', 'n2').ended('n1', 'Drained', 'Drained').build();
+    const o = planOutcome(s, 'kernel-patch');
+    assert.equal(o.reason, 'DeadlineExceeded');
+    assert.match(o.message, /give the plan more time with drainflow extend kernel-patch --by DURATION /);
+  });
+
   it('says why a node was not started', () => {
     const deadline = aPlan('n1', 'n2').ended('n1', 'Drained', 'Drained').build();
     planOutcome(deadline);
