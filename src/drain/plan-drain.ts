@@ -368,11 +368,14 @@ export function planOutcome(
           : 'deadline passed before the node was started';
     }
   }
-  const describeBlockers = () =>
-    nodes
-      .flatMap((n) => n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`))
-      .slice(0, 10)
-      .join('; ');
+  // At most 10 blockers, and how many more, so a cut list does not read as the whole.
+  const describeBlockers = () => {
+    const all = nodes.flatMap((n) =>
+      n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`),
+    );
+    const more = all.length > 10 ? `; and ${all.length - 10} more` : '';
+    return all.slice(0, 10).join('; ') + more;
+  };
   const failed = nodes.filter((n) => n.phase === NodePhase.Failed);
   if (failed.length > 0)
     return {

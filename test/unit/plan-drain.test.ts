@@ -635,7 +635,7 @@ describe('planOutcome', () => {
       },
     },
     {
-      name: 'at most 10 blockers in the message',
+      name: 'at most 10 blockers in the message, and how many more',
       plan: aPlan('n1').ended(
         'n1',
         'Blocked',
@@ -645,7 +645,7 @@ describe('planOutcome', () => {
       outcome: {
         phase: 'Blocked',
         reason: 'DeadlineExceeded',
-        message: /app\/p09: NotEvicted; the nodes stay cordoned/,
+        message: /app\/p09: NotEvicted; and 2 more; the nodes stay cordoned/,
       },
     },
   ];
