@@ -347,8 +347,13 @@ function pastPlanDeadline(s: PlanRunState): boolean {
  * released by hand after a failed afterDrain hook), Drained when every node is drained (or deleted), Failed
  * when a node failed, Blocked/DeadlineExceeded when the deadline passed (nodes never started are
  * marked so), else Blocked/PodsNotEvictable. Writes the not-started nodes' phase.
+ * @param planName the MaintenancePlan's name, for the `drainflow extend` command the
+ *   DeadlineExceeded message gives (a placeholder `PLAN` without it).
  */
-export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string; message: string } {
+export function planOutcome(
+  s: PlanRunState,
+  planName = 'PLAN',
+): { phase: PlanPhase; reason: string; message: string } {
   const nodes = s.plan.nodes;
   for (const n of nodes) {
     if (!s.started.includes(n.name)) {
@@ -363,11 +368,14 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
           : 'deadline passed before the node was started';
     }
   }
-  const describeBlockers = () =>
-    nodes
-      .flatMap((n) => n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`))
-      .slice(0, 10)
-      .join('; ');
+  // At most 10 blockers, and how many more, so a cut list does not read as the whole.
+  const describeBlockers = () => {
+    const all = nodes.flatMap((n) =>
+      n.blockedBy.map((b) => `${b.pod}${b.pdb ? ` (PDB ${b.pdb})` : ''}: ${b.reason}`),
+    );
+    const more = all.length > 10 ? `; and ${all.length - 10} more` : '';
+    return all.slice(0, 10).join('; ') + more;
+  };
   const failed = nodes.filter((n) => n.phase === NodePhase.Failed);
   if (failed.length > 0)
     return {
@@ -446,7 +454,7 @@ export function planOutcome(s: PlanRunState): { phase: PlanPhase; reason: string
     return {
       phase: PlanPhase.Blocked,
       reason: PlanReason.DeadlineExceeded,
-      message: `deadline passed; still blocking: ${describeBlockers() || 'nodes not drained'}; the nodes stay cordoned and claimed: give the plan more time with drainflow extend PLAN --by DURATION (or raise spec.drainTimeoutSeconds), or release, abort or delete it to hand them back`,
+      message: `deadline passed; still blocking: ${describeBlockers() || 'nodes not drained'}; the nodes stay cordoned and claimed: give the plan more time with drainflow extend ${planName} --by DURATION (or raise spec.drainTimeoutSeconds), or release, abort or delete it to hand them back`,
     };
   return {
     phase: PlanPhase.Blocked,

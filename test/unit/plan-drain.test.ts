@@ -635,7 +635,7 @@ describe('planOutcome', () => {
       },
     },
     {
-      name: 'at most 10 blockers in the message',
+      name: 'at most 10 blockers in the message, and how many more',
       plan: aPlan('n1').ended(
         'n1',
         'Blocked',
@@ -645,7 +645,7 @@ describe('planOutcome', () => {
       outcome: {
         phase: 'Blocked',
         reason: 'DeadlineExceeded',
-        message: /app\/p09: NotEvicted; the nodes stay cordoned/,
+        message: /app\/p09: NotEvicted; and 2 more; the nodes stay cordoned/,
       },
     },
   ];
@@ -664,6 +664,13 @@ describe('planOutcome', () => {
         );
     });
   }
+
+  it('names the plan in the DeadlineExceeded remedy, so it can be pasted', () => {
+    const s = aPlan('n1', 'n2').ended('n1', 'Drained', 'Drained').build();
+    const o = planOutcome(s, 'kernel-patch');
+    assert.equal(o.reason, 'DeadlineExceeded');
+    assert.match(o.message, /give the plan more time with drainflow extend kernel-patch --by DURATION /);
+  });
 
   it('says why a node was not started', () => {
     const deadline = aPlan('n1', 'n2').ended('n1', 'Drained', 'Drained').build();

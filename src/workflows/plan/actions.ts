@@ -36,7 +36,7 @@ export async function runActions(run: PlanRun, actions: readonly PlanAction[]): 
         s.stage = 'Settled';
         s.settledAtMs = Date.now();
         if (!s.aborted) {
-          const o = planOutcome(s);
+          const o = planOutcome(s, run.plan.name);
           setPhase(run, o.phase, o.reason, o.message);
         }
         break;
