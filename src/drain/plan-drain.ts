@@ -88,6 +88,12 @@ export interface PlanRunState {
    */
   remedies?: RemedyRecord[];
   /**
+   * A node drained again after a deadline extension (src/drain/plan-extend.ts) starts a new child
+   * workflow whose counts start at 0: what its earlier drains counted, by node, added to what the
+   * new one reports ({@link mergeNodeProgress}), so the status keeps every eviction.
+   */
+  earlierDrains?: Record<string, EarlierDrainCounts>;
+  /**
    * The run was asked to stop by a cancellation request from Temporal (UI, CLI): an abort whose
    * result says so (Aborted/WorkflowCanceled).
    */
@@ -100,6 +106,26 @@ export interface PlanRunState {
     events: PlanEvent[];
     forwards: PlanForward[];
     grants: { workflowId: string; grant: PdbGrant }[];
+  };
+}
+
+/** The counts of a node's earlier drains ({@link PlanRunState.earlierDrains}). */
+export interface EarlierDrainCounts {
+  podsEvicted: number;
+  attempts: number;
+  tooManyRequests: number;
+  podsDeleted: number;
+  podsGoneWithoutEviction: number;
+}
+
+/** The counts a node's status shows now, as the earlier drains of its next drain. */
+export function earlierDrainCounts(n: NodeState): EarlierDrainCounts {
+  return {
+    podsEvicted: n.podsEvicted ?? 0,
+    attempts: n.attempts ?? 0,
+    tooManyRequests: n.tooManyRequests ?? 0,
+    podsDeleted: n.podsDeleted ?? 0,
+    podsGoneWithoutEviction: n.podsGoneWithoutEviction ?? 0,
   };
 }
 
@@ -228,16 +254,22 @@ export function mergeNodeProgress(s: PlanRunState, p: NodeProgress): PlanEvent[]
   n.message = p.message;
   if (p.heldBy !== undefined) n.heldBy = p.heldBy;
   else delete n.heldBy;
-  n.podsTotal = p.podsTotal;
-  n.podsEvicted = p.podsEvicted;
+  // A node drained again after an extension: its earlier drains' counts plus this drain's (whose
+  // total counts only the pods still there when it began).
+  const e = s.earlierDrains?.[p.node];
+  const gone = e ? e.podsEvicted + e.podsDeleted + e.podsGoneWithoutEviction : 0;
+  n.podsTotal = p.podsTotal + gone;
+  n.podsEvicted = p.podsEvicted + (e?.podsEvicted ?? 0);
   n.podsFailed = p.podsFailed;
   n.blockedBy = p.blockedBy;
-  n.attempts = p.attempts;
-  n.tooManyRequests = p.tooManyRequests;
+  n.attempts = p.attempts + (e?.attempts ?? 0);
+  n.tooManyRequests = p.tooManyRequests + (e?.tooManyRequests ?? 0);
   n.nextActionAtMs = p.nextActionAtMs;
   n.lastError = p.lastError;
-  if (p.podsDeleted !== undefined) n.podsDeleted = p.podsDeleted;
-  if (p.podsGoneWithoutEviction !== undefined) n.podsGoneWithoutEviction = p.podsGoneWithoutEviction;
+  if (p.podsDeleted !== undefined || e?.podsDeleted)
+    n.podsDeleted = (p.podsDeleted ?? 0) + (e?.podsDeleted ?? 0);
+  if (p.podsGoneWithoutEviction !== undefined || e?.podsGoneWithoutEviction)
+    n.podsGoneWithoutEviction = (p.podsGoneWithoutEviction ?? 0) + (e?.podsGoneWithoutEviction ?? 0);
   // spec.podOrder / opt-outs: the current order group and the skipped pods, as the node reports them.
   if (p.orderGroup !== undefined) n.orderGroup = p.orderGroup;
   else delete n.orderGroup;

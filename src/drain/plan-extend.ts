@@ -23,6 +23,7 @@ import { DeadlineReason, PlanPhase, PlanReason } from '../api/reasons.js';
 import type { ExtendDeadlineArgs } from '../contract/plan-messages.js';
 import {
   heldAtDeadline,
+  earlierDrainCounts,
   pendingNode,
   runningNodes,
   type PlanEvent,
@@ -142,7 +143,21 @@ export function applyExtension(
   if (x.resume) for (const n of s.plan.nodes) if (!s.started.includes(n.name)) again.add(n.name);
   s.started = s.started.filter((n) => !again.has(n));
   s.finished = s.finished.filter((n) => !again.has(n));
-  s.plan.nodes = s.plan.nodes.map((n) => (again.has(n.name) ? pendingNode(n.name) : n));
+  // The new drains count from 0: keep what the status shows now as their earlier drains' counts.
+  // (Nodes that never counted anything, e.g. never started, need no entry.)
+  for (const n of s.plan.nodes) {
+    const counts = again.has(n.name) ? earlierDrainCounts(n) : undefined;
+    if (counts && Object.values(counts).some((v) => v > 0)) (s.earlierDrains ??= {})[n.name] = counts;
+  }
+  // Pending again, still showing those counts until the new drain's first report.
+  s.plan.nodes = s.plan.nodes.map((n) =>
+    again.has(n.name)
+      ? {
+          ...pendingNode(n.name),
+          ...(s.earlierDrains?.[n.name] ? { podsTotal: n.podsTotal, ...s.earlierDrains[n.name] } : {}),
+        }
+      : n,
+  );
   const named = [...again].sort();
   const list = named.slice(0, 10).join(', ') + (named.length > 10 ? ` and ${named.length - 10} more` : '');
   const drains = named.length ? `; node(s) ${list} drain again, their claims kept (still cordoned)` : '';

@@ -19,7 +19,8 @@ import {
   type PlanRunState,
   type PlanStage,
 } from '../../src/drain/plan-drain.js';
-import { drainSettled, nodesToStart } from '../../src/drain/plan-drain.js';
+import { drainSettled, mergeNodeProgress, nodesToStart } from '../../src/drain/plan-drain.js';
+import type { NodeProgress } from '../../src/contract/progress.js';
 import { durationSeconds, resumeBlockedHint } from '../../src/cli/plans.js';
 import { extendNodeDeadline } from '../../src/drain/node/deadline.js';
 import { initialNodeState, type NodeDrainState } from '../../src/drain/node/state.js';
@@ -231,6 +232,35 @@ describe('applyExtension', () => {
     // The stage machine then starts both (maxUnavailableNodes 2), and the drain is not settled.
     assert.deepEqual(nodesToStart(s, 2, NOW), ['n2', 'n3']);
     assert.equal(drainSettled(s, NOW), false);
+  });
+
+  it("a node drained again keeps its earlier drain's counts: the new drain's report adds to them", () => {
+    const s = blockedAtDeadline();
+    Object.assign(s.plan.nodes[1]!, { podsTotal: 5, podsEvicted: 3, attempts: 7, tooManyRequests: 4 });
+    applyExtension(s, decideExtension(s, LATER, NOW, 'p') as Extension, 'alice', NOW);
+    assert.deepEqual(Object.keys(s.earlierDrains ?? {}), ['n2'], 'n3 counted nothing: no entry');
+    assert.deepEqual(
+      [s.plan.nodes[1]!.phase, s.plan.nodes[1]!.podsEvicted, s.plan.nodes[1]!.attempts],
+      ['Pending', 3, 7],
+      'Pending again, its counts still shown',
+    );
+    // The new drain of n2 sees the 2 pods left, evicts 1 with 2 calls (one answered 429).
+    mergeNodeProgress(s, {
+      node: 'n2',
+      phase: 'Draining',
+      podsTotal: 2,
+      podsEvicted: 1,
+      podsFailed: 0,
+      attempts: 2,
+      tooManyRequests: 1,
+      blockedBy: [],
+    } as NodeProgress);
+    const n2 = s.plan.nodes[1]!;
+    assert.deepEqual(
+      [n2.podsTotal, n2.podsEvicted, n2.attempts, n2.tooManyRequests],
+      [5, 4, 9, 5],
+      'totals over both drains',
+    );
   });
 
   it('a Running plan: only the deadline moves, no phase', () => {
