@@ -766,6 +766,7 @@ describe('MaintenancePlan CRD on a real API server', () => {
       workflow: { namespace: 'default', workflowId: 'plan-x', runId: 'r1', url: 'http://127.0.0.1:8233/x' },
       startedAt: '2025-01-01T00:00:00Z',
       deadline: '2025-01-01T01:00:00Z',
+      estimatedCompletion: '2025-01-01T00:30:00Z',
       nodesTotal: 2,
       nodesDrained: 1,
       nodes: [
@@ -815,15 +816,34 @@ describe('MaintenancePlan CRD on a real API server', () => {
       .trim()
       .split('\n')
       .map((l) => l.trim().split(/\s+/));
-    assert.deepEqual(header, ['NAME', 'PHASE', 'REASON', 'DRAINED', 'NODES', 'EVICTED', 'PODS', 'AGE']);
-    assert.deepEqual(row?.slice(0, 7), [name, 'Blocked', 'DisruptionBudget', '1', '2', '5', '7']);
+    assert.deepEqual(header, [
+      'NAME',
+      'PHASE',
+      'REASON',
+      'DRAINED',
+      'NODES',
+      'EVICTED',
+      'PODS',
+      'ETA',
+      'AGE',
+    ]);
+    assert.deepEqual(row?.slice(0, 8), [
+      name,
+      'Blocked',
+      'DisruptionBudget',
+      '1',
+      '2',
+      '5',
+      '7',
+      '2025-01-01T00:30:00Z',
+    ]);
 
     const wide = kubectlOk(['get', 'mp', name, '-o', 'wide'])
       .trim()
       .split('\n')
       .map((l) => l.trim().split(/\s+/));
     // -o wide adds the pods deleted at the deadline beside the pod counts, then cordon and workflow.
-    assert.deepEqual(wide[0], [...header!.slice(0, 7), 'DELETED', 'AGE', 'CORDON', 'WORKFLOW']);
+    assert.deepEqual(wide[0], [...header!.slice(0, 7), 'DELETED', 'ETA', 'AGE', 'CORDON', 'WORKFLOW']);
     assert.equal(wide[1]?.length, wide[0]!.length - 1, 'the Deleted cell is empty: no deletions here');
     assert.deepEqual(wide[1]?.slice(-2), ['PerNode', 'plan-x']);
 

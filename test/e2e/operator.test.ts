@@ -293,7 +293,7 @@ describe('operator on the real stack', () => {
     // kubectl get: phase, reason, nodes drained/total, pods evicted/total.
     const table = kubectl(['get', 'mp', name]);
     const n = st.evictionProgress!.evicted;
-    assert.match(table, /NAME\s+PHASE\s+REASON\s+DRAINED\s+NODES\s+EVICTED\s+PODS\s+AGE/);
+    assert.match(table, /NAME\s+PHASE\s+REASON\s+DRAINED\s+NODES\s+EVICTED\s+PODS\s+ETA\s+AGE/);
     assert.match(table, new RegExp(`${name}\\s+Drained\\s+AllNodesDrained\\s+2\\s+2\\s+${n}\\s+${n}\\s`));
     // kubectl describe: conditions and Events.
     const described = await waitFor(
@@ -767,7 +767,17 @@ describe('operator on the real stack', () => {
         .split('\n')
         .map((l) => l.trim().split(/\s+/));
     const [header, row] = rows([]);
-    assert.deepEqual(header, ['NAME', 'PHASE', 'REASON', 'DRAINED', 'NODES', 'EVICTED', 'PODS', 'AGE']);
+    assert.deepEqual(header, [
+      'NAME',
+      'PHASE',
+      'REASON',
+      'DRAINED',
+      'NODES',
+      'EVICTED',
+      'PODS',
+      'ETA',
+      'AGE',
+    ]);
     assert.deepEqual(row?.slice(0, 5), [name, 'Failed', 'NodeNotFound', '0', '3']);
     const [wideHeader, wideRow] = rows(['-o', 'wide']);
     assert.deepEqual(wideHeader?.slice(-2), ['CORDON', 'WORKFLOW']);

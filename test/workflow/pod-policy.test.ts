@@ -56,10 +56,10 @@ describe('pod policy (time-skipping)', () => {
       [...orders].sort((a, b) => a - b),
       'currentOrder never goes back',
     );
-    assert.ok(
-      orders.includes(10) && orders.includes(1000),
-      `currentOrder showed 10 and 1000: ${orders.join(',')}`,
-    );
+    // The status writer coalesces writes close together, so on a loaded host the short group-10
+    // stretch may never reach a status (CI saw only 1000); the order of the evictions above is
+    // the behaviour, the status must end at the last group and never go back.
+    assert.equal(orders.at(-1), 1000, `currentOrder ends at 1000: ${orders.join(',')}`);
     assert.equal(sim.lastStatus()?.evictionProgress?.evicted, 5);
     // The plan may complete while the node's last report arrives: the server then refuses that
     // completion once (UnhandledCommand) and the SDK runs the task again (seen once in CI).

@@ -83,8 +83,11 @@ describe('remedy by surge (time-skipping)', () => {
       });
       assert.ok(st.conditions?.some((x) => x.type === 'Remedy'));
       await wf.waitUntil(() => sim.lastStatus()?.phase === 'Drained', 'Drained', 30_000, '200ms');
+      // The outcome in the condition, and its Event (sent as an activity beside the status write).
       await wf.waitUntil(
-        () => remedyCondition(sim)?.reason === 'RemedySucceeded',
+        () =>
+          remedyCondition(sim)?.reason === 'RemedySucceeded' &&
+          reasons(sim).some((e) => e.reason === 'RemedySucceeded'),
         'the outcome',
         10_000,
         '200ms',
